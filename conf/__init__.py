@@ -1,0 +1,1 @@
+"""wfeval's built-in Hydra configs; installed as the package ``wfeval.conf``."""

@@ -1,0 +1,73 @@
+"""Turn Hydra/OmegaConf failures into one-paragraph messages (exit status 2, no traceback)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Iterable
+
+GROUPS = ("task", "benchmark", "model", "protocol", "metric")
+SEARCHPATH_HINT = (
+    "Add your own options with hydra.searchpath=[file:///abs/path/to/conf] "
+    "(a folder with the same group sub-folders); see README.md."
+)
+
+
+class ConfigError(ValueError):
+    """A configuration problem the user can fix; printed without a traceback, exit status 2."""
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.5)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def unknown_choice_message(group: str, name: str, options: list[str]) -> str:
+    visible = sorted(o for o in options if not o.startswith("suite_")) if group == "metric" else sorted(options)
+    return (
+        f"Unknown {group} '{name}'.{did_you_mean(name, visible)} "
+        f"Available: {', '.join(visible) or '(none)'}. {SEARCHPATH_HINT}"
+    )
+
+
+def group_options(group: str) -> list[str]:
+    """Options of a config group from the live Hydra search path, else from the built-in tree."""
+    try:
+        from hydra.core.global_hydra import GlobalHydra
+
+        hydra = GlobalHydra.instance()
+        if hydra.is_initialized():
+            return sorted(set(hydra.config_loader().get_group_options(group)))
+    except Exception:  # pragma: no cover - fall back to the packaged configs
+        pass
+    import wfeval.conf
+
+    folder = Path(wfeval.conf.__file__).parent / group
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def friendly_message(exc: BaseException) -> str | None:
+    """The user-facing message for a config failure, or None when ``exc`` is not one."""
+    from hydra.errors import HydraException, MissingConfigException, OverrideParseException
+    from omegaconf.errors import OmegaConfBaseException
+
+    if isinstance(exc, ConfigError):
+        return f"Config error: {exc}"
+    if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
+        group, _, name = str(exc.missing_cfg_file).rpartition("/")
+        if group == "metric" and name.startswith("suite_"):
+            bench = name.removeprefix("suite_")
+            return (
+                f"Benchmark '{bench}' has no metric suite (conf/metric/{name}.yaml). Choose metrics "
+                f"explicitly, e.g. metric=[generated_rate,artifact_count], or add that suite file."
+            )
+        if group in GROUPS:
+            return unknown_choice_message(group, name, group_options(group))
+        return f"Config error: {exc}"
+    if isinstance(exc, (OverrideParseException, HydraException, OmegaConfBaseException)):
+        text = str(exc).strip()
+        cause = exc.__cause__
+        if isinstance(cause, OmegaConfBaseException) and str(cause) not in text:
+            text = f"{text}\n{str(cause).strip()}"
+        return f"Config error: {text}"
+    return None

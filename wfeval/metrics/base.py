@@ -1,0 +1,111 @@
+"""A convenient base for metrics: declared metadata plus the default aggregation.
+
+Any object satisfying :class:`wfeval.api.Metric` works in a run; subclassing is optional.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, ClassVar, Sequence
+
+from wfeval import stats
+from wfeval.api import AggregateResult, MetricResult, MetricSpec
+
+
+def _skip_key(result: MetricResult) -> str:
+    if result.status == "error":
+        return f"error: {result.diagnostics.get('exception', 'Exception')}"
+    return result.skip_reason or "skipped"
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def default_aggregate(
+    metric_id: str,
+    results: Sequence[MetricResult],
+    *,
+    aggregator: str = "mean",
+    statistics: Sequence[str] = ("mean",),
+    ci: str = "auto",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> AggregateResult:
+    """Aggregate ok/fail items; skip and error are excluded from the denominator and counted."""
+    scored = [r for r in results if r.status in ("ok", "fail")]
+    breakdown = Counter(_skip_key(r) for r in results if r.status not in ("ok", "fail"))
+    raw = [v for v in (_numeric(r.raw_value) for r in scored) if v is not None]
+    norm = [v for v in (r.normalized_value for r in scored) if v is not None]
+    summary = stats.summarize(norm, aggregator=aggregator, statistics=statistics, ci=ci,
+                              confidence=confidence, seed=seed)
+    raw_summary = stats.summarize(raw, aggregator=aggregator, statistics=statistics, ci="none")
+    counts = Counter(r.status for r in results)
+    diagnostics: dict[str, Any] = {
+        "status_counts": {s: counts.get(s, 0) for s in ("ok", "fail", "skip", "error")},
+        "coverage": (len(scored) / len(results)) if results else 0.0,
+        "aggregator": aggregator,
+        "value": summary.value,
+    }
+    if not scored:
+        diagnostics["reason"] = (
+            f"no item was scored: all {len(results)} skipped or errored" if results else "no items"
+        )
+    return AggregateResult(
+        metric_id=metric_id,
+        n_total=len(results),
+        n_valid=len(scored),
+        n_skipped=len(results) - len(scored),
+        raw_stats=raw_summary.stats,
+        normalized_stats=summary.stats,
+        confidence_interval=summary.confidence_interval,
+        stderr=summary.stderr,
+        skip_breakdown=dict(breakdown),
+        valid=bool(scored),
+        diagnostics=diagnostics,
+    )
+
+
+class BaseMetric:
+    """Declared metadata + default aggregation; subclasses implement ``compute_sample``."""
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1.0"
+    required_artifacts: ClassVar[tuple[str, ...]] = ()
+    higher_is_better: ClassVar[bool | None] = None
+    aggregator: ClassVar[str] = "mean"
+    statistics: ClassVar[tuple[str, ...]] = ("mean", "std", "min", "max")
+    family: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    output_unit: ClassVar[str] = ""
+    reproducibility: ClassVar[str] = "deterministic"
+
+    def __init__(self, confidence: float = 0.95, seed: int = 0):
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"{type(self).__name__}: confidence must be in (0, 1), got {confidence}")
+        self.confidence = confidence
+        self.seed = seed
+
+    @classmethod
+    def spec(cls) -> MetricSpec:
+        return MetricSpec(
+            id=cls.name,
+            description=cls.description,
+            version=cls.version,
+            family=cls.family,
+            required_artifacts=cls.required_artifacts,
+            output_unit=cls.output_unit,
+            higher_is_better=cls.higher_is_better,
+            aggregator=cls.aggregator,
+            statistics=cls.statistics,
+            implementation=f"{cls.__module__}.{cls.__qualname__}",
+            metadata={"reproducibility": cls.reproducibility},
+        )
+
+    def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
+        return default_aggregate(self.name, results, aggregator=self.aggregator,
+                                 statistics=self.statistics, confidence=self.confidence, seed=self.seed)

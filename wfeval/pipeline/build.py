@@ -1,0 +1,101 @@
+"""From a composed config to the objects of one run; every failure names the config key."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from omegaconf import DictConfig, OmegaConf
+
+from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
+from wfeval.benchmarks.base import BenchmarkAdapter
+from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+
+
+def to_plain(node: Any) -> Any:
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
+
+
+def build_task(cfg: DictConfig) -> WorldTaskConfig:
+    try:
+        return WorldTaskConfig.from_dict(to_plain(cfg.task))
+    except ContractError as exc:
+        raise ConfigError(f"task: {exc}") from exc
+
+
+def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
+    try:
+        return EvaluationProtocolSpec.from_mapping(to_plain(cfg.protocol))
+    except ContractError as exc:
+        raise ConfigError(f"protocol: {exc}") from exc
+
+
+def instantiate_node(key: str, node: Any) -> Any:
+    """``hydra.utils.instantiate`` with an error that names the key and the ``_target_``."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    if not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
+        raise ConfigError(f"{key}: needs a _target_ (the import path of the class to build)")
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+        raise ConfigError(f"{key}: cannot build {node['_target_']!r}: {detail}") from exc
+
+
+def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
+    bench = instantiate_node("benchmark", cfg.benchmark)
+    if not isinstance(bench, BenchmarkAdapter):
+        raise ConfigError(f"benchmark: {type(bench).__name__} lacks spec / requests() / fingerprint()")
+    return bench
+
+
+def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
+    """Selected metric configs plus ``extra_metrics`` (resolved from the metric group)."""
+    nodes = {str(k): v for k, v in cfg.metric.items()}
+    extra = [m for m in cfg.extra_metrics if m not in nodes]
+    if extra:
+        nodes.update(_compose_metric_nodes(extra))
+    if not nodes:
+        raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
+    return nodes
+
+
+def _compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import MissingConfigException
+
+    available = group_options("metric")
+    for metric_id in ids:
+        if metric_id not in available:
+            raise ConfigError("extra_metrics: " + unknown_choice_message("metric", metric_id, available))
+    overrides = [f"metric=[{','.join(ids)}]"]
+    try:
+        if GlobalHydra.instance().is_initialized():
+            return dict(compose(config_name="config", overrides=overrides).metric)
+        with initialize_config_module("wfeval.conf", version_base="1.3"):
+            return dict(compose(config_name="config", overrides=overrides).metric)
+    except MissingConfigException as exc:  # pragma: no cover - guarded above
+        raise ConfigError(f"extra_metrics: {exc}") from exc
+
+
+def build_metrics(nodes: Mapping[str, Any]) -> dict[str, Any]:
+    metrics = {}
+    for metric_id, node in nodes.items():
+        metric = instantiate_node(f"metric.{metric_id}", node)
+        if not isinstance(metric, Metric):
+            raise ConfigError(
+                f"metric.{metric_id}: {type(metric).__name__} does not implement the Metric protocol "
+                "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
+            )
+        metrics[metric_id] = metric
+    return metrics
+
+
+def build_model(cfg: DictConfig) -> Any:
+    model = instantiate_node("model", cfg.model)
+    if not callable(getattr(model, "generate", None)):
+        raise ConfigError(f"model: {type(model).__name__} has no generate(requests) method")
+    return model

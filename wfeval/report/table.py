@@ -1,0 +1,37 @@
+"""The compact results table printed at the end of a run."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from wfeval.api import AggregateResult
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def headline(agg: AggregateResult) -> object:
+    return agg.diagnostics.get("value", agg.normalized_stats.get("mean"))
+
+
+def results_table(results: Mapping[str, AggregateResult], title: str = "") -> str:
+    rows = [("measurement", "value", "95% CI", "valid/total", "skipped", "note")]
+    for key, agg in results.items():
+        ci = agg.confidence_interval
+        interval = f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci else "-"
+        note = "" if agg.valid else str(agg.diagnostics.get("reason", "invalid"))
+        if agg.skip_breakdown and agg.valid:
+            note = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
+        elif agg.skip_breakdown:
+            note = next(iter(agg.skip_breakdown))
+        rows.append((key, _fmt(headline(agg)) if agg.valid else "n/a", interval,
+                     f"{agg.n_valid}/{agg.n_total}", str(agg.n_skipped), note[:90]))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows]
+    lines.insert(1, "-" * max(len(line) for line in lines))
+    return ("\n".join([title, *lines]) if title else "\n".join(lines)).rstrip()
