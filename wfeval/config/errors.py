@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from pathlib import Path
 from typing import Iterable
@@ -46,6 +47,15 @@ def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.yaml"))
 
 
+def _key_suggestion(exc: BaseException) -> str:
+    """' Did you mean: x?' for an unknown key of a schema (dataclass) node."""
+    key, schema = getattr(exc, "key", None), getattr(exc, "object_type", None)
+    if not isinstance(key, str) or not dataclasses.is_dataclass(schema) or "not in" not in str(exc):
+        return ""
+    hint = did_you_mean(key, [f.name for f in dataclasses.fields(schema)])
+    return f"\n{hint.strip()}" if hint else ""
+
+
 def friendly_message(exc: BaseException) -> str | None:
     """The user-facing message for a config failure, or None when ``exc`` is not one."""
     from hydra.errors import HydraException, MissingConfigException, OverrideParseException
@@ -66,8 +76,11 @@ def friendly_message(exc: BaseException) -> str | None:
         return f"Config error: {exc}"
     if isinstance(exc, (OverrideParseException, HydraException, OmegaConfBaseException)):
         text = str(exc).strip()
-        cause = exc.__cause__
-        if isinstance(cause, OmegaConfBaseException) and str(cause) not in text:
+        cause = exc.__cause__ if isinstance(exc.__cause__, OmegaConfBaseException) else exc
+        if cause is not exc and str(cause) not in text:
             text = f"{text}\n{str(cause).strip()}"
-        return f"Config error: {text}"
+        hint = _key_suggestion(cause)
+        if hint:  # appending with '+' would fail against the schema too: do not suggest it
+            text = "\n".join(line for line in text.splitlines() if not line.startswith("To append"))
+        return f"Config error: {text}{hint}"
     return None

@@ -1,0 +1,65 @@
+"""Config mistakes exit 2 with one readable paragraph; HYDRA_FULL_ERROR=1 shows the trace."""
+
+from __future__ import annotations
+
+from tests.conftest import cli_env, run_cli
+
+
+def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
+    proc = run_cli(["metric=[fvdd]"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Unknown metric 'fvdd'. Did you mean: fvd? Available: artifact_count, fvd, generated_rate." in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").rglob("results.json"))
+
+
+def test_unknown_model_lists_the_available_models(tmp_path):
+    proc = run_cli(["model=oracel"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Unknown model 'oracel'. Did you mean: oracle? Available: oracle, random_actions, static." in proc.stderr
+
+
+def test_key_typo_exits_2_naming_the_full_key_and_the_fix(tmp_path):
+    proc = run_cli(["benchmark.num_sample=3"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "full_key: benchmark.num_sample" in proc.stderr
+    assert "Did you mean: num_samples" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_wrong_type_exits_2(tmp_path):
+    proc = run_cli(["benchmark.num_samples=many"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "full_key: benchmark.num_samples" in proc.stderr
+
+
+def test_bad_value_found_when_building_exits_2_naming_the_key(tmp_path):
+    proc = run_cli(["benchmark.split=train", "run.progress=off"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "benchmark" in proc.stderr and "'train' is not one of benchmark.splits" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_hydra_full_error_shows_the_traceback(tmp_path):
+    proc = run_cli(["metric=[fvdd]"], cwd=tmp_path, env=cli_env(HYDRA_FULL_ERROR="1"))
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+    assert "metric/fvdd" in proc.stderr
+
+
+def test_help_and_cfg_job_do_not_import_torch_or_av(tmp_path):
+    probe = (
+        "import atexit, sys, runpy\n"
+        "atexit.register(lambda: print('HEAVY', sorted(m for m in ('torch', 'av') if m in sys.modules)))\n"
+        "sys.argv = ['wfeval'] + sys.argv[1:]\n"
+        "runpy.run_module('wfeval', run_name='__main__')\n"
+    )
+    import subprocess
+    import sys
+
+    for args in (["--help"], ["--cfg", "job"]):
+        proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path, env=cli_env(),
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "HEAVY []" in proc.stdout, proc.stdout[-500:]
+    assert "metric:" in proc.stdout and "generated_rate:" in proc.stdout

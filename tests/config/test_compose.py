@@ -1,0 +1,112 @@
+"""The config tree composes, validates at compose time and instantiates every built-in option."""
+
+from __future__ import annotations
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException, ValidationError
+
+from tests.conftest import compose
+from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
+from wfeval.config.errors import group_options
+from wfeval.pipeline import build
+
+
+def test_default_config_selects_the_benchmark_metric_suite():
+    cfg = compose()
+    assert cfg.task.name == "action_video"
+    assert cfg.benchmark.name == "gridworld"
+    assert cfg.model.name == "oracle"
+    assert cfg.protocol.name == "open_loop"
+    assert list(cfg.metric) == ["generated_rate", "artifact_count"]
+    assert list(cfg.benchmark.metrics) == list(cfg.metric)
+
+
+def test_metric_list_override_selects_each_metric_under_its_own_id():
+    cfg = compose(["metric=[fvd,artifact_count]"])
+    assert list(cfg.metric) == ["fvd", "artifact_count"]
+    assert cfg.metric.fvd._target_ == "wfeval.metrics.fvd.FVD"
+    assert cfg.metric.fvd.clip_length == 16
+
+
+def test_a_typo_in_a_key_fails_at_compose_time_naming_the_full_key():
+    with pytest.raises(ConfigCompositionException) as info:
+        compose(["benchmark.num_sample=3"])
+    assert isinstance(info.value.__cause__, OmegaConfBaseException)
+    assert info.value.__cause__.full_key == "benchmark.num_sample"
+
+
+def test_a_wrong_type_fails_at_compose_time_naming_the_full_key():
+    with pytest.raises(ConfigCompositionException) as info:
+        compose(["metric=[fvd]", "metric.fvd.clip_length=sixteen"])
+    assert isinstance(info.value.__cause__, ValidationError)
+    assert info.value.__cause__.full_key == "metric.fvd.clip_length"
+
+
+def test_task_and_protocol_schema_reject_unknown_keys():
+    with pytest.raises(ConfigCompositionException):
+        compose(["task.inputs_keys=[image]"])
+    with pytest.raises(ConfigCompositionException):
+        compose(["protocol.contxt_frames=2"])
+
+
+def test_protocol_config_is_an_evaluation_protocol_spec_with_extras_in_metadata():
+    spec = build.build_protocol(compose())
+    assert isinstance(spec, EvaluationProtocolSpec)
+    assert spec.name == "open_loop"
+    assert spec.metadata["driver"] == "open_loop"
+    assert spec.metadata["context_frames"] == 1
+
+
+def test_task_config_is_a_world_task_config():
+    task = build.build_task(compose())
+    assert isinstance(task, WorldTaskConfig)
+    assert task.task_id == "action_video"
+    assert task.input_keys == ("image", "actions")
+    assert task.output_keys == ("generated_video",)
+
+
+@pytest.mark.parametrize("name", group_options("model"))
+def test_every_builtin_model_instantiates_from_its_target(name):
+    model = build.build_model(compose([f"model={name}"]))
+    assert model.name == name
+    assert callable(model.generate)
+
+
+@pytest.mark.parametrize("name", [m for m in group_options("metric") if not m.startswith("suite_")])
+def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name):
+    metrics = build.build_metrics(build.metric_nodes(compose([f"metric=[{name}]"])))
+    assert list(metrics) == [name]
+    assert isinstance(metrics[name], Metric)
+    assert metrics[name].name == name
+
+
+@pytest.mark.parametrize("name", group_options("benchmark"))
+def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
+    cfg = compose([f"benchmark={name}"])
+    bench = build.build_benchmark(cfg)
+    assert bench.spec.benchmark_id == name
+    assert [m.id for m in bench.spec.metrics] == list(cfg.metric)
+
+
+def test_extra_metrics_add_to_the_selected_metrics():
+    nodes = build.metric_nodes(compose(["extra_metrics=[fvd]"]))
+    assert list(nodes) == ["generated_rate", "artifact_count", "fvd"]
+
+
+def test_unknown_extra_metric_is_a_config_error_with_a_suggestion():
+    with pytest.raises(build.ConfigError, match="Unknown metric 'fvdd'. Did you mean: fvd?"):
+        build.metric_nodes(compose(["extra_metrics=[fvdd]"]))
+
+
+def test_user_config_folder_on_the_searchpath_adds_options():
+    cfg = compose(["model=flaky_oracle", "metric=[frame_count,generated_rate]"], searchpath=True)
+    assert cfg.model._target_ == "wfeval_test_plugins.FlakyOracle"
+    assert list(cfg.metric) == ["frame_count", "generated_rate"]
+
+
+def test_job_config_resolves_without_missing_values():
+    cfg = compose()
+    OmegaConf.resolve(cfg)
+    assert OmegaConf.missing_keys(cfg) == set()

@@ -1,0 +1,62 @@
+"""Shared helpers: compose configs in-process (Hydra compose API) and run the CLI as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SUPPORT = ROOT / "tests" / "support"
+SUPPORT_CONF = f"file://{SUPPORT / 'conf'}"
+if str(SUPPORT) not in sys.path:  # test-only plugins, loaded by `_target_` like a user's own module
+    sys.path.insert(0, str(SUPPORT))
+
+
+def compose(overrides=(), searchpath: bool = False):
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    extra = [f"hydra.searchpath=[{SUPPORT_CONF}]"] if searchpath else []
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=[*extra, *overrides])
+
+
+def cli_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.update(extra)
+    return env
+
+
+def run_cli(args, cwd: Path, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wfeval", *args], cwd=cwd, env=env or cli_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def only_run_dir(parent: Path) -> Path:
+    runs = sorted(p for p in parent.iterdir() if p.is_dir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def results_without_timestamps(run_dir: Path) -> dict:
+    data = json.loads((run_dir / "results.json").read_text())
+    data.pop("run_id")
+    return data
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    return str(tmp_path / "store")

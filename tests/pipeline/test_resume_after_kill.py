@@ -1,0 +1,89 @@
+"""SIGKILL halfway, start again: identical results, finished samples not regenerated."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, read_jsonl, run_cli
+
+N = 12
+
+
+def _args(store: Path) -> list[str]:
+    return [f"hydra.searchpath=[{SUPPORT_CONF}]", "model=slow_oracle", "model.delay_s=0.15",
+            f"benchmark.num_samples={N}", "run.batch_size=1", f"run.store_dir={store}",
+            "metric=[generated_rate,frame_count]"]
+
+
+def _kill_after_generating(cwd: Path, store: Path, at_least: int) -> Path:
+    proc = subprocess.Popen([sys.executable, "-m", "wfeval", *_args(store)], cwd=cwd, env=cli_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            runs = list((cwd / "outputs" / "runs").glob("*/steps.jsonl")) if (cwd / "outputs").exists() else []
+            if runs and len(read_jsonl(runs[0])) >= at_least:
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError("the run never got going")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    return only_run_dir(cwd / "outputs" / "runs")
+
+
+def _generated_and_cached(run_dir: Path) -> tuple[int, int]:
+    steps = read_jsonl(run_dir / "steps.jsonl")
+    return sum(not s["cached"] for s in steps), sum(s["cached"] for s in steps)
+
+
+def _prediction_hashes(run_dir: Path) -> list[str]:
+    return [s["prediction"]["generated_video"]["sha256"] for s in read_jsonl(run_dir / "samples.jsonl")]
+
+
+def _results(run_dir: Path) -> dict:
+    return json.loads((run_dir / "results.json").read_text())["results"]
+
+
+def test_rerun_after_sigkill_finishes_identically_without_regenerating(tmp_path):
+    reference_cwd, killed_cwd = tmp_path / "ref", tmp_path / "killed"
+    reference_cwd.mkdir(), killed_cwd.mkdir()
+    assert run_cli(_args(tmp_path / "ref_store"), cwd=reference_cwd).returncode == 0
+    reference = only_run_dir(reference_cwd / "outputs" / "runs")
+
+    killed = _kill_after_generating(killed_cwd, tmp_path / "store", at_least=4)
+    assert json.loads((killed / "manifest.json").read_text())["status"] == "running"
+    assert not (killed / "results.json").exists()
+    done_before_kill = len(list((tmp_path / "store" / "generations").rglob("*.json")))
+    assert 4 <= done_before_kill < N
+
+    proc = run_cli(_args(tmp_path / "store"), cwd=killed_cwd)
+    assert proc.returncode == 0, proc.stderr
+    rerun = max((killed_cwd / "outputs" / "runs").iterdir())
+    generated, cached = _generated_and_cached(rerun)
+    assert cached == done_before_kill and generated == N - done_before_kill
+    assert _results(rerun) == _results(reference)
+    assert _prediction_hashes(rerun) == _prediction_hashes(reference)
+
+
+def test_explicit_resume_finishes_the_killed_run_in_its_own_directory(tmp_path):
+    killed = _kill_after_generating(tmp_path, tmp_path / "store", at_least=3)
+    done_before_kill = len(list((tmp_path / "store" / "generations").rglob("*.json")))
+    proc = subprocess.run([sys.executable, "-m", "wfeval.resume", str(killed)], cwd=tmp_path, env=cli_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert only_run_dir(tmp_path / "outputs" / "runs") == killed
+    manifest = json.loads((killed / "manifest.json").read_text())
+    assert manifest["status"] == "completed" and manifest["resumed"] is True
+    assert "run_resumed" in [e["event"] for e in read_jsonl(killed / "events.jsonl")]
+    steps = read_jsonl(killed / "steps.jsonl")
+    assert sum(not s["cached"] for s in steps) == N  # each sample generated exactly once overall
+    assert sum(s["cached"] for s in steps) == done_before_kill
+    assert _results(killed)["gridworld.generated_rate"]["normalized_stats"]["ratio"] == 1.0
+    assert len(read_jsonl(killed / "metrics.jsonl")) == 2 * N
