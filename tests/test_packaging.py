@@ -1,0 +1,46 @@
+"""An installed (non-editable) wheel carries the configs and runs from any folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def test_pyproject_lists_every_package_folder():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "wfeval").rglob("__init__.py")}
+    assert found | {"wfeval.conf"} == listed
+
+
+def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    [wheel] = (tmp_path / "dist").glob("wfeval-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.removeprefix("wfeval/conf/") for n in names if n.startswith("wfeval/conf/") and n.endswith(".yaml")}
+    in_tree = {str(p.relative_to(ROOT / "conf")) for p in (ROOT / "conf").rglob("*.yaml")}
+    assert shipped == in_tree and "config.yaml" in shipped
+
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    # -S: skip site-packages' .pth files, so the editable checkout is not importable.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), sysconfig.get_paths()["purelib"]])}
+    env.pop("HYDRA_FULL_ERROR", None)
+    where = subprocess.run([sys.executable, "-S", "-c", "import wfeval; print(wfeval.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
+    run = subprocess.run([sys.executable, "-S", "-m", "wfeval", "benchmark.num_samples=2", "run.progress=off"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "gridworld.generated_rate" in run.stdout
+    assert list((tmp_path / "outputs" / "runs").glob("*/results.json"))
