@@ -9,6 +9,7 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from tests.conftest import compose
 from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
+from wfeval.artifacts import ArtifactStore
 from wfeval.config.errors import group_options
 from wfeval.pipeline import build
 
@@ -110,3 +111,23 @@ def test_job_config_resolves_without_missing_values():
     cfg = compose()
     OmegaConf.resolve(cfg)
     assert OmegaConf.missing_keys(cfg) == set()
+
+
+def test_generated_rate_checks_the_outputs_the_task_declares():
+    cfg = compose(["task.output_keys=[generated_video,depth]"])
+    metric = build.build_metrics(build.metric_nodes(cfg))["generated_rate"]
+    assert metric.output_keys == ("generated_video", "depth")
+
+
+def test_an_unsupported_protocol_driver_is_a_config_error():
+    with pytest.raises(build.ConfigError, match="protocol.driver: 'closed_loop' is not supported"):
+        build.build_protocol(compose(["protocol.driver=closed_loop"]))
+
+
+def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(tmp_path):
+    cfg = compose(["task.input_keys=[image,actions,depth]", f"run.store_dir={tmp_path}"])
+    bench = build.build_benchmark(cfg)
+    requests = bench.requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
+                              protocol=build.build_protocol(cfg))
+    with pytest.raises(build.ConfigError, match="provides no 'depth'"):
+        build.check_requests_fit_task(requests, build.build_task(cfg))

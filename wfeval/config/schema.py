@@ -123,6 +123,7 @@ class RandomActionsModelSchema:
 class GeneratedRateSchema:
     _target_: str = "wfeval.metrics.basic.GeneratedRate"
     confidence: float = 0.95
+    output_keys: List[str] = field(default_factory=lambda: ["generated_video"])
 
 
 @dataclass

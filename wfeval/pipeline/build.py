@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
-from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
+from wfeval.api import ContractError, EvaluationProtocolSpec, GenerationRequest, Metric, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 
@@ -22,11 +22,31 @@ def build_task(cfg: DictConfig) -> WorldTaskConfig:
         raise ConfigError(f"task: {exc}") from exc
 
 
+SUPPORTED_DRIVERS = ("open_loop",)
+
+
 def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
     try:
-        return EvaluationProtocolSpec.from_mapping(to_plain(cfg.protocol))
+        spec = EvaluationProtocolSpec.from_mapping(to_plain(cfg.protocol))
     except ContractError as exc:
         raise ConfigError(f"protocol: {exc}") from exc
+    driver = spec.metadata.get("driver", "open_loop")
+    if driver not in SUPPORTED_DRIVERS:
+        raise ConfigError(f"protocol.driver: {driver!r} is not supported; supported: {', '.join(SUPPORTED_DRIVERS)}")
+    return spec
+
+
+def check_requests_fit_task(requests: Sequence[GenerationRequest], task: WorldTaskConfig) -> None:
+    """Refuse, before any generation, a benchmark that does not provide the task's inputs."""
+    for request in requests:
+        provided = {*request.inputs, *request.controls, *(("prompt",) if request.prompt else ())}
+        missing = [k for k in task.input_keys if k not in provided]
+        if missing:
+            raise ConfigError(
+                f"task.input_keys: sample {request.sample_id!r} of the benchmark provides no "
+                f"{', '.join(map(repr, missing))} (it has {', '.join(sorted(provided)) or 'nothing'}); "
+                "pick a task that fits the benchmark"
+            )
 
 
 def instantiate_node(key: str, node: Any) -> Any:

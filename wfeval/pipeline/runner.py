@@ -48,6 +48,19 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
+def seeds_of(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every ``seed`` key of the resolved config, by its full key (``benchmark.seed``, ...)."""
+    found: dict[str, Any] = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = f"{prefix}{key}"
+            if key == "seed" and not isinstance(value, (dict, list)):
+                found[path] = value
+            else:
+                found.update(seeds_of(value, path + "."))
+    return found
+
+
 def config_hash(plain_cfg: dict) -> str:
     identity = {k: v for k, v in plain_cfg.items() if k != "run"}
     identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items() if k in ("seed", "limit", "from_run")}
@@ -87,7 +100,7 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
         "argv": sys.argv,
         "cwd": os.getcwd(),
         "host": platform.node(),
-        "seeds": {"run": cfg.run.seed},
+        "seeds": seeds_of(plain),
         "versions": package_versions(),
         "store_dir": str(store.root),
         "resumed": resumed,
@@ -129,6 +142,7 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
         requests = list(bench.requests(store=store, task=task, protocol=protocol))
         if cfg.run.limit is not None:
             requests = requests[: cfg.run.limit]
+        build.check_requests_fit_task(requests, task)
         model = build.build_model(cfg)
         version = str(getattr(model, "version", ""))
         mkey = model_key(plain["model"], version)
@@ -214,6 +228,7 @@ def _score(metrics, pairs, rundir: RunDirectory, progress_mode: str) -> dict[str
 
 def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, manifest: dict):
     """One standard public row per sample (shared/seeds/004 fields that apply)."""
+    status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
     for request, result in pairs:
         yield {
             "task_id": request.task_id,
@@ -232,7 +247,6 @@ def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, man
             "metadata": {
                 "generation_status": result.status,
                 "generation_error": result.error,
-                "metric_status": {m: next(r.status for r in rows if r.sample_id == request.sample_id)
-                                  for m, rows in per_metric.items()},
+                "metric_status": {m: status[(m, request.sample_id)] for m in per_metric},
             },
         }

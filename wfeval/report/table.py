@@ -15,6 +15,10 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def headline(agg: AggregateResult) -> object:
     return agg.diagnostics.get("value", agg.normalized_stats.get("mean"))
 
@@ -30,8 +34,8 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
         elif agg.skip_breakdown:
             note = next(iter(agg.skip_breakdown))
         rows.append((key, _fmt(headline(agg)) if agg.valid else "n/a", interval,
-                     f"{agg.n_valid}/{agg.n_total}", str(agg.n_skipped), note[:90]))
+                     f"{agg.n_valid}/{agg.n_total}", str(agg.n_skipped), _clip(note, 70)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows]
+    lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     return ("\n".join([title, *lines]) if title else "\n".join(lines)).rstrip()
