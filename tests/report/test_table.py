@@ -1,0 +1,23 @@
+"""The end-of-run table shows value, interval, counts and why a metric has no number."""
+
+from __future__ import annotations
+
+from wfeval.metrics.base import default_aggregate
+from wfeval.metrics.outcomes import scored, skipped
+from wfeval.report.table import results_table
+
+
+def test_table_shows_value_interval_counts_and_skip_reason():
+    ok = [scored(f"s{i}", "rate", 1 if i < 3 else 0, passed=i < 3) for i in range(4)]
+    rate = default_aggregate("rate", ok + [skipped("s9", "rate", "no video")], aggregator="ratio",
+                             statistics=("ratio",))
+    none = default_aggregate("fvd", [skipped("s1", "fvd", "not available")])
+    text = results_table({"b.rate": rate, "b.fvd": none}, title="m on b")
+    lines = text.splitlines()
+    assert lines[0] == "m on b"
+    assert lines[1].split() == ["measurement", "value", "95%", "CI", "valid/total", "skipped", "note"]
+    rate_line = next(line for line in lines if line.startswith("b.rate"))
+    assert "0.75" in rate_line and "4/5" in rate_line and "1× no video" in rate_line
+    assert "[0.3006, 0.9544]" in rate_line  # Wilson 95% for 3/4
+    fvd_line = next(line for line in lines if line.startswith("b.fvd"))
+    assert "n/a" in fvd_line and "0/1" in fvd_line
