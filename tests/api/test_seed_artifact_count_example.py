@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from wfeval.api import AggregateResult, MetricResult
-from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult, Metric
+from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, Metric, MetricResult
 
 
 class ArtifactCountMetric:

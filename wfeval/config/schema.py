@@ -69,93 +69,18 @@ class WfevalSchema:
     run: RunSchema = field(default_factory=RunSchema)
 
 
-# --- built-in group options -------------------------------------------------------------
-
-
-@dataclass
-class WorldSchema:
-    height: int = 64
-    width: int = 64
-    cell: int = 8
-    n_walls: int = 6
-    n_objects: int = 1
-
-
-@dataclass
-class GridworldBenchmarkSchema:
-    _target_: str = "wfeval.benchmarks.gridworld.GridworldBenchmark"
-    name: str = "gridworld"
-    version: str = "1.0"
-    description: str = ""
-    splits: List[str] = field(default_factory=lambda: ["test"])
-    split: str = "test"
-    num_samples: int = 32
-    seed: int = 1234
-    num_frames: int = 16
-    fps: int = 8
-    action_repeat: float = 0.5
-    world: WorldSchema = field(default_factory=WorldSchema)
-    metrics: List[str] = field(default_factory=list)
-    tags: List[str] = field(default_factory=list)
-
-
-@dataclass
-class OracleModelSchema:
-    _target_: str = "wfeval.models.baselines.OracleModel"
-    name: str = "oracle"
-
-
-@dataclass
-class StaticModelSchema:
-    _target_: str = "wfeval.models.baselines.StaticModel"
-    name: str = "static"
-
-
-@dataclass
-class RandomActionsModelSchema:
-    _target_: str = "wfeval.models.baselines.RandomActionsModel"
-    name: str = "random_actions"
-    seed: int = 0
-    p_repeat: float = 0.5
-
-
-@dataclass
-class GeneratedRateSchema:
-    _target_: str = "wfeval.metrics.basic.GeneratedRate"
-    confidence: float = 0.95
-    output_keys: List[str] = field(default_factory=lambda: ["generated_video"])
-
-
-@dataclass
-class ArtifactCountSchema:
-    _target_: str = "wfeval.metrics.basic.ArtifactCount"
-    confidence: float = 0.95
-
-
-@dataclass
-class FVDSchema:
-    _target_: str = "wfeval.metrics.fvd.FVD"
-    clip_length: int = 16
-    resize: int = 224
-    resize_mode: str = "bilinear"
-    covariance: str = "N"  # N (StyleGAN-V) | N-1 (TF-GAN)
-
-
-_OPTION_SCHEMAS = {
-    "benchmark": {"gridworld": GridworldBenchmarkSchema},
-    "model": {
-        "oracle": OracleModelSchema,
-        "static": StaticModelSchema,
-        "random_actions": RandomActionsModelSchema,
-    },
-    "metric": {"generated_rate": GeneratedRateSchema, "artifact_count": ArtifactCountSchema, "fvd": FVDSchema},
-}
-
-
 def register_schemas() -> None:
-    """Store every schema in Hydra's ConfigStore (idempotent)."""
+    """Store every schema in Hydra's ConfigStore (idempotent).
+
+    Each plugin package keeps the schemas of its built-in options in its own light
+    ``schemas.py`` (``SCHEMAS``: option name → dataclass), stored as ``schema/<group>/<name>``.
+    """
+    from wfeval.benchmarks.schemas import SCHEMAS as BENCHMARKS
+    from wfeval.metrics.schemas import SCHEMAS as METRICS
+    from wfeval.models.schemas import SCHEMAS as MODELS
+
     store = ConfigStore.instance()
     store.store(name="wfeval_schema", node=WfevalSchema)
-    for group, options in _OPTION_SCHEMAS.items():
+    for group, options in (("benchmark", BENCHMARKS), ("model", MODELS), ("metric", METRICS)):
         for name, node in options.items():
             store.store(group=f"schema/{group}", name=name, node=node)
