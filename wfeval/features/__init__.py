@@ -1,0 +1,1 @@
+"""Feature networks (I3D) and their weight loading."""

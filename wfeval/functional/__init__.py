@@ -1,0 +1,43 @@
+"""Functional twins of the metrics: plain functions over numpy arrays and torch tensors.
+
+Names are resolved lazily (importing this package imports neither torch nor any metric
+module); ``from wfeval.functional import psnr`` loads only the module that defines ``psnr``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    # reference metrics (wfeval/functional/reference.py)
+    "psnr": "reference",
+    "ssim": "reference",
+    "mse": "reference",
+    "mae": "reference",
+    # temporal metrics (wfeval/functional/temporal.py)
+    "flicker": "temporal",
+    "motion_magnitude": "temporal",
+    "frame_repeat_rate": "temporal",
+    # control metrics (wfeval/functional/control.py)
+    "locate_agent": "control",
+    "action_following": "control",
+    # distribution metrics (wfeval/functional/frechet.py, wfeval/functional/fvd.py)
+    "frechet_distance": "frechet",
+    "fvd": "fvd",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wfeval.functional' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"wfeval.functional.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
