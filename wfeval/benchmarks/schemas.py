@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List
 
+from wfeval.config.schema import BenchmarkRulesSchema
+
 
 @dataclass
 class WorldSchema:
@@ -19,7 +21,7 @@ class WorldSchema:
 
 
 @dataclass
-class GridworldBenchmarkSchema:
+class GridworldBenchmarkSchema(BenchmarkRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.GridworldBenchmark"
     name: str = "gridworld"
     version: str = "1.0"

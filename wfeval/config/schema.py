@@ -59,6 +59,41 @@ class RunSchema:
 
 
 @dataclass
+class ScorecardComponentSchema:
+    weight: float = 1.0
+    normalizer: str = "identity"  # minmax | zscore | identity
+    low: Optional[float] = None  # minmax anchors
+    high: Optional[float] = None
+    mean: Optional[float] = None  # zscore reference
+    std: Optional[float] = None
+    higher_is_better: Optional[bool] = None  # default: the metric's own
+
+
+@dataclass
+class ScorecardSchema:
+    primary: Optional[str] = None  # the metric leaderboards sort by
+    components: Dict[str, ScorecardComponentSchema] = field(default_factory=dict)
+
+
+@dataclass
+class EvidenceSchema:
+    min_coverage: float = 0.0
+    min_valid: Dict[str, int] = field(default_factory=dict)  # metric id (or "default") -> count
+    metric_versions: Dict[str, str] = field(default_factory=dict)
+    dataset_hash: Optional[str] = None
+    official_splits: List[str] = field(default_factory=list)
+
+
+@dataclass
+class BenchmarkRulesSchema:
+    """Family-independent evaluation rules of a benchmark; the core reads them, the adapter never sees them."""
+
+    group_by: List[str] = field(default_factory=list)  # split | task_id | metadata.<key>
+    scorecard: ScorecardSchema = field(default_factory=ScorecardSchema)
+    evidence: EvidenceSchema = field(default_factory=EvidenceSchema)
+
+
+@dataclass
 class WfevalSchema:
     task: TaskSchema = MISSING
     benchmark: Any = MISSING

@@ -64,8 +64,19 @@ def instantiate_node(key: str, node: Any) -> Any:
         raise ConfigError(f"{key}: cannot build {node['_target_']!r}: {detail}") from exc
 
 
+def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
+    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data."""
+    from wfeval.pipeline.results import RULE_KEYS
+
+    plain = to_plain(cfg.benchmark)
+    return {k: plain[k] for k in RULE_KEYS if k in plain}
+
+
 def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
-    bench = instantiate_node("benchmark", cfg.benchmark)
+    from wfeval.pipeline.results import RULE_KEYS
+
+    node = OmegaConf.masked_copy(cfg.benchmark, [k for k in cfg.benchmark if k not in RULE_KEYS])
+    bench = instantiate_node("benchmark", node)
     if not isinstance(bench, BenchmarkAdapter):
         raise ConfigError(f"benchmark: {type(bench).__name__} lacks spec / requests() / fingerprint()")
     return bench

@@ -42,15 +42,19 @@ def read_jsonl(path: Path) -> Iterator[dict]:
 
 
 class RunDirectory:
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, create: bool = True):
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
 
     def file(self, name: str) -> Path:
         return self.path / name
 
     def write_json(self, name: str, data: Mapping[str, Any]) -> None:
         text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=True, default=str) + "\n"
+        atomic_write_bytes(self.file(name), text.encode("utf-8"))
+
+    def write_text(self, name: str, text: str) -> None:
         atomic_write_bytes(self.file(name), text.encode("utf-8"))
 
     def read_json(self, name: str) -> dict | None:

@@ -22,9 +22,11 @@ from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
 from wfeval.pipeline.generate import GenerationCache, generate_all, model_key
 from wfeval.pipeline.progress import Progress
+from wfeval.pipeline.results import build_results, dataset_hash
 from wfeval.pipeline.rundir import RUN_FORMAT_VERSION, RunDirectory, read_jsonl, utc_now
-from wfeval.pipeline.score import aggregate_one, score_all
-from wfeval.report.table import results_table
+from wfeval.pipeline.score import score_all
+from wfeval.report.markdown import results_markdown
+from wfeval.report.table import evidence_line, results_table
 
 KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
 
@@ -68,7 +70,7 @@ def config_hash(plain_cfg: dict) -> str:
 
 
 def _load_source_run(path: str) -> tuple[list[tuple[GenerationRequest, GenerationResult]], dict]:
-    source = RunDirectory(Path(path).expanduser().resolve())
+    source = RunDirectory(Path(path).expanduser().resolve(), create=False)
     manifest = source.read_json("manifest.json")
     rows = list(read_jsonl(source.file("generations.jsonl")))
     if manifest is None or not rows:
@@ -132,12 +134,14 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
     if cfg.run.from_run:
         pairs, source = _load_source_run(cfg.run.from_run)
         benchmark_id = source["benchmark"]["id"]
+        rules = source.get("rules", {})
         manifest.update(source_run=str(Path(cfg.run.from_run).resolve()), benchmark=source["benchmark"],
-                        model=source["model"])
+                        model=source["model"], rules=rules)
         rundir.event("generation_loaded", source=manifest["source_run"], samples=len(pairs))
         summary.cached = len(pairs)
     else:
         bench = build.build_benchmark(cfg)
+        rules = build.benchmark_rules(cfg)
         benchmark_id = bench.spec.benchmark_id
         requests = list(bench.requests(store=store, task=task, protocol=protocol))
         if cfg.run.limit is not None:
@@ -148,7 +152,9 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
         mkey = model_key(plain["model"], version)
         manifest.update(
             benchmark={"id": benchmark_id, "version": bench.spec.version, "fingerprint": bench.fingerprint(),
-                       "n_samples": len(requests)},
+                       "n_samples": len(requests), "dataset_hash": dataset_hash(requests),
+                       "metrics": [m.id for m in bench.spec.metrics]},
+            rules=rules,
             model={"name": getattr(model, "name", type(model).__name__), "version": version, "key": mkey,
                    "target": plain["model"].get("_target_")},
         )
@@ -160,19 +166,17 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
     rundir.write_jsonl("generations.jsonl", ({"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs))
     per_metric = _score(metrics, pairs, rundir, progress_mode)
     rundir.event("phase_started", phase="aggregate")
-    results = {f"{benchmark_id}.{m_id}": aggregate_one(m_id, metrics[m_id], rows) for m_id, rows in per_metric.items()}
+    results, document = build_results(
+        manifest=manifest, metrics=metrics, per_metric=per_metric, requests=[q for q, _ in pairs],
+        rules=rules, required_metrics=manifest["benchmark"].get("metrics", ()),
+    )
     rundir.write_jsonl("samples.jsonl", _sample_rows(pairs, per_metric, benchmark_id, rundir, manifest))
-    rundir.write_json("results.json", {
-        "schema_version": RUN_FORMAT_VERSION,
-        "run_id": manifest["run_id"],
-        "config_hash": manifest["config_hash"],
-        "benchmark": manifest["benchmark"],
-        "model": manifest["model"],
-        "results": {k: v.to_dict() for k, v in results.items()},
-    })
+    rundir.write_json("results.json", document)
+    rundir.write_text("results.md", results_markdown(document))
     rundir.event("phase_finished", phase="aggregate", results=len(results))
     summary.results = results
     print(results_table(results, title=f"{manifest['model']['name']} on {benchmark_id}  ({rundir.path})"))
+    print(evidence_line(document["evidence"]))
 
 
 def _generate(requests, model, cache, mkey, cfg, rundir, summary) -> list[tuple[GenerationRequest, GenerationResult]]:

@@ -39,3 +39,11 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
     lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     return ("\n".join([title, *lines]) if title else "\n".join(lines)).rstrip()
+
+
+def evidence_line(evidence: Mapping[str, object]) -> str:
+    """One line saying whether the result counts for the benchmark, and why not."""
+    reasons = list(evidence.get("reasons") or [])  # type: ignore[call-overload]
+    if evidence.get("eligible"):
+        return "eligible: yes (meets the benchmark's evidence rules)"
+    return f"eligible: no ({len(reasons)} reason{'s' if len(reasons) != 1 else ''}): " + "; ".join(reasons)

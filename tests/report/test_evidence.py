@@ -1,0 +1,45 @@
+"""The evidence gate lists every reason a result does not count."""
+
+from __future__ import annotations
+
+from wfeval.api import AggregateResult
+from wfeval.report.evidence import evidence_gate
+
+RULES = {"min_coverage": 0.9, "min_valid": {"default": 10, "fvd": 100}, "metric_versions": {"psnr": "1.0"},
+         "dataset_hash": "a" * 64, "official_splits": ["test"]}
+
+
+def _agg(metric_id, n_valid, n_total, valid=True):
+    return AggregateResult(metric_id=metric_id, n_total=n_total, n_valid=n_valid, n_skipped=n_total - n_valid,
+                           valid=valid, diagnostics={} if valid else {"reason": "no item was scored"})
+
+
+def _gate(results, versions=None, dataset_hash="a" * 64, split="test", required=()):
+    return evidence_gate(RULES, results=results, metric_versions=versions or {"psnr": "1.0", "fvd": "1.0"},
+                         dataset_hash=dataset_hash, split=split, required_metrics=required)
+
+
+def test_a_result_meeting_every_rule_is_eligible():
+    gate = _gate({"psnr": _agg("psnr", 20, 20), "fvd": _agg("fvd", 100, 100)}, required=["psnr"])
+    assert gate == {"eligible": True, "reasons": [], "rules": RULES}
+
+
+def test_every_failed_rule_is_reported():
+    gate = _gate({"psnr": _agg("psnr", 17, 20), "fvd": _agg("fvd", 64, 64), "ssim": _agg("ssim", 0, 20, valid=False)},
+                 versions={"psnr": "1.1"}, dataset_hash="b" * 64, split="val", required=["psnr", "flicker"])
+    assert gate["eligible"] is False
+    assert gate["reasons"] == [
+        "flicker: required by the benchmark but not evaluated",
+        "psnr: coverage 0.850 < required 0.900",
+        "fvd: 64 valid samples < required 100",
+        "ssim: no valid result (no item was scored)",
+        "psnr: version 1.1 differs from the pinned 1.0",
+        "dataset hash bbbbbbbbbbbb… differs from the pinned aaaaaaaaaaaa… (other samples, a subset, or changed data)",
+        "split 'val' is not an official split (test)",
+    ]
+
+
+def test_no_rules_means_eligible():
+    gate = evidence_gate({}, results={"psnr": _agg("psnr", 1, 5)}, metric_versions={}, dataset_hash=None,
+                         split="x", required_metrics=())
+    assert gate["eligible"] is True

@@ -1,0 +1,36 @@
+"""A run's report in Markdown: measurements, scorecard, evidence and group slices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wfeval.report.rows import fmt, headline_value, markdown_table, rows
+
+
+def results_markdown(document: dict[str, Any]) -> str:
+    model, bench = document["model"]["name"], document["benchmark"]["id"]
+    parts = [f"# {model} on {bench}", "",
+             f"run `{document['run_id']}` · config `{document['config_hash'][:12]}` · "
+             f"dataset `{str(document['benchmark'].get('dataset_hash'))[:12]}` · "
+             f"{document['benchmark'].get('n_samples', '?')} samples", ""]
+    body = [[r["measurement"], fmt(r["value"]), f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else "-",
+             r["ci_method"] or "-", f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
+    parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
+    card = document.get("scorecard") or {}
+    if card.get("components"):
+        parts += ["## Scorecard", "", f"overall: **{fmt(card['score'])}**"
+                  + (f" (missing: {', '.join(card['missing'])}; partial {fmt(card['partial_score'])})"
+                     if card["missing"] else ""), ""]
+        parts.append(markdown_table(["metric", "value", "normalized", "weight"], [
+            [m, fmt(c["value"]), fmt(c["normalized"]) if not c.get("missing") else "missing", fmt(c["weight"])]
+            for m, c in card["components"].items()]))
+        parts.append("")
+    evidence = document.get("evidence") or {}
+    parts += ["## Evidence", "", "eligible: **yes**" if evidence.get("eligible") else "eligible: **no**", ""]
+    parts += [f"- {reason}" for reason in evidence.get("reasons", [])]
+    for measurement, groups in (document.get("slices") or {}).items():
+        if groups:
+            parts += ["", f"## {measurement} by group", ""]
+            parts.append(markdown_table(["group", "value", "valid/total"], [
+                [g, fmt(headline_value(a)), f"{a['n_valid']}/{a['n_total']}"] for g, a in groups.items()]))
+    return "\n".join(parts).rstrip() + "\n"

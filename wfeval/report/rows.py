@@ -1,0 +1,79 @@
+"""Flat rows from results.json documents: what export, compare and the Markdown report share."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
+              "n_valid", "n_total", "n_skipped", "valid", "higher_is_better", "eligible", "run_dir")
+
+
+def find_results(paths: Iterable[str | Path]) -> list[Path]:
+    """results.json of each run dir given, or of every run below a sweep/outputs dir (sorted)."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_file() and path.name == "results.json":
+            found.append(path)
+        elif (path / "results.json").is_file():
+            found.append(path / "results.json")
+        elif path.is_dir():
+            found.extend(p for p in sorted(path.rglob("results.json")) if p.parent.name != "replay")
+        else:
+            raise FileNotFoundError(f"{path}: no such run directory or results.json")
+    if not found:
+        raise FileNotFoundError(f"no results.json under {', '.join(map(str, paths))}")
+    return found
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["_run_dir"] = str(path.parent)
+    return data
+
+
+def headline_value(agg: dict[str, Any]) -> float | None:
+    if not agg.get("valid"):
+        return None
+    value = (agg.get("diagnostics") or {}).get("value")
+    return value if value is not None else (agg.get("normalized_stats") or {}).get("mean")
+
+
+def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    eligible = (document.get("evidence") or {}).get("eligible")
+    for measurement, agg in document["results"].items():
+        ci = agg.get("confidence_interval") or {}
+        yield {
+            "run_id": document["run_id"],
+            "model": document["model"]["name"],
+            "benchmark": document["benchmark"]["id"],
+            "measurement": measurement,
+            "value": headline_value(agg),
+            "ci_low": ci.get("low"),
+            "ci_high": ci.get("high"),
+            "ci_method": ci.get("method"),
+            "n_valid": agg["n_valid"],
+            "n_total": agg["n_total"],
+            "n_skipped": agg["n_skipped"],
+            "valid": agg["valid"],
+            "higher_is_better": (document.get("metrics") or {}).get(measurement, {}).get("higher_is_better"),
+            "eligible": eligible,
+            "run_dir": document.get("_run_dir"),
+        }
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def markdown_table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
+    return "\n".join(lines)
