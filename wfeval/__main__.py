@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import hydra
 from omegaconf import DictConfig
@@ -24,13 +25,21 @@ _USER_FULL_ERROR = os.environ.get("HYDRA_FULL_ERROR")
 def _run_job(cfg: DictConfig) -> None:
     _restore_full_error_setting()
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     from wfeval.pipeline.runner import run_from_config
 
+    hydra_cfg = HydraConfig.get()
     try:
-        run_from_config(cfg, output_dir=HydraConfig.get().runtime.output_dir)
-    except ConfigError as exc:
-        if _USER_FULL_ERROR == "1":
+        run_from_config(cfg, output_dir=hydra_cfg.runtime.output_dir)
+    except Exception as exc:
+        if hydra_cfg.mode == RunMode.MULTIRUN:
+            # one failed job must not hide the others: its manifest says "failed" with the error,
+            # the sweep goes on, and the sweep summary lists it (exit status 1 at the end)
+            message = friendly_message(exc) or "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            print(f"job {hydra_cfg.job.num} failed: {message}", file=sys.stderr)
+            return
+        if not isinstance(exc, ConfigError) or _USER_FULL_ERROR == "1":
             raise
         print(friendly_message(exc), file=sys.stderr)
         sys.exit(2)
@@ -49,6 +58,11 @@ def main() -> None:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         _run_job()
+        from wfeval.sweep import FAILED_JOBS
+
+        if FAILED_JOBS:
+            print(f"{len(FAILED_JOBS)} sweep job(s) failed: {', '.join(FAILED_JOBS)}", file=sys.stderr)
+            sys.exit(1)
     except Exception as exc:
         _restore_full_error_setting()
         message = friendly_message(exc)

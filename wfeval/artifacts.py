@@ -25,15 +25,20 @@ class ArtifactError(RuntimeError):
     """An artifact cannot be read: missing file, bad checksum, or unreadable content."""
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see either nothing or the whole file.
+
+    The rename is atomic, which protects against a killed or crashed process. ``durable``
+    also flushes the file to disk first (fsync), which protects against a power loss too.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -50,8 +55,9 @@ def array_bytes(array: np.ndarray) -> bytes:
 class ArtifactStore:
     """A folder of content-addressed arrays; it outlives any one run directory."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], *, durable: bool = False):
         self.root = Path(root).expanduser().resolve()
+        self.durable = durable  # fsync every object (survives power loss; slower)
 
     def object_path(self, sha256: str) -> Path:
         return self.root / "objects" / sha256[:2] / f"{sha256}.npy"
@@ -65,7 +71,7 @@ class ArtifactStore:
         sha256 = hashlib.sha256(data).hexdigest()
         path = self.object_path(sha256)
         if not path.exists():
-            atomic_write_bytes(path, data)
+            atomic_write_bytes(path, data, durable=self.durable)
         return ArtifactRef(
             kind=kind,
             uri=str(path),

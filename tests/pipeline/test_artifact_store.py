@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pytest
@@ -55,3 +56,21 @@ def test_request_key_ignores_where_artifacts_live_but_not_what_they_hold():
 
     assert request_key(request("/a/x.npy", "a" * 64)) == request_key(request("/b/y.npy", "a" * 64))
     assert request_key(request("/a/x.npy", "a" * 64)) != request_key(request("/a/x.npy", "b" * 64))
+
+
+def test_verify_artifacts_turns_a_changed_file_into_a_failed_sample_naming_it(tmp_path):
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+
+    store = tmp_path / "store"
+    base = [f"run.store_dir={store}", "run.progress=off", "benchmark.num_samples=3"]
+    run_from_config(compose(base), output_dir=tmp_path / "first")
+    victim = sorted((store / "objects").rglob("*.npy"))[0]
+    victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
+    summary = run_from_config(compose([*base, "run.verify_artifacts=true", "metric=[generated_rate]"]),
+                              output_dir=tmp_path / "second")
+    rate = summary.results["gridworld.generated_rate"]
+    assert rate.diagnostics["status_counts"]["fail"] >= 1
+    rows = [json.loads(line) for line in (tmp_path / "second" / "samples.jsonl").read_text().splitlines()]
+    errors = [r["metadata"]["generation_error"] for r in rows if not r["success"]]
+    assert errors and all("sha256 mismatch" in e and victim.name in e for e in errors)

@@ -1,15 +1,39 @@
-"""What the pipeline needs from a benchmark family (see shared/seeds/004: adapter + runtime hook).
+"""What the pipeline needs from a benchmark family (shared/seeds/004: adapter, runtime hook, scorer).
 
-A benchmark adapter turns its dataset into :class:`~wfeval.api.GenerationRequest` objects whose
-inputs and references are stored artifacts; it never calls a model or a metric.
+A family lives in its own package ``wfeval/benchmarks/<family>/`` and the core never names it:
+
+- an **adapter** (required) turns its dataset into :class:`~wfeval.api.GenerationRequest`
+  objects whose inputs and references are stored artifacts; it never calls a model or a metric.
+  It may offer cheap ``records()`` plus ``materialize(record, ...)`` so that only the selected
+  samples are decoded and stored (see :func:`wfeval.pipeline.build.select_requests`);
+- a **runtime hook** (optional, the adapter's ``runtime`` attribute): ``prepare`` runs before the
+  first generation, ``finalize`` after the last one (also when generation fails);
+- a **scorer** (optional, the adapter's ``scorer`` attribute) maps the family's native output
+  to the one standard result row of ``samples.jsonl``; it may only fill ``metadata`` and the
+  standard fields, never add a second row format.
+
+A sample whose inputs the adapter could not provide (a missing or corrupt file) is still
+returned, with the reason under ``metadata[INPUT_ERROR]``: the pipeline does not send it to the
+model, records it as not generated with ``stop_reason="input_error"``, and every metric skips
+it, so the loss shows as coverage below 1 instead of disappearing.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
 from wfeval.artifacts import ArtifactStore
+
+#: metadata key of a request whose inputs are unusable, and the stop_reason of its result
+INPUT_ERROR = "input_error"
+#: the standard public row of ``samples.jsonl`` (shared/seeds/004), in order
+STANDARD_ROW_FIELDS = (
+    "task_id", "sample_id", "benchmark", "split", "prediction", "success", "stop_reason", "steps",
+    "latency_seconds", "token_usage", "cost", "trace_run_dir", "run_spec_ref", "metadata",
+)
 
 
 @runtime_checkable
@@ -27,3 +51,66 @@ class BenchmarkAdapter(Protocol):
     def fingerprint(self) -> dict[str, Any]:
         """What identifies the data (content hash, versions); recorded in the manifest."""
         ...
+
+
+@dataclass
+class RunContext:
+    """What a runtime hook may use: the run folder, the store, the requests, the event log."""
+
+    run_dir: Path
+    store: ArtifactStore
+    requests: Sequence[GenerationRequest]
+    event: Callable[..., None] = field(default=lambda kind, **fields: None)
+
+
+@runtime_checkable
+class BenchmarkRuntimeHook(Protocol):
+    """Set up and tear down what a family needs around generation (servers, sandboxes, checks)."""
+
+    def prepare(self, context: RunContext) -> Mapping[str, Any] | None:
+        """Before the first generation; the mapping returned is recorded in the manifest
+        (``benchmark.runtime``) and so in results.json. Raise to stop the run before any model call."""
+        ...
+
+    def finalize(self, context: RunContext, *, status: str) -> Mapping[str, Any] | None:
+        """After the last generation (``status``: ``completed`` or ``failed``); cleanup only."""
+        ...
+
+
+@runtime_checkable
+class BenchmarkScorer(Protocol):
+    """Maps a family's native output for one sample onto the standard public row."""
+
+    def to_row(self, request: GenerationRequest, result: GenerationResult, row: dict[str, Any]) -> dict[str, Any]:
+        """``row`` is the core's standard row; return it with family fields filled in."""
+        ...
+
+
+def input_error(request: GenerationRequest) -> str | None:
+    """Why the benchmark could not provide this request's inputs, or None."""
+    reason = request.metadata.get(INPUT_ERROR)
+    return str(reason) if reason else None
+
+
+def runtime_of(adapter: Any) -> BenchmarkRuntimeHook | None:
+    hook = getattr(adapter, "runtime", None)
+    return hook if isinstance(hook, BenchmarkRuntimeHook) else None
+
+
+def apply_scorer(scorer: Any, request: GenerationRequest, result: GenerationResult,
+                 row: dict[str, Any]) -> dict[str, Any]:
+    """``scorer.to_row`` checked against the shared contract; a scorer that fails or breaks the
+    row format leaves the core row, with the reason under ``metadata.scorer_error``."""
+    if scorer is None:
+        return row
+    try:
+        out = scorer.to_row(request, result, {**row, "metadata": dict(row.get("metadata") or {})})
+        if not isinstance(out, dict) or set(out) != set(row):
+            raise ValueError("to_row must return the standard row with the same fields "
+                             f"({', '.join(row)}); family details go in metadata")
+        if out["sample_id"] != row["sample_id"]:
+            raise ValueError("to_row must not change sample_id")
+        return out
+    except Exception as exc:
+        return {**row, "metadata": {**dict(row.get("metadata") or {}),
+                                    "scorer_error": f"{type(exc).__name__}: {exc}"}}

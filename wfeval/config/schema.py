@@ -53,9 +53,15 @@ class RunSchema:
     store_dir: str = "outputs/store"
     from_run: Optional[str] = None  # re-score the generations of this run dir; no model is called
     limit: Optional[int] = None  # score only the first N samples
+    shard: Optional[str] = None  # "i/n": the i-th of n contiguous slices of the samples
     batch_size: int = 8
     progress: str = "auto"  # auto | bar | log | off
     verify_artifacts: bool = False  # re-hash every artifact on read
+    durable_store: bool = False  # fsync every stored artifact: survives power loss, not only kill -9
+    # generation controls (wfeval/pipeline/generate.py)
+    seed_mode: str = "per_sample"  # per_sample: seed from (run.seed, task seed, sample id) | fixed
+    sample_timeout_s: Optional[float] = None  # per sample (a batch gets N x this); null: no limit
+    fail_on_error: Any = None  # null/false: keep going | true: first error | N >= 1 errors | fraction in (0, 1)
 
 
 @dataclass

@@ -38,7 +38,11 @@ def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
 
 def check_requests_fit_task(requests: Sequence[GenerationRequest], task: WorldTaskConfig) -> None:
     """Refuse, before any generation, a benchmark that does not provide the task's inputs."""
+    from wfeval.benchmarks.base import input_error
+
     for request in requests:
+        if input_error(request):  # unreadable sample: reported by its benchmark, never generated
+            continue
         provided = {*request.inputs, *request.controls, *(("prompt",) if request.prompt else ())}
         missing = [k for k in task.input_keys if k not in provided]
         if missing:
@@ -56,6 +60,11 @@ def instantiate_node(key: str, node: Any) -> Any:
 
     if not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
         raise ConfigError(f"{key}: needs a _target_ (the import path of the class to build)")
+    missing = sorted(m.removeprefix(f"{key}.") for m in OmegaConf.missing_keys(node)) \
+        if isinstance(node, DictConfig) else []
+    if missing:  # a required value (??? in the config) was not given
+        names = ", ".join(f"{key}.{m}" for m in missing)
+        raise ConfigError(f"{names}: required, not set; give it on the command line, e.g. {key}.{missing[0]}=...")
     try:
         return instantiate(node, _convert_="all")
     except InstantiationException as exc:
@@ -87,13 +96,13 @@ def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
     nodes = {str(k): v for k, v in cfg.metric.items()}
     extra = [m for m in cfg.extra_metrics if m not in nodes]
     if extra:
-        nodes.update(_compose_metric_nodes(extra))
+        nodes.update(compose_metric_nodes(extra))
     if not nodes:
         raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
     return nodes
 
 
-def _compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
+def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import MissingConfigException
@@ -130,3 +139,23 @@ def build_model(cfg: DictConfig) -> Any:
     if not callable(getattr(model, "generate", None)):
         raise ConfigError(f"model: {type(model).__name__} has no generate(requests) method")
     return model
+
+
+def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
+                    limit: int | None, shard: str | None) -> list[GenerationRequest]:
+    """The requests this run evaluates: the first ``limit`` samples, then shard ``i/n`` of them.
+
+    An adapter offering cheap ``records()`` and ``materialize(record, ...)`` has only the chosen
+    samples rendered and stored, so parallel shards do not repeat each other's data preparation.
+    """
+    from wfeval.pipeline.shard import shard_slice
+
+    try:
+        if callable(getattr(bench, "records", None)) and callable(getattr(bench, "materialize", None)):
+            chosen = shard_slice(list(bench.records())[:limit], shard)
+            return [bench.materialize(r, store=store, task=task, protocol=protocol) for r in chosen]
+        return shard_slice(list(bench.requests(store=store, task=task, protocol=protocol))[:limit], shard)
+    except ValueError as exc:
+        if str(exc).startswith("run.shard"):
+            raise ConfigError(str(exc)) from exc
+        raise

@@ -4,21 +4,34 @@ A finished generation is recorded as ``<store>/generations/<model_key>/<request_
 right after its arrays are stored, so a killed run loses at most the batch in flight and a
 rerun (new run directory or the same one) does not call the model for finished samples.
 Failed generations are not cached: they are retried on the next run.
+
+Generation controls (``run.*``): ``batch_size``, ``limit`` (max samples), ``seed`` +
+``seed_mode`` (one recorded seed per sample), ``sample_timeout_s`` (enforced where an interval
+timer can interrupt the model) and ``fail_on_error`` (stop after N or a fraction of failures;
+by default keep going and report).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import json
+import math
+import signal
+import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from wfeval._hashing import sha256_json
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
 from wfeval.artifacts import ArtifactStore, atomic_write_bytes
+from wfeval.benchmarks.base import INPUT_ERROR, input_error
+from wfeval.models.protocol import Generated, NotGenerated
 
 
 def request_key(request: GenerationRequest) -> str:
@@ -29,9 +42,101 @@ def request_key(request: GenerationRequest) -> str:
     return sha256_json(data)
 
 
-def model_key(model_cfg: Mapping[str, Any], version: str) -> str:
-    """Identity of a model: its resolved config plus the version its class declares."""
-    return sha256_json({"config": dict(model_cfg), "version": version})[:32]
+def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[str, Any] | None = None) -> str:
+    """Identity of a model: its resolved config plus the version its class declares, plus what its
+    optional ``fingerprint()`` says (content hashes of a precomputed folder, of a script, ...)."""
+    identity: dict[str, Any] = {"config": dict(model_cfg), "version": version}
+    if fingerprint:
+        identity["fingerprint"] = dict(fingerprint)
+    return sha256_json(identity)[:32]
+
+
+def model_fingerprint(model: Any) -> dict[str, Any]:
+    """``model.fingerprint()`` if it has one (a model adapter reading files from disk should)."""
+    method = getattr(model, "fingerprint", None)
+    return dict(method() or {}) if callable(method) else {}
+
+
+def sample_seed(base: Any, sample_id: str) -> int:
+    """A 31-bit seed from a base seed and a sample id: stable, independent of order and batching."""
+    digest = hashlib.sha256(f"{base}/{sample_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+SEED_MODES = ("per_sample", "fixed")
+
+
+def assign_seeds(requests: Sequence[GenerationRequest], *, seed: int, mode: str) -> list[GenerationRequest]:
+    """Each request with its generation seed in ``generation["seed"]`` (recorded with the request).
+
+    ``per_sample``: derived from ``run.seed``, the request's own seed (the task's
+    ``generation_defaults.seed``, if any) and the sample id; ``fixed``: the request's own seed,
+    else ``run.seed``, for every sample.
+    """
+    if mode not in SEED_MODES:
+        raise ValueError(f"run.seed_mode: {mode!r} is not one of {', '.join(SEED_MODES)}")
+    out = []
+    for request in requests:
+        own = request.generation.get("seed")
+        value = sample_seed(f"{seed}/{own}", request.sample_id) if mode == "per_sample" else \
+            (own if own is not None else seed)
+        out.append(dataclasses.replace(request, generation={**request.generation, "seed": value}))
+    return out
+
+
+class GenerationTimeout(TimeoutError):
+    """A batch ran past ``run.sample_timeout_s`` × its size."""
+
+
+def timeout_enforceable() -> bool:
+    """True where an interval timer can interrupt the model (the main thread, on a POSIX system)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`GenerationTimeout` inside the block once ``seconds`` have passed.
+
+    Enforced with ``SIGALRM`` on the main thread: Python code is interrupted at once, a C call
+    (a long kernel) when it returns, a subprocess run by the command adapter is killed. Elsewhere
+    (another thread, Windows) it is a no-op; the phase event says whether it was enforced.
+    """
+    if not seconds or not timeout_enforceable():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise GenerationTimeout(f"generation exceeded its time limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class GenerationStopped(RuntimeError):
+    """``run.fail_on_error`` was reached: generation stopped before the remaining samples."""
+
+
+def failure_limit(fail_on_error: Any, total: int) -> int | None:
+    """The number of failed generations that stops the run, or None (never stop: the default).
+
+    ``true``: the first failure; an integer N >= 1: the N-th failure; a fraction 0 < f < 1: the
+    first failure that makes more than f of all ``total`` samples failed.
+    """
+    if fail_on_error is None or fail_on_error is False:
+        return None
+    if fail_on_error is True:
+        return 1
+    if isinstance(fail_on_error, int) and fail_on_error >= 1:
+        return fail_on_error
+    if isinstance(fail_on_error, float) and 0 < fail_on_error < 1:
+        return math.floor(fail_on_error * total) + 1
+    raise ValueError(f"run.fail_on_error: expected null/false (keep going), true (first error), an integer "
+                     f">= 1 (that many errors) or a fraction in (0, 1), got {fail_on_error!r}")
 
 
 class GenerationCache:
@@ -55,7 +160,7 @@ class GenerationCache:
         return result
 
     def put(self, key: str, result: GenerationResult) -> None:
-        atomic_write_bytes(self._path(key), json.dumps(result.to_dict()).encode("utf-8"))
+        atomic_write_bytes(self._path(key), json.dumps(result.to_dict()).encode("utf-8"), durable=self.store.durable)
 
 
 def _store_outputs(store: ArtifactStore, request: GenerationRequest, outputs: Any) -> dict[str, ArtifactRef]:
@@ -73,12 +178,41 @@ def _store_outputs(store: ArtifactStore, request: GenerationRequest, outputs: An
 
 
 def _failure(request: GenerationRequest, exc: BaseException, model_id: str) -> GenerationResult:
+    metadata = dict(getattr(exc, "metadata", None) or {})
+    metadata["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return GenerationResult(
         sample_id=request.sample_id,
         status="failed",
         error=f"{type(exc).__name__}: {exc}",
+        stop_reason="timeout" if isinstance(exc, GenerationTimeout) else "",
         model_id=model_id,
-        metadata={"traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))},
+        metadata=metadata,
+    )
+
+
+def _not_generated(request: GenerationRequest, reason: str, model_id: str, stop_reason: str,
+                   metadata: Mapping[str, Any] | None = None) -> GenerationResult:
+    return GenerationResult(sample_id=request.sample_id, status="not_generated", error=reason,
+                            stop_reason=stop_reason, model_id=model_id, metadata=dict(metadata or {}))
+
+
+def _outcome(request: GenerationRequest, out: Any, store: ArtifactStore, model_id: str,
+             latency: float | None) -> GenerationResult:
+    """The result of one outcome the model returned (see wfeval.models.protocol)."""
+    if isinstance(out, NotGenerated):
+        return _not_generated(request, str(out), model_id, "not_generated", out.metadata)
+    if isinstance(out, BaseException):
+        return _failure(request, out, model_id)
+    metadata: dict[str, Any] = {}
+    if isinstance(out, Generated):
+        metadata, out = dict(out.metadata), out.outputs
+    try:
+        refs = _store_outputs(store, request, out)
+    except Exception as exc:
+        return _failure(request, exc, model_id)
+    return GenerationResult(
+        sample_id=request.sample_id, artifacts=refs, status="ok", latency_seconds=latency,
+        steps=_steps_of(request), stop_reason="completed", model_id=model_id, metadata=metadata,
     )
 
 
@@ -87,31 +221,23 @@ def _steps_of(request: GenerationRequest) -> int:
 
 
 def generate_batch(
-    model: Any, batch: Sequence[GenerationRequest], store: ArtifactStore, model_id: str
+    model: Any, batch: Sequence[GenerationRequest], store: ArtifactStore, model_id: str,
+    *, sample_timeout_s: float | None = None,
 ) -> list[GenerationResult]:
-    """Run one batch; if the batch raises, retry its requests one by one to isolate the failure."""
+    """Run one batch; if the batch raises (or times out), retry its requests one by one."""
     started = time.perf_counter()
     try:
-        outputs = list(model.generate(list(batch)))
+        with deadline(sample_timeout_s * len(batch) if sample_timeout_s else None):
+            outputs = list(model.generate(list(batch)))
         if len(outputs) != len(batch):
             raise RuntimeError(f"model returned {len(outputs)} outputs for {len(batch)} requests")
     except Exception as exc:
         if len(batch) == 1:
-            return [_failure(batch[0], exc, model_id)]
-        return [r for request in batch for r in generate_batch(model, [request], store, model_id)]
+            return [_outcome(batch[0], exc, store, model_id, None)]
+        return [r for request in batch
+                for r in generate_batch(model, [request], store, model_id, sample_timeout_s=sample_timeout_s)]
     latency = (time.perf_counter() - started) / len(batch)
-    results = []
-    for request, out in zip(batch, outputs):
-        try:
-            refs = _store_outputs(store, request, out)
-        except Exception as exc:
-            results.append(_failure(request, exc, model_id))
-            continue
-        results.append(GenerationResult(
-            sample_id=request.sample_id, artifacts=refs, status="ok", latency_seconds=latency,
-            steps=_steps_of(request), stop_reason="completed", model_id=model_id,
-        ))
-    return results
+    return [_outcome(request, out, store, model_id, latency) for request, out in zip(batch, outputs)]
 
 
 def generate_all(
@@ -122,24 +248,78 @@ def generate_all(
     *,
     batch_size: int,
     on_result: Callable[[GenerationRequest, GenerationResult, bool], None],
+    sample_timeout_s: float | None = None,
+    fail_on_error: Any = None,
 ) -> list[GenerationResult]:
-    """Results in request order; ``on_result(request, result, cached)`` is called for each."""
+    """Results in request order; ``on_result(request, result, cached)`` is called for each.
+
+    A request whose inputs the benchmark could not provide is not sent to the model: it is
+    recorded as not generated (``stop_reason="input_error"``). ``fail_on_error`` (see
+    :func:`failure_limit`) raises :class:`GenerationStopped` once enough generations failed.
+    """
+    limit = failure_limit(fail_on_error, len(requests))
     keys = [request_key(r) for r in requests]
     results: list[GenerationResult | None] = [None] * len(requests)
     pending = []
     for i, (request, key) in enumerate(zip(requests, keys)):
-        hit = cache.get(key)
-        if hit is not None:
+        problem = input_error(request)
+        hit = None if problem else cache.get(key)
+        if problem:
+            results[i] = _not_generated(request, f"input unavailable: {problem}", model_id, INPUT_ERROR)
+            on_result(request, results[i], False)
+        elif hit is not None:
             results[i] = hit
             on_result(request, hit, True)
         else:
             pending.append(i)
+    failed = 0
     for start in range(0, len(pending), max(1, batch_size)):
         chunk = pending[start:start + max(1, batch_size)]
-        batch_results = generate_batch(model, [requests[i] for i in chunk], cache.store, model_id)
+        batch_results = generate_batch(model, [requests[i] for i in chunk], cache.store, model_id,
+                                       sample_timeout_s=sample_timeout_s)
         for i, result in zip(chunk, batch_results):
             if result.status == "ok":
                 cache.put(keys[i], result)
             results[i] = result
             on_result(requests[i], result, False)
+            failed += result.status == "failed"
+            if limit is not None and failed >= limit:
+                left = sum(r is None for r in results)
+                raise GenerationStopped(
+                    f"run.fail_on_error={fail_on_error!r}: stopped after {failed} failed generation(s) of "
+                    f"{len(requests)} sample(s), {left} not attempted; last: sample {requests[i].sample_id!r}: "
+                    f"{result.error}")
     return [r for r in results if r is not None]
+
+
+def verify_artifacts(
+    pairs: Sequence[tuple[GenerationRequest, GenerationResult]], store: ArtifactStore
+) -> list[tuple[GenerationRequest, GenerationResult]]:
+    """Re-hash every input, reference and output file (``run.verify_artifacts=true``).
+
+    A sample whose files are missing or changed since they were stored is marked failed, with
+    the file named, so metrics skip it instead of scoring altered data.
+    """
+    import dataclasses
+    import hashlib
+
+    checked = []
+    for request, result in pairs:
+        refs = {**{f"input {k}": v for k, v in request.inputs.items()},
+                **{f"reference {k}": v for k, v in request.references.items()},
+                **{f"output {k}": v for k, v in result.artifacts.items()}}
+        problem = None
+        for label, ref in refs.items():
+            path = store.resolve(ref)
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                problem = f"{label} missing: {path}"
+                break
+            if ref.sha256 and digest != ref.sha256:
+                problem = f"{label} changed since it was stored (sha256 mismatch): {path}"
+                break
+        if problem is not None:
+            result = dataclasses.replace(result, status="failed", error=f"ArtifactError: {problem}", artifacts={})
+        checked.append((request, result))
+    return checked

@@ -18,9 +18,19 @@ import wfeval
 from wfeval._hashing import sha256_json
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import ArtifactStore
+from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
-from wfeval.pipeline.generate import GenerationCache, generate_all, model_key
+from wfeval.pipeline.generate import (
+    GenerationCache,
+    assign_seeds,
+    failure_limit,
+    generate_all,
+    model_fingerprint,
+    model_key,
+    timeout_enforceable,
+    verify_artifacts,
+)
 from wfeval.pipeline.progress import Progress
 from wfeval.pipeline.results import build_results, dataset_hash
 from wfeval.pipeline.rundir import RUN_FORMAT_VERSION, RunDirectory, read_jsonl, utc_now
@@ -65,7 +75,9 @@ def seeds_of(node: Any, prefix: str = "") -> dict[str, Any]:
 
 def config_hash(plain_cfg: dict) -> str:
     identity = {k: v for k, v in plain_cfg.items() if k != "run"}
-    identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items() if k in ("seed", "limit", "from_run")}
+    # run.shard is left out on purpose: every shard of a run shares the run's config hash
+    identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items()
+                       if k in ("seed", "limit", "from_run", "seed_mode")}
     return sha256_json(identity)
 
 
@@ -90,7 +102,7 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
         raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.get('config_hash')}); "
                           "resume it with its own overrides or use a new directory")
     resumed = previous is not None
-    store = ArtifactStore(cfg.run.store_dir)
+    store = ArtifactStore(cfg.run.store_dir, durable=cfg.run.durable_store)
     manifest: dict[str, Any] = {
         "schema_version": RUN_FORMAT_VERSION,
         "run_id": rundir.path.name,
@@ -102,10 +114,12 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
         "argv": sys.argv,
         "cwd": os.getcwd(),
         "host": platform.node(),
+        "pid": os.getpid(),
         "seeds": seeds_of(plain),
         "versions": package_versions(),
         "store_dir": str(store.root),
         "resumed": resumed,
+        "shard": cfg.run.shard,
     }
     rundir.write_json("manifest.json", manifest)
     rundir.event("run_resumed" if resumed else "run_started", config_hash=chash)
@@ -143,23 +157,27 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
         bench = build.build_benchmark(cfg)
         rules = build.benchmark_rules(cfg)
         benchmark_id = bench.spec.benchmark_id
-        requests = list(bench.requests(store=store, task=task, protocol=protocol))
-        if cfg.run.limit is not None:
-            requests = requests[: cfg.run.limit]
+        requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
+                                         limit=cfg.run.limit, shard=cfg.run.shard)
         build.check_requests_fit_task(requests, task)
         model = build.build_model(cfg)
         version = str(getattr(model, "version", ""))
-        mkey = model_key(plain["model"], version)
+        mfingerprint = model_fingerprint(model)
+        mkey = model_key(plain["model"], version, mfingerprint)
         manifest.update(
             benchmark={"id": benchmark_id, "version": bench.spec.version, "fingerprint": bench.fingerprint(),
                        "n_samples": len(requests), "dataset_hash": dataset_hash(requests),
                        "metrics": [m.id for m in bench.spec.metrics]},
             rules=rules,
             model={"name": getattr(model, "name", type(model).__name__), "version": version, "key": mkey,
-                   "target": plain["model"].get("_target_")},
+                   "target": plain["model"].get("_target_"), "fingerprint": mfingerprint},
         )
         rundir.write_json("manifest.json", manifest)
-        pairs = _generate(requests, model, GenerationCache(store, mkey), mkey, cfg, rundir, summary)
+        pairs = _generate(requests, model, GenerationCache(store, mkey), mkey, cfg, rundir, summary,
+                          bench=bench, manifest=manifest)
+    if cfg.run.verify_artifacts:
+        pairs = verify_artifacts(pairs, store)
+        rundir.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
     manifest["metrics"] = {m_id: {"version": str(m.version), "class": f"{type(m).__module__}.{type(m).__qualname__}"}
                            for m_id, m in metrics.items()}
     rundir.write_json("manifest.json", manifest)
@@ -170,7 +188,8 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
         manifest=manifest, metrics=metrics, per_metric=per_metric, requests=[q for q, _ in pairs],
         rules=rules, required_metrics=manifest["benchmark"].get("metrics", ()),
     )
-    rundir.write_jsonl("samples.jsonl", _sample_rows(pairs, per_metric, benchmark_id, rundir, manifest))
+    scorer = None if cfg.run.from_run else getattr(bench, "scorer", None)  # the family's row mapping
+    rundir.write_jsonl("samples.jsonl", _sample_rows(pairs, per_metric, benchmark_id, rundir, manifest, scorer))
     rundir.write_json("results.json", document)
     rundir.write_text("results.md", results_markdown(document))
     rundir.event("phase_finished", phase="aggregate", results=len(results))
@@ -179,8 +198,27 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
     print(evidence_line(document["evidence"]))
 
 
-def _generate(requests, model, cache, mkey, cfg, rundir, summary) -> list[tuple[GenerationRequest, GenerationResult]]:
-    rundir.event("phase_started", phase="generate", samples=len(requests))
+def _generate(requests, model, cache, mkey, cfg, rundir, summary, *, bench=None,
+              manifest=None) -> list[tuple[GenerationRequest, GenerationResult]]:
+    """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls."""
+    try:
+        requests = assign_seeds(requests, seed=cfg.run.seed, mode=cfg.run.seed_mode)
+        failure_limit(cfg.run.fail_on_error, len(requests))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    timeout_s = cfg.run.sample_timeout_s
+    if timeout_s is not None and not timeout_s > 0:
+        raise ConfigError(f"run.sample_timeout_s: expected a positive number of seconds or null, got {timeout_s}")
+    hook = runtime_of(bench)
+    context = RunContext(run_dir=rundir.path, store=cache.store, requests=requests, event=rundir.event)
+    if hook is not None:
+        info = hook.prepare(context)
+        if info and manifest is not None:
+            manifest["benchmark"]["runtime"] = dict(info)
+            rundir.write_json("manifest.json", manifest)
+    rundir.event("phase_started", phase="generate", samples=len(requests),
+                 sample_timeout_s=timeout_s, sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
+                 fail_on_error=cfg.run.fail_on_error, seed_mode=cfg.run.seed_mode)
     progress = Progress("generate", len(requests), cfg.run.progress)
 
     def on_result(request: GenerationRequest, result: GenerationResult, cached: bool) -> None:
@@ -188,25 +226,42 @@ def _generate(requests, model, cache, mkey, cfg, rundir, summary) -> list[tuple[
             summary.cached += 1
         else:
             summary.generated += 1
-        rundir.append("steps.jsonl", {
+        step = {
             "time": utc_now(), "sample_id": request.sample_id, "step": 0, "phase": "generate",
             "cached": cached, "status": result.status, "latency_seconds": result.latency_seconds,
-            "actions": result.steps, "error": result.error,
-        })
+            "actions": result.steps, "error": result.error, "seed": request.generation.get("seed"),
+        }
+        for key in ("log", "attempts"):  # e.g. the command adapter's stderr tail and tries
+            if key in result.metadata:
+                step[key] = result.metadata[key]
+        rundir.append("steps.jsonl", step)
         progress.update()
 
-    setup = getattr(model, "setup", None)
-    if callable(setup):
-        setup()
+    status = "failed"
     try:
-        results = generate_all(requests, model, cache, mkey, batch_size=cfg.run.batch_size, on_result=on_result)
+        setup = getattr(model, "setup", None)
+        if callable(setup):
+            setup()
+        try:
+            batch_size = getattr(model, "batch_size", None) or cfg.run.batch_size
+            results = generate_all(requests, model, cache, mkey, batch_size=batch_size, on_result=on_result,
+                                   sample_timeout_s=timeout_s, fail_on_error=cfg.run.fail_on_error)
+            status = "completed"
+        finally:
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+            progress.close()
     finally:
-        close = getattr(model, "close", None)
-        if callable(close):
-            close()
-        progress.close()
+        if hook is not None:
+            done = hook.finalize(context, status=status)
+            if done and manifest is not None:
+                manifest["benchmark"].setdefault("runtime", {}).update(dict(done))
+                rundir.write_json("manifest.json", manifest)
+    counts = {s: sum(r.status == s for r in results) for s in ("failed", "not_generated")}
     rundir.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached,
-                 failed=sum(r.status != "ok" for r in results))
+                 failed=counts["failed"], not_generated=counts["not_generated"],
+                 timeouts=sum(r.stop_reason == "timeout" for r in results))
     return list(zip(requests, results))
 
 
@@ -230,11 +285,11 @@ def _score(metrics, pairs, rundir: RunDirectory, progress_mode: str) -> dict[str
     return per_metric
 
 
-def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, manifest: dict):
+def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, manifest: dict, scorer=None):
     """One standard public row per sample (shared/seeds/004 fields that apply)."""
     status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
     for request, result in pairs:
-        yield {
+        row = {
             "task_id": request.task_id,
             "sample_id": request.sample_id,
             "benchmark": benchmark_id,
@@ -254,3 +309,4 @@ def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, man
                 "metric_status": {m: status[(m, request.sample_id)] for m in per_metric},
             },
         }
+        yield apply_scorer(scorer, request, result, row)

@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
+from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, skipped
 
 
@@ -21,6 +22,9 @@ def _missing_reason(missing: list[str], result: GenerationResult) -> str:
 
 
 def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+    if result.stop_reason == INPUT_ERROR:  # the benchmark could not provide the inputs: not the model's fault
+        return skipped(request.sample_id, metric_id, "input unavailable (benchmark data problem)",
+                       input_error=result.error)
     missing = [k for k in getattr(metric, "required_artifacts", ()) if k not in result.artifacts]
     if missing:
         return skipped(request.sample_id, metric_id, _missing_reason(missing, result))

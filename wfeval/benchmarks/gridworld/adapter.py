@@ -59,34 +59,41 @@ class GridworldBenchmark:
     def sample_id(self, index: int) -> str:
         return f"{self.spec.name}-{self.split}-{index:05d}"
 
+    def records(self) -> list[tuple[int, str]]:
+        """Cheap sample records (index, sample id), in order; nothing is rendered or stored."""
+        return [(index, self.sample_id(index)) for index in range(self.num_samples)]
+
+    def materialize(
+        self, record: tuple[int, str], *, store: ArtifactStore, task: WorldTaskConfig,
+        protocol: EvaluationProtocolSpec,
+    ) -> GenerationRequest:
+        """Render one episode, store its initial frame and reference video, build its request."""
+        index, sample_id = record
+        episode_seed = self._episode_seed(index)
+        state = world.initial_state(episode_seed, self.world_spec)
+        actions = world.sample_actions(episode_seed + 1, self.num_frames - 1, p_repeat=self.action_repeat)
+        video, positions = world.rollout(state, actions)
+        return GenerationRequest(
+            sample_id=sample_id,
+            task_id=task.task_id,
+            benchmark_id=self.spec.benchmark_id,
+            split=self.split,
+            protocol=protocol.name,
+            inputs={"image": store.put_array(video[0], kind="image")},
+            controls={"actions": actions, "action_names": world.ACTIONS},
+            references={"video": store.put_array(video, kind="video")},
+            generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.num_frames},
+            metadata={
+                "world": state.to_dict(),
+                "agent_positions": positions.tolist(),
+                "episode_seed": episode_seed,
+            },
+        )
+
     def requests(
         self, *, store: ArtifactStore, task: WorldTaskConfig, protocol: EvaluationProtocolSpec
     ) -> list[GenerationRequest]:
-        out = []
-        for index in range(self.num_samples):
-            episode_seed = self._episode_seed(index)
-            state = world.initial_state(episode_seed, self.world_spec)
-            actions = world.sample_actions(episode_seed + 1, self.num_frames - 1, p_repeat=self.action_repeat)
-            video, positions = world.rollout(state, actions)
-            out.append(
-                GenerationRequest(
-                    sample_id=self.sample_id(index),
-                    task_id=task.task_id,
-                    benchmark_id=self.spec.benchmark_id,
-                    split=self.split,
-                    protocol=protocol.name,
-                    inputs={"image": store.put_array(video[0], kind="image")},
-                    controls={"actions": actions, "action_names": world.ACTIONS},
-                    references={"video": store.put_array(video, kind="video")},
-                    generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.num_frames},
-                    metadata={
-                        "world": state.to_dict(),
-                        "agent_positions": positions.tolist(),
-                        "episode_seed": episode_seed,
-                    },
-                )
-            )
-        return out
+        return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self.records()]
 
     def fingerprint(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,216 @@
+"""The dataset folder benchmark: a ``manifest.jsonl`` of samples whose files sit beside it."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
+from wfeval.artifacts import ArtifactStore
+from wfeval.benchmarks.base import INPUT_ERROR
+from wfeval.benchmarks.folder import manifest as mf
+from wfeval.benchmarks.folder.runtime import FolderRuntime
+from wfeval.benchmarks.folder.scorer import FolderScorer
+from wfeval.config.errors import ConfigError
+
+
+class FolderBenchmark:
+    """Samples of ``<dataset_root>/manifest.jsonl`` (format ``wfeval.dataset/1``, docs/dataset-folder.md).
+
+    ``split`` (None: every split) and ``subset`` (sample ids or shell patterns such as
+    ``scene1-*``; empty: all) select samples. Problems are collected in :attr:`problems`;
+    ``strict=True`` refuses the whole dataset when there is any.
+    """
+
+    def __init__(
+        self,
+        dataset_root: str,
+        name: str | None = None,
+        version: str | None = None,
+        description: str = "",
+        split: str | None = None,
+        subset: Sequence[str] = (),
+        fps: float = 8.0,
+        strict: bool = False,
+        check_complete: bool = True,
+        metrics: Sequence[str] = (),
+        tags: Sequence[str] = (),
+    ):
+        root = Path(dataset_root).expanduser().resolve()
+        if not root.is_dir():
+            raise ConfigError(f"benchmark.dataset_root: {root} is not a folder")
+        if not (root / mf.MANIFEST).is_file():
+            raise ConfigError(f"benchmark.dataset_root: {root} has no {mf.MANIFEST} (see docs/dataset-folder.md)")
+        try:
+            self.info = mf.read_dataset_info(root)
+            records, self.problems, self.n_lines = mf.read_manifest(root)
+        except ValueError as exc:
+            raise ConfigError(f"benchmark.dataset_root: {exc}") from exc
+        self.root = root
+        self.fps = self.info.fps or fps
+        self.check_complete = check_complete
+        self.split, self.subset = split, tuple(subset)
+        self._records = self._select(records)
+        self._lines = {r.sample_id: r.line for r in self._records}
+        self._files = {r.sample_id: {**r.inputs, **{f"reference.{k}": p for k, p in r.references.items()}}
+                       for r in self._records}
+        self.problems += [mf.Problem(r.line, m, r.sample_id, refused=False) for r in self._records for m in r.missing]
+        if strict and self.problems:
+            raise ConfigError(self.report(header="benchmark.strict: the dataset has problems; nothing was generated"))
+        all_splits = sorted({r.split for r in records})
+        self.spec = BenchmarkSpec(
+            name=name or self.info.name or root.name,
+            version=str(version or self.info.version or "1.0"),
+            description=description or self.info.description,
+            splits=tuple(self.info.splits or all_splits or (mf.DEFAULT_SPLIT,)),
+            metrics=tuple(MetricSpec(id=m) for m in metrics),
+            tags=tuple(tags or self.info.tags),
+            dataset_root=str(root),
+            metadata={"family": "folder", "split": split, "subset": list(self.subset)},
+        )
+        self.runtime = FolderRuntime(self)
+        self.scorer = FolderScorer(self)
+
+    # -- selection -------------------------------------------------------------------------------
+
+    def _select(self, records: list[mf.Record]) -> list[mf.Record]:
+        splits = sorted({r.split for r in records})
+        chosen = [r for r in records if self.split is None or r.split == self.split]
+        if self.split is not None and not chosen:
+            raise ConfigError(f"benchmark.split: {self.split!r} selects no sample of {self.root / mf.MANIFEST}; "
+                              f"its splits: {', '.join(splits) or '(none usable)'}")
+        if self.subset:
+            unmatched = [p for p in self.subset
+                         if not any(ch in p for ch in "*?[") and p not in {r.sample_id for r in chosen}]
+            if unmatched:
+                raise ConfigError(f"benchmark.subset: no sample {', '.join(map(repr, unmatched))} "
+                                  f"in the selected split(s) of {self.root}")
+            chosen = [r for r in chosen if any(fnmatch.fnmatchcase(r.sample_id, p) for p in self.subset)]
+        if not chosen:
+            raise ConfigError(f"benchmark: no usable sample in {self.root} after the split/subset filters\n"
+                              + self.report())
+        return chosen
+
+    def records(self) -> list[mf.Record]:
+        """The selected, usable manifest lines in file order (cheap: nothing decoded)."""
+        return list(self._records)
+
+    def line_of(self, sample_id: str) -> int | None:
+        return self._lines.get(sample_id)
+
+    def files_of(self, sample_id: str) -> dict[str, str]:
+        return dict(self._files.get(sample_id, {}))
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def materialize(self, record: mf.Record, *, store: ArtifactStore, task: WorldTaskConfig,
+                    protocol: EvaluationProtocolSpec) -> GenerationRequest:
+        """Decode and store one sample; a file that cannot be read marks it unreadable (never raises)."""
+        inputs, references, errors = {}, {}, list(record.missing)
+        actions = record.actions
+        if not errors:
+            for target, files, slot in ((inputs, record.inputs, "image"), (references, record.references, "video")):
+                for key, rel in files.items():
+                    label = _label(key, slot)
+                    try:
+                        array, kind = self._read(self.root / rel, exact=slot if key == slot else None)
+                    except ValueError as exc:  # wfeval.io.MediaError is a ValueError
+                        errors.append(f"{label} {rel!r}: {getattr(exc, 'reason', exc)}")
+                        continue
+                    target[key] = store.put_array(array, kind=kind)
+            if isinstance(actions, str):
+                try:
+                    actions = _load_actions(self.root / actions)
+                except ValueError as exc:
+                    errors.append(f"actions {record.actions!r}: {exc}")
+            if not errors and "image" not in inputs and "video" in references:
+                from wfeval.artifacts import read_array
+
+                inputs["image"] = store.put_array(read_array(references["video"])[0], kind="image")
+        num_frames = record.num_frames
+        if num_frames is None:
+            if isinstance(actions, list):
+                num_frames = len(actions) + 1
+            elif "video" in references:
+                num_frames = references["video"].shape[0]
+        controls: dict[str, Any] = {}
+        if isinstance(actions, list):
+            controls["actions"] = actions
+        if self.info.action_names is not None:
+            controls["action_names"] = list(self.info.action_names)
+        controls.update(record.controls)
+        metadata = dict(record.metadata)
+        if errors:
+            metadata[INPUT_ERROR] = "; ".join(errors)
+            known = {(p.line, p.message) for p in self.problems}
+            self.problems += [mf.Problem(record.line, e, record.sample_id, refused=False)
+                              for e in errors if (record.line, e) not in known]
+        generation = {**dict(task.generation_defaults or {}), "fps": record.fps or self.fps}
+        if num_frames is not None:
+            generation["num_frames"] = int(num_frames)
+        return GenerationRequest(
+            sample_id=record.sample_id, task_id=task.task_id or "", benchmark_id=self.spec.benchmark_id,
+            split=record.split, protocol=protocol.name, inputs=inputs, controls=controls,
+            references=references, generation=generation, prompt=record.prompt, metadata=metadata,
+        )
+
+    def _read(self, path: Path, *, exact: str | None) -> tuple[np.ndarray, str]:
+        """(array, artifact kind): ``exact`` forces an image or a video, else the file type decides."""
+        from wfeval.io import VideoReadError, load_array, media_kind, read_image, read_video
+
+        kind = media_kind(path)
+        if exact == "image" or (exact is None and kind == "image"):
+            return read_image(path), "image"
+        if exact == "video" or kind in ("video", "frames"):
+            return read_video(path, check_complete=self.check_complete).frames, "video"
+        if kind == "array":
+            return load_array(path)[0], "array"
+        raise VideoReadError(path, f"unsupported file type {path.suffix!r}")
+
+    def requests(self, *, store: ArtifactStore, task: WorldTaskConfig,
+                 protocol: EvaluationProtocolSpec) -> list[GenerationRequest]:
+        return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self._records]
+
+    # -- identity and report ---------------------------------------------------------------------
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {
+            "family": "folder",
+            "format": mf.FORMAT,
+            "root": str(self.root),
+            "manifest_sha256": mf.file_sha256(self.root / mf.MANIFEST),
+            "dataset_json_sha256": mf.file_sha256(self.root / mf.DATASET_JSON),
+            "split": self.split,
+            "subset": list(self.subset),
+            "n_lines": self.n_lines,
+            "n_selected": len(self._records),
+        }
+
+    def report(self, header: str | None = None) -> str:
+        """The problems, one per line, each naming the manifest line and the file."""
+        problems = sorted(self.problems, key=lambda p: (p.line or 0, p.message))
+        lines = [header or f"dataset {self.root}: {len(problems)} problem(s)"]
+        lines += [f"  {p}" for p in problems]
+        return "\n".join(lines)
+
+
+def _load_actions(path: Path) -> list:
+    if path.suffix == ".npy":
+        return np.load(path, allow_pickle=False).tolist()
+    try:
+        actions = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"actions file {path}: not readable JSON ({exc})") from exc
+    if not isinstance(actions, list):
+        raise ValueError(f"actions file {path}: expected a JSON list, got {type(actions).__name__}")
+    return actions
+
+
+def _label(key: str, slot: str) -> str:
+    if key == slot:
+        return "initial_frame" if slot == "image" else "reference_video"
+    return f"{'inputs' if slot == 'image' else 'references'}.{key}"

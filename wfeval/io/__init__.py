@@ -1,0 +1,51 @@
+"""Video I/O into one in-memory convention: uint8, ``T×H×W×3`` (videos) / ``H×W×3`` (images), RGB.
+
+Reads containers through PyAV (``.mp4``, ``.mkv``, ``.avi``, ``.mov``, ``.webm``, ``.gif``),
+``.npy``/``.npz`` arrays, image files and folders of PNG/JPEG frames; writes lossless ``.mkv``
+(ffv1), ``.avi`` (ffv1), ``.mov`` (png), ``.npy``/``.npz``, lossy ``.mp4`` (h264) and PNG
+frame folders. Every failure to read is a :class:`VideoReadError` naming the file. ``av`` is
+imported only when a container or image is actually read or written.
+"""
+
+from wfeval.io._api import (
+    ARRAY_SUFFIXES,
+    CONTAINER_SUFFIXES,
+    IMAGE_SUFFIXES,
+    LOSSLESS_SUFFIXES,
+    VIDEO_SUFFIXES,
+    WRITABLE_VIDEO_SUFFIXES,
+    find_media,
+    load_array,
+    media_kind,
+    read_image,
+    read_video,
+    write_image,
+    write_video,
+)
+from wfeval.io._convention import Video, to_rgb_uint8
+from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
+from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
+
+__all__ = [
+    "Video",
+    "MediaError",
+    "VideoReadError",
+    "VideoWriteError",
+    "read_video",
+    "read_image",
+    "write_video",
+    "write_image",
+    "to_rgb_uint8",
+    "media_kind",
+    "load_array",
+    "find_media",
+    "unsafe_id_reason",
+    "unsafe_path_reason",
+    "inside",
+    "ARRAY_SUFFIXES",
+    "CONTAINER_SUFFIXES",
+    "IMAGE_SUFFIXES",
+    "LOSSLESS_SUFFIXES",
+    "VIDEO_SUFFIXES",
+    "WRITABLE_VIDEO_SUFFIXES",
+]

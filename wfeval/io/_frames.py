@@ -1,0 +1,51 @@
+"""Folders of numbered image files (``frame_0001.png``, ...), one frame each, in natural order."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from wfeval.io._errors import VideoReadError
+
+FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+
+
+def _natural_key(path: Path) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name.lower())]
+
+
+def frame_files(folder: Path) -> list[Path]:
+    """The image files of ``folder`` (hidden files ignored), ``frame_2`` before ``frame_10``."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError as exc:
+        raise VideoReadError(folder, f"cannot list the frame folder: {exc.strerror or exc}") from exc
+    files = [p for p in entries if p.suffix.lower() in FRAME_SUFFIXES and not p.name.startswith(".") and p.is_file()]
+    return sorted(files, key=_natural_key)
+
+
+def read_frame_folder(folder: Path, *, max_frames: int | None = None) -> np.ndarray:
+    from wfeval.io._pyav import read_image_file
+
+    files = frame_files(folder)
+    if not files:
+        raise VideoReadError(folder, f"no frame files ({', '.join(FRAME_SUFFIXES)}) in the folder")
+    frames = [read_image_file(p) for p in files[:max_frames]]
+    sizes = {f.shape for f in frames}
+    if len(sizes) > 1:
+        first = frames[0].shape
+        odd = next(p for p, f in zip(files, frames) if f.shape != first)
+        raise VideoReadError(folder, f"frames differ in size: {files[0].name} is {first[:2]}, "
+                                     f"{odd.name} is {next(f.shape for f in frames if f.shape != first)[:2]}")
+    return np.stack(frames)
+
+
+def write_frame_folder(folder: Path, frames: np.ndarray, suffix: str = ".png") -> None:
+    from wfeval.io._pyav import encode_image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    width = max(5, len(str(len(frames) - 1)))
+    for index, frame in enumerate(frames):
+        (folder / f"frame_{index:0{width}d}{suffix}").write_bytes(encode_image(frame, suffix))

@@ -1,0 +1,240 @@
+"""``model=command``: run your own inference program (any language, its own environment) per batch.
+
+For each batch wfeval makes a folder and writes ``requests.jsonl`` in it, one JSON object a line::
+
+    {"index": 0, "sample_id": "...", "split": "...", "benchmark": "...", "task": "...",
+     "inputs": {"image": "/abs/path/to/<sha256>.npy"},       # uint8 arrays, np.load-able
+     "controls": {"actions": [...], ...}, "generation": {"fps": 8, "num_frames": 16, "seed": 1234},
+     "prompt": null, "metadata": {...},
+     "outputs": {"generated_video": "/abs/batch/outputs/00000.generated_video"},
+     "error_path": "/abs/batch/outputs/00000.error.txt"}
+
+then runs ``argv`` (a list: no shell, nothing from the samples is ever put into it). Exactly
+the tokens ``{requests}``, ``{output_dir}`` and ``{batch_dir}`` inside argv items are replaced by
+those paths, which are also in the environment as ``WFEVAL_REQUESTS``, ``WFEVAL_OUTPUT_DIR`` and
+``WFEVAL_BATCH_DIR``. The program writes each output to its ``outputs`` path plus any suffix
+:func:`wfeval.io.read_video` reads (``.npy``, ``.npz``, ``.mkv``, ``.mp4``, ..., or a folder of
+frames), and may write a message to ``error_path`` for a sample it could not do. References
+(ground truth) are never sent.
+
+Exit status 0: every sample gets its output (or its error). Non-zero, a crash or
+``timeout_s``: the batch is retried up to ``retries`` times, then fails with the tail of stderr
+(the pipeline then tries its samples one by one). stderr is kept in ``<batch>/stderr.txt`` and
+its tail in each result (``steps.jsonl``: ``log``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from wfeval.api import GenerationRequest
+from wfeval.models._files import file_digest, tree_digest
+from wfeval.models.protocol import Generated, SampleFailed
+
+PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
+
+
+class CommandError(RuntimeError):
+    """The program failed for the whole batch; ``metadata`` holds the stderr tail and attempts."""
+
+    def __init__(self, message: str, metadata: Mapping[str, Any]):
+        super().__init__(message)
+        self.metadata = dict(metadata)
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", errors="replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Stop the program and everything it started (it runs in its own session)."""
+    if proc.poll() is not None:
+        return
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:  # pragma: no cover - Windows
+            proc.terminate()
+        proc.wait(timeout=2)
+    except (subprocess.TimeoutExpired, ProcessLookupError, PermissionError):
+        try:
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:  # pragma: no cover
+                proc.kill()
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+
+
+class CommandModel:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        name: str = "command",
+        version: str = "1.0",
+        cwd: str | None = None,
+        env: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+        retries: int = 0,
+        retry_delay_s: float = 1.0,
+        output_keys: Sequence[str] = ("generated_video",),
+        batch_size: int | None = None,
+        work_dir: str | None = None,
+        keep_work_dir: bool = False,
+        fingerprint_paths: Sequence[str] = (),
+        log_tail_chars: int = 4000,
+    ):
+        if isinstance(argv, str) or not argv or not all(isinstance(a, (str, int, float)) for a in argv):
+            raise ValueError("model.argv: expected a non-empty list of strings, e.g. [python, infer.py, "
+                             "'{requests}', '{output_dir}'] (no shell is used)")
+        if retries < 0 or (timeout_s is not None and timeout_s <= 0):
+            raise ValueError("model.retries must be >= 0 and model.timeout_s positive or null")
+        self.argv = [str(a) for a in argv]
+        self.name, self.version = name, version
+        self.cwd = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
+        self.env = {str(k): str(v) for k, v in (env or {}).items()}
+        self.timeout_s, self.retries, self.retry_delay_s = timeout_s, int(retries), float(retry_delay_s)
+        self.output_keys = tuple(output_keys)
+        self.batch_size = batch_size
+        self.work_dir = Path(work_dir).expanduser() if work_dir else None
+        self.keep_work_dir = keep_work_dir
+        self.fingerprint_paths = tuple(fingerprint_paths)
+        self.log_tail_chars = log_tail_chars
+
+    # -- identity --------------------------------------------------------------------------------
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Content digests of every argv item that names a file (your script) and of ``fingerprint_paths``."""
+        files = {}
+        for arg in self.argv:
+            path = self.cwd / arg
+            if path.is_file():
+                files[arg] = file_digest(path)
+        paths = {}
+        for text in self.fingerprint_paths:
+            path = self.cwd / Path(text).expanduser()
+            if not path.exists():
+                raise ValueError(f"model.fingerprint_paths: {path} does not exist")
+            paths[text] = tree_digest(path)["sha256"]
+        return {"argv_files": files, "paths": paths}
+
+    # -- one batch -------------------------------------------------------------------------------
+
+    def _request_line(self, index: int, request: GenerationRequest, outputs: Path) -> dict[str, Any]:
+        data = request.to_dict()
+        return {
+            "index": index,
+            "sample_id": request.sample_id,
+            "split": request.split,
+            "benchmark": request.benchmark_id,
+            "task": request.task_id,
+            "inputs": {k: ref.uri.removeprefix("file://") for k, ref in request.inputs.items()},
+            "controls": data["controls"],
+            "generation": data["generation"],
+            "prompt": request.prompt,
+            "metadata": data["metadata"],
+            "outputs": {key: str(outputs / f"{index:05d}.{key}") for key in self.output_keys},
+            "error_path": str(outputs / f"{index:05d}.error.txt"),
+        }
+
+    def _argv(self, batch: Path) -> list[str]:
+        values = {"{requests}": str(batch / "requests.jsonl"), "{output_dir}": str(batch / "outputs"),
+                  "{batch_dir}": str(batch)}
+        out = []
+        for arg in self.argv:
+            for token, value in values.items():
+                arg = arg.replace(token, value)
+            out.append(arg)
+        return out
+
+    def _run(self, batch: Path) -> tuple[int | None, int, float]:
+        """(exit status or None on timeout, attempts, seconds of the last attempt)."""
+        env = {**os.environ, **self.env, "WFEVAL_REQUESTS": str(batch / "requests.jsonl"),
+               "WFEVAL_OUTPUT_DIR": str(batch / "outputs"), "WFEVAL_BATCH_DIR": str(batch)}
+        argv = self._argv(batch)
+        code: int | None = None
+        seconds = 0.0
+        for attempt in range(1, self.retries + 2):
+            shutil.rmtree(batch / "outputs", ignore_errors=True)
+            (batch / "outputs").mkdir()
+            started = time.perf_counter()
+            with (batch / "stdout.txt").open("ab") as out, (batch / "stderr.txt").open("ab") as err:
+                err.write(f"--- wfeval: attempt {attempt} ---\n".encode())
+                err.flush()
+                try:
+                    proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=err, start_new_session=True)
+                except OSError as exc:
+                    raise CommandError(f"cannot start {argv[0]!r}: {exc.strerror or exc}",
+                                       {"attempts": attempt, "log": ""}) from exc
+                try:
+                    code = proc.wait(timeout=self.timeout_s)
+                except subprocess.TimeoutExpired:
+                    code = None
+                    _kill_group(proc)
+                    err.write(f"\n--- wfeval: killed after timeout_s={self.timeout_s:g} ---\n".encode())
+                except BaseException:  # a pipeline deadline, Ctrl-C: never leave the program running
+                    _kill_group(proc)
+                    raise
+            seconds = time.perf_counter() - started
+            if code == 0:
+                return code, attempt, seconds
+            if attempt <= self.retries and self.retry_delay_s > 0:
+                time.sleep(self.retry_delay_s)
+        return code, self.retries + 1, seconds
+
+    def _collect(self, index: int, request: GenerationRequest, outputs: Path, meta: dict[str, Any]) -> Any:
+        from wfeval.io import find_media, read_video
+
+        error_file = outputs / f"{index:05d}.error.txt"
+        if error_file.exists():
+            return SampleFailed(f"the program reported: {error_file.read_text(errors='replace').strip()[:2000]}", meta)
+        arrays = {}
+        for key in self.output_keys:
+            found = find_media(outputs / f"{index:05d}.{key}")
+            if len(found) != 1:
+                what = "no" if not found else f"{len(found)} ({', '.join(p.name for p in found)})"
+                return SampleFailed(f"the program wrote {what} output for {key!r} of sample {request.sample_id!r} "
+                                    f"(expected {index:05d}.{key}.npy, .mkv, .mp4, ... in the output folder)", meta)
+            try:
+                arrays[key] = read_video(found[0]).frames
+            except ValueError as exc:
+                return SampleFailed(f"{type(exc).__name__}: {exc}", meta)
+        return Generated(arrays, meta)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        if self.work_dir is not None:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+        batch = Path(tempfile.mkdtemp(prefix="wfeval-batch-", dir=self.work_dir))
+        try:
+            outputs = batch / "outputs"
+            lines = [self._request_line(i, r, outputs) for i, r in enumerate(requests)]
+            (batch / "requests.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines),
+                                                  encoding="utf-8")
+            code, attempts, seconds = self._run(batch)
+            log = _tail(batch / "stderr.txt", self.log_tail_chars)
+            meta = {"attempts": attempts, "log": log, "command_seconds": round(seconds, 3)}
+            if code != 0:
+                why = f"timed out after {self.timeout_s:g} s" if code is None else f"exited with status {code}"
+                raise CommandError(f"{self.argv[0]} {why} ({attempts} attempt(s)); stderr tail: "
+                                   f"{log.strip()[-500:] or '(empty)'}", meta)
+            return [self._collect(i, r, outputs, meta) for i, r in enumerate(requests)]
+        finally:
+            if not self.keep_work_dir:
+                shutil.rmtree(batch, ignore_errors=True)
+            else:
+                print(f"wfeval: command batch kept in {batch}", file=sys.stderr)

@@ -1,0 +1,106 @@
+"""``model=python``: any object implementing the world-model protocol, built from its ``_target_``.
+
+    model=python model.object._target_=my_pkg.MyModel +model.object.checkpoint=/path/ckpt
+
+The object gets batches of requests (``batch_size``, else ``run.batch_size``); its optional
+``setup`` is called once with the resolved ``device`` when it accepts one, its optional ``close``
+at the end. ``device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (cuda when available);
+a declared accelerator that is not there stops the run before any generation. The identity
+(generation cache key) includes a hash of the source file of the object's class, so editing your
+model's code does not serve stale generations.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from wfeval.api import GenerationRequest
+from wfeval.config.errors import ConfigError
+from wfeval.models._files import file_digest
+from wfeval.models.protocol import Generated
+
+
+def _build(obj: Any) -> Any:
+    """The object itself, or (for a dotted path or an un-instantiated node) what it names."""
+    if isinstance(obj, Mapping) and "_target_" in obj:
+        from hydra.utils import instantiate
+
+        return instantiate(dict(obj), _convert_="all")
+    if isinstance(obj, str):
+        from hydra.utils import get_object
+
+        target = get_object(obj)
+        return target() if inspect.isclass(target) else target
+    return obj
+
+
+def resolve_device(device: str) -> str:
+    device = str(device or "cpu")
+    if device == "cpu":
+        return device
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"model.device={device!r} but no CUDA device is available (torch.cuda.is_available() "
+                           "is False); use device=cpu or auto")
+    if device == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ConfigError("model.device='mps' but MPS is not available")
+    return device
+
+
+class PythonModel:
+    def __init__(
+        self,
+        object: Any,  # noqa: A002 - the config key users write
+        name: str | None = None,
+        version: str | None = None,
+        device: str = "cpu",
+        batch_size: int | None = None,
+        fingerprint_source: bool = True,
+    ):
+        self.object = _build(object)
+        if not callable(getattr(self.object, "generate", None)):
+            raise ValueError(f"model.object: {type(self.object).__name__} has no generate(requests) method "
+                             "(see wfeval/models/protocol.py)")
+        self.name = name or str(getattr(self.object, "name", "") or type(self.object).__name__)
+        self.version = str(version or getattr(self.object, "version", "") or "0")
+        self.device_request = device
+        self.device: str | None = None
+        self.batch_size = batch_size or getattr(self.object, "batch_size", None)
+        self.fingerprint_source = fingerprint_source
+
+    def fingerprint(self) -> dict[str, Any]:
+        cls = type(self.object)
+        out: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
+        if self.fingerprint_source:
+            try:
+                source = inspect.getsourcefile(cls)
+            except TypeError:  # built-in classes have no source file
+                source = None
+            if source and Path(source).is_file():
+                out["source_sha256"] = file_digest(Path(source))
+        return out
+
+    def setup(self) -> None:
+        self.device = resolve_device(self.device_request)
+        setup = getattr(self.object, "setup", None)
+        if callable(setup):
+            params = inspect.signature(setup).parameters
+            takes_device = "device" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+            if takes_device:
+                setup(device=self.device)
+            else:
+                setup()
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        outcomes = list(self.object.generate(list(requests)))
+        return [Generated(o, {"device": self.device}) if isinstance(o, Mapping) else o for o in outcomes]
+
+    def close(self) -> None:
+        close = getattr(self.object, "close", None)
+        if callable(close):
+            close()

@@ -1,0 +1,52 @@
+"""Read a finished run back from its files: the metric rows, requests and metric objects.
+
+Used by replay (rebuild results), merge (combine shards) and anything else that must work from
+stored files alone, without calling a model or scoring a sample again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wfeval.api import GenerationRequest, MetricResult
+from wfeval.pipeline.rundir import RunDirectory, read_jsonl
+
+
+class StoredRunError(ValueError):
+    """A run directory lacks what is needed to read it back."""
+
+
+def load_run(run_dir: Path):
+    """(manifest, metric objects, per-metric rows in run order, requests) of a finished run."""
+    from omegaconf import OmegaConf
+
+    from wfeval.pipeline import build
+
+    rundir = RunDirectory(run_dir, create=False)
+    manifest = rundir.read_json("manifest.json")
+    config = run_dir / ".hydra" / "config.yaml"
+    if manifest is None or not config.is_file() or not rundir.file("metrics.jsonl").is_file():
+        raise StoredRunError(f"{run_dir} is not a wfeval run directory "
+                             "(needs manifest.json, .hydra/config.yaml and metrics.jsonl)")
+    cfg = OmegaConf.load(config)
+    metric_ids = list(manifest.get("metrics") or {})
+    metrics = build.build_metrics({m: cfg.metric[m] if m in cfg.metric else _extra_node(m) for m in metric_ids})
+    requests = [GenerationRequest.from_dict(row["request"]) for row in read_jsonl(rundir.file("generations.jsonl"))]
+    latest: dict[tuple[str, str], MetricResult] = {}
+    for row in read_jsonl(rundir.file("metrics.jsonl")):
+        result = MetricResult.from_dict(row)
+        latest[(result.metric_id, result.sample_id)] = result
+    per_metric = {}
+    for m in metric_ids:
+        missing = [r.sample_id for r in requests if (m, r.sample_id) not in latest]
+        if missing:
+            raise StoredRunError(f"{run_dir}: metrics.jsonl has no {m!r} row for {len(missing)} sample(s), "
+                                 f"e.g. {missing[0]!r}: the run did not finish scoring")
+        per_metric[m] = [latest[(m, r.sample_id)] for r in requests]
+    return manifest, metrics, per_metric, requests
+
+
+def _extra_node(metric_id: str):
+    from wfeval.pipeline.build import compose_metric_nodes
+
+    return compose_metric_nodes([metric_id])[metric_id]
