@@ -7,7 +7,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException, ValidationError
 
-from tests.conftest import compose
+from tests.conftest import ROOT, compose
 from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
 from wfeval.artifacts import ArtifactStore
 from wfeval.config.errors import group_options
@@ -20,7 +20,8 @@ def test_default_config_selects_the_benchmark_metric_suite():
     assert cfg.benchmark.name == "gridworld"
     assert cfg.model.name == "oracle"
     assert cfg.protocol.name == "open_loop"
-    assert list(cfg.metric) == ["generated_rate", "artifact_count"]
+    assert list(cfg.metric) == ["generated_rate", "artifact_count", "psnr", "ssim", "flicker", "action_following",
+                                "agent_position_error"]
     assert list(cfg.benchmark.metrics) == list(cfg.metric)
 
 
@@ -68,9 +69,19 @@ def test_task_config_is_a_world_task_config():
     assert task.output_keys == ("generated_video",)
 
 
+# options that adapt the user's own model or data need to be told where it is
+REQUIRED = {
+    "precomputed": [f"model.root={ROOT / 'examples'}"],
+    "command": ["model.argv=[python,examples/command_model/model.py]"],
+    "python": ["model.object._target_=wfeval.models.baselines.StaticModel", "model.name=python"],
+    "folder": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'gridworld_tiny'}",
+               "benchmark.name=folder"],
+}
+
+
 @pytest.mark.parametrize("name", group_options("model"))
 def test_every_builtin_model_instantiates_from_its_target(name):
-    model = build.build_model(compose([f"model={name}"]))
+    model = build.build_model(compose([f"model={name}", *REQUIRED.get(name, [])]))
     assert model.name == name
     assert callable(model.generate)
 
@@ -85,7 +96,7 @@ def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name):
 
 @pytest.mark.parametrize("name", group_options("benchmark"))
 def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
-    cfg = compose([f"benchmark={name}"])
+    cfg = compose([f"benchmark={name}", *REQUIRED.get(name, [])])
     bench = build.build_benchmark(cfg)
     assert bench.spec.benchmark_id == name
     assert [m.id for m in bench.spec.metrics] == list(cfg.metric)
@@ -93,7 +104,8 @@ def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
 
 def test_extra_metrics_add_to_the_selected_metrics():
     nodes = build.metric_nodes(compose(["extra_metrics=[fvd]"]))
-    assert list(nodes) == ["generated_rate", "artifact_count", "fvd"]
+    assert list(nodes) == ["generated_rate", "artifact_count", "psnr", "ssim", "flicker", "action_following",
+                          "agent_position_error", "fvd"]
 
 
 def test_unknown_extra_metric_is_a_config_error_with_a_suggestion():

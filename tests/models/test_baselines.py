@@ -52,3 +52,49 @@ def test_simulator_baselines_refuse_requests_without_world_state(requests):
     stripped = dataclasses.replace(requests[0], metadata={})
     with pytest.raises(ValueError, match="only run on the gridworld benchmark"):
         _model("oracle").generate([stripped])
+
+
+def _out(name: str, requests, *overrides: str):
+    model = build.build_model(compose([f"model={name}", *overrides]))
+    return [o["generated_video"] for o in model.generate(requests)]
+
+
+def test_noisy_adds_seeded_gaussian_noise_of_sigma_levels_clipped_to_uint8(requests):
+    oracle = _out("oracle", requests)
+    noisy = _out("noisy", requests, "model.sigma=12")
+    residual = np.concatenate([(n.astype(float) - o).ravel() for n, o in zip(noisy, oracle)])
+    assert noisy[0].dtype == np.uint8 and noisy[0].shape == oracle[0].shape
+    assert abs(residual.mean()) < 0.1 and 11.5 < residual.std() < 12.5
+    again = _out("noisy", requests[::-1], "model.sigma=12")[::-1]  # per sample, not per batch position
+    assert all(np.array_equal(a, b) for a, b in zip(noisy, again))
+    other_seed = _out("noisy", requests, "model.sigma=12", "model.seed=1")
+    assert not np.array_equal(noisy[0], other_seed[0])
+    assert all(np.array_equal(a, b) for a, b in zip(_out("noisy", requests, "model.sigma=0"), oracle))
+    bright = _out("noisy", requests, "model.sigma=200")[0]
+    assert bright.min() == 0 and bright.max() == 255  # clipped, not wrapped
+
+
+def test_blur_smooths_every_frame_and_a_one_pixel_kernel_is_the_oracle(requests):
+    from wfeval.models.baselines import gaussian_blur
+
+    oracle = _out("oracle", requests)
+    blurred = _out("blur", requests, "model.kernel_size=7", "model.sigma=2.0")
+    assert blurred[0].dtype == np.uint8 and blurred[0].shape == oracle[0].shape
+    roughness = [np.abs(np.diff(v.astype(float), axis=2)).mean() for v in (oracle[0], blurred[0])]
+    assert roughness[1] < 0.6 * roughness[0]
+    assert all(np.array_equal(a, b) for a, b in zip(_out("blur", requests, "model.kernel_size=1"), oracle))
+    flat = np.full((2, 9, 9, 3), 77, np.uint8)
+    assert np.array_equal(gaussian_blur(flat, 5, 1.0), flat)
+    with pytest.raises(ValueError, match="odd integer"):
+        _out("blur", requests, "model.kernel_size=4")
+
+
+def test_lagged_applies_every_action_one_step_late(requests):
+    from wfeval.benchmarks.gridworld import world
+
+    lagged = _out("lagged", requests)
+    for request, video in zip(requests, lagged):
+        actions = tuple(request.controls["actions"])
+        expected, _ = world.rollout(world.WorldState.from_dict(request.metadata["world"]), (0,) + actions[:-1])
+        np.testing.assert_array_equal(video, expected)
+    assert all(np.array_equal(a, b) for a, b in zip(_out("lagged", requests, "model.lag=0"), _out("oracle", requests)))

@@ -24,7 +24,8 @@ def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
     assert len(manifest["config_hash"]) == 64
 
     results = json.loads((run / "results.json").read_text())["results"]
-    assert list(results) == ["gridworld.generated_rate", "gridworld.artifact_count"]
+    assert list(results) == ["gridworld.generated_rate", "gridworld.artifact_count", "gridworld.psnr", "gridworld.ssim",
+                             "gridworld.flicker", "gridworld.action_following", "gridworld.agent_position_error"]
     rate = results["gridworld.generated_rate"]
     assert (rate["n_total"], rate["n_valid"], rate["n_skipped"]) == (32, 32, 0)
     assert rate["normalized_stats"]["ratio"] == 1.0
@@ -38,22 +39,23 @@ def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
         assert field in samples[0]
     assert samples[0]["prediction"]["generated_video"]["shape"] == [16, 64, 64, 3]
     assert samples[0]["steps"] == 15
-    assert len(read_jsonl(run / "metrics.jsonl")) == 64
+    assert len(read_jsonl(run / "metrics.jsonl")) == 7 * 32
     assert len(read_jsonl(run / "steps.jsonl")) == 32
     events = [e["event"] for e in read_jsonl(run / "events.jsonl")]
     assert events[0] == "run_started" and events[-1] == "run_finished"
     assert "gridworld.generated_rate" in proc.stdout  # the results table
 
 
-def test_fvd_and_artifact_count_both_land_in_results_and_fvd_reports_no_number(tmp_path):
-    proc = run_cli(["task=action_video", "metric=[fvd,artifact_count]"], cwd=tmp_path)
+def test_fvd_without_weights_lands_in_results_and_reports_no_number(tmp_path):
+    proc = run_cli(["task=action_video", "metric=[fvd,artifact_count]", "metric.fvd.fetch=false",
+                    f"metric.fvd.cache_dir={tmp_path / 'no_weights'}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     run = only_run_dir(tmp_path / "outputs" / "runs")
     results = json.loads((run / "results.json").read_text())["results"]
     assert set(results) == {"gridworld.fvd", "gridworld.artifact_count"}
     fvd = results["gridworld.fvd"]
     assert fvd["valid"] is False and fvd["n_valid"] == 0 and fvd["n_skipped"] == 32
-    assert "mean" not in fvd["normalized_stats"]
+    assert "value" not in fvd["diagnostics"]
     [(reason, count)] = fvd["skip_breakdown"].items()
-    assert count == 32 and "not implemented" in reason
+    assert count == 32 and "I3D weights unavailable, no FVD" in reason
     assert results["gridworld.artifact_count"]["normalized_stats"]["mean"] == 1.0

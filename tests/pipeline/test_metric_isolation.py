@@ -43,7 +43,8 @@ def test_a_failed_generation_is_a_fail_for_generated_rate_and_a_skip_for_metrics
 
 
 def test_all_items_skipped_gives_an_invalid_aggregate_with_the_reason_not_a_nan(tmp_path, store):
-    summary = _run(tmp_path, store, ["metric=[fvd]"])
+    summary = _run(tmp_path, store, ["metric=[fvd]", "metric.fvd.fetch=false",
+                                     f"metric.fvd.cache_dir={tmp_path / 'no_weights'}"])
     fvd = summary.results["gridworld.fvd"]
     assert fvd.valid is False and fvd.stderr is None and fvd.confidence_interval == {}
     assert fvd.diagnostics["reason"] == "no item was scored: all 8 skipped or errored"

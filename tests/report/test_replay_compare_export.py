@@ -29,7 +29,7 @@ def test_default_run_is_eligible_and_a_subset_is_not_with_every_reason(tmp_path)
     assert full["scorecard"]["score"] == 1.0
     assert list(full["slices"]["gridworld.generated_rate"]) == ["split=test"]
     proc = run_cli([f"run.store_dir={tmp_path / 'store'}", "run.limit=5"], cwd=tmp_path)
-    assert "eligible: no (3 reasons)" in proc.stdout
+    assert "eligible: no (8 reasons)" in proc.stdout  # 7 suite metrics under min_valid + the dataset hash
     assert "5 valid samples < required 32" in proc.stdout
 
 
@@ -50,11 +50,12 @@ def test_compare_prints_and_writes_a_leaderboard_with_intervals_and_eligibility(
     proc = _module("wfeval.compare", sweep, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].split() == ["rank", "model", "gridworld.generated_rate", "gridworld.artifact_count", "score",
-                                "eligible", "run"]
+    assert lines[0].split() == ["rank", "model", "gridworld.generated_rate", "gridworld.artifact_count",
+                                "gridworld.psnr", "gridworld.ssim", "gridworld.flicker", "gridworld.action_following",
+                                "gridworld.agent_position_error", "score", "eligible", "run"]
     assert [line.split()[1] for line in lines[2:5]] == ["oracle", "static", "random_actions"]
     assert "1 [0.5101, 1]" in lines[2] and "≈" in lines[3]  # Wilson 95% for 4/4; ties marked
-    assert all("no (3 reasons)" in line for line in lines[2:5])  # 4 samples: not the official dataset
+    assert all("no (8 reasons)" in line for line in lines[2:5])  # 4 samples: not the official dataset
     with open(sweep / "leaderboard.csv", newline="") as handle:
         table = list(csv.reader(handle))
     assert table[0][:2] == ["rank", "model"] and len(table) == 4
@@ -72,10 +73,10 @@ def test_export_writes_one_row_per_run_and_measurement_in_each_format(tmp_path):
         out = tmp_path / f"export.{fmt}"
         assert _module("wfeval.export", sweep, "--format", fmt, "--out", out, cwd=tmp_path).returncode == 0
     records = json.loads((tmp_path / "export.json").read_text())
-    assert len(records) == 6
+    assert len(records) == 3 * 7  # runs × suite metrics
     assert {r["model"] for r in records} == {"oracle", "static", "random_actions"}
     rate = next(r for r in records if r["model"] == "static" and r["measurement"] == "gridworld.generated_rate")
     assert (rate["value"], rate["n_valid"], rate["ci_method"], rate["eligible"]) == (1.0, 3, "wilson", False)
     with open(tmp_path / "export.csv", newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 6
-    assert (tmp_path / "export.md").read_text().count("\n") == 8
+        assert len(list(csv.DictReader(handle))) == 3 * 7
+    assert (tmp_path / "export.md").read_text().count("\n") == 2 + 3 * 7
