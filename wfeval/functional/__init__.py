@@ -22,9 +22,12 @@ _EXPORTS = {
     # control metrics (wfeval/functional/control.py)
     "locate_agent": "control",
     "action_following": "control",
-    # distribution metrics (wfeval/functional/frechet.py, wfeval/functional/fvd.py)
+    "implied_moves": "control",
+    "ColorLocator": "control",
+    # distribution metrics (wfeval/functional/frechet.py, wfeval/functional/_fvd.py: the module is
+    # private so that the package attribute ``fvd`` is always the function, never the module)
     "frechet_distance": "frechet",
-    "fvd": "fvd",
+    "fvd": "_fvd",
 }
 
 __all__ = sorted(_EXPORTS)

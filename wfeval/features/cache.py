@@ -1,0 +1,34 @@
+"""Where wfeval keeps downloaded weights, converted state dicts and feature caches.
+
+Resolution order: an explicit folder (config key ``metric.fvd.cache_dir``), then the environment
+variable ``WFEVAL_CACHE``, then ``$XDG_CACHE_HOME/wfeval``, then ``~/.cache/wfeval``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+ENV_VAR = "WFEVAL_CACHE"
+
+
+def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The cache folder (not created here)."""
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser().resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "wfeval").resolve()
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()

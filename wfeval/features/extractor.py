@@ -1,0 +1,85 @@
+"""Batched, device-aware I3D feature extraction from uint8 clips.
+
+``I3DExtractor(weights, recipe).features(clips)`` maps clips ``[L, H, W, 3]`` (already selected by
+:func:`wfeval.features.preprocess.select_clip`) to float32 features ``[N, 400]``: consecutive clips
+of the same shape go through the network ``batch_size`` at a time, on ``cuda`` when present
+(``device="auto"``), with TF32 off.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from wfeval.features.network import input_memory_format, load_network, pick_device, reproducible_math
+from wfeval.features.preprocess import ClipRecipe
+from wfeval.features.weights import WeightsInfo
+
+
+def tf1_bilinear_matrix(size_in: int, size_out: int) -> torch.Tensor:
+    """``[out, in]`` weights of TF1 ``resize_bilinear(align_corners=False)`` (no half-pixel centres)."""
+    src = torch.arange(size_out, dtype=torch.float64) * (size_in / size_out)
+    low = src.floor().long().clamp(max=size_in - 1)
+    high = (low + 1).clamp(max=size_in - 1)
+    frac = src - low
+    matrix = torch.zeros(size_out, size_in, dtype=torch.float64)
+    matrix[torch.arange(size_out), low] += 1 - frac
+    matrix[torch.arange(size_out), high] += frac
+    return matrix
+
+
+def resize_frames(frames: torch.Tensor, size: int, mode: str) -> torch.Tensor:
+    """``[N, 3, H, W]`` float → ``[N, 3, size, size]`` with the named bilinear variant."""
+    if frames.shape[-2:] == (size, size):
+        return frames
+    if mode == "bilinear_tf1":
+        rows = tf1_bilinear_matrix(frames.shape[-2], size).to(frames)
+        cols = tf1_bilinear_matrix(frames.shape[-1], size).to(frames)
+        return rows @ frames @ cols.T
+    return F.interpolate(frames, size=(size, size), mode="bilinear", align_corners=False,
+                         antialias=mode == "bilinear_antialias")
+
+
+def to_network_input(clips: np.ndarray, recipe: ClipRecipe, device: torch.device) -> torch.Tensor:
+    """uint8 (or float) ``[B, L, H, W, 3]`` → float32 ``[B, 3, L, size, size]`` in [-1, 1] on ``device``."""
+    x = torch.from_numpy(np.ascontiguousarray(clips)).to(device)
+    b, length, h, w, c = x.shape
+    lo, hi = recipe.value_range
+    x = x.to(torch.float32).mul_(2.0 / (hi - lo)).add_(-1.0 - 2.0 * lo / (hi - lo))
+    x = x.reshape(b * length, h, w, c).permute(0, 3, 1, 2)
+    x = resize_frames(x, recipe.resize, recipe.resize_mode)
+    x = x.reshape(b, length, c, recipe.resize, recipe.resize).permute(0, 2, 1, 3, 4)
+    return x.contiguous(memory_format=input_memory_format(device))
+
+
+def _runs(clips: Sequence[np.ndarray], batch_size: int) -> Iterator[list[np.ndarray]]:
+    """Consecutive same-shape groups of at most ``batch_size`` clips."""
+    batch: list[np.ndarray] = []
+    for clip in clips:
+        if batch and (len(batch) == batch_size or clip.shape != batch[0].shape):
+            yield batch
+            batch = []
+        batch.append(clip)
+    if batch:
+        yield batch
+
+
+class I3DExtractor:
+    """The I3D network plus the recipe's preprocessing; ``features(clips)`` → ``[N, 400]`` float32."""
+
+    def __init__(self, weights: WeightsInfo, recipe: ClipRecipe, *, device: str = "auto", batch_size: int = 8):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        reproducible_math()
+        self.weights, self.recipe, self.batch_size = weights, recipe, batch_size
+        self.device = pick_device(device)
+        self.network = load_network(weights, str(self.device))
+
+    @torch.inference_mode()
+    def features(self, clips: Sequence[np.ndarray]) -> np.ndarray:
+        out = [self.network(to_network_input(np.stack(batch), self.recipe, self.device)).float().cpu().numpy()
+               for batch in _runs(clips, self.batch_size)]
+        return np.concatenate(out) if out else np.zeros((0, 400), np.float32)
