@@ -1,0 +1,34 @@
+"""Atari benchmarks (``benchmark=atari_pong``, ``atari_breakout``, ``atari_boxing``, ...): real
+ALE frames recorded offline under a pinned environment, resolution and behaviour policy."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wfeval.benchmarks.atari import simulator
+from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
+from wfeval.config.errors import ConfigError
+
+
+class AtariBenchmark(RecordedBenchmark):
+    """See :class:`~wfeval.benchmarks.recorded.adapter.RecordedBenchmark` for the sample layout.
+
+    ``env`` pins the game and the ALE options (frameskip, sticky actions, action space, mode,
+    difficulty); ``rom_md5``, when set, refuses any other ROM dump than the one the benchmark
+    was recorded from.
+    """
+
+    family = "atari"
+
+    def __init__(self, env: Mapping[str, Any] | None = None, rom_md5: str | None = None, **options: Any):
+        config = simulator.check_config(env or {})
+        rom = simulator.rom_identity(config["game"])
+        if rom_md5 and rom["md5"] != rom_md5:
+            raise ConfigError(f"benchmark.rom_md5: the installed {rom['file']} has md5 {rom['md5']}, the benchmark "
+                              f"pins {rom_md5} (another ale-py ROM dump); its results would not be comparable. "
+                              "Install the ale-py version the benchmark names, or set benchmark.rom_md5=null")
+        self.game = config["game"]
+        super().__init__(env=config, **options)
+
+    def sample_metadata(self) -> dict[str, Any]:
+        return {"game": self.game}

@@ -1,0 +1,155 @@
+"""Crafter (Hafner 2021) worlds through the ``crafter`` package, made deterministic.
+
+crafter 1.8.3 is not reproducible across processes: each world chunk keeps its creatures in a
+``set``, which iterates in memory-address order, and that order decides which creature the
+balancing step despawns (``Env._balance_object``). Two processes with the same seed and actions
+drift apart after a few dozen steps. The simulator swaps the world's class for a subclass whose
+chunks are insertion-ordered sets; nothing else of the game changes (same world generation,
+dynamics and renderer), and trajectories become a pure function of seed and actions.
+
+``snapshot()`` is the seed plus the actions since ``reset``; ``restore`` replays them. World
+generation (pure-Python simplex noise, about 1.5 s per episode) is the expensive part, so the
+state right after each reset is kept in memory (bounded) and copied instead of regenerated.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import functools
+from importlib import metadata as importlib_metadata
+from typing import Any, Mapping
+
+import numpy as np
+
+from wfeval._hashing import canonical_json
+from wfeval.benchmarks.recorded.simulator import Step, require
+from wfeval.config.errors import ConfigError
+
+DEFAULTS = {"area": [64, 64], "view": [9, 9], "size": [64, 64], "length": 10000, "reward": True}
+PACKAGES = ("crafter", "numpy", "pillow", "opensimplex", "imageio")
+_RESET_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
+_RESET_CACHE_SIZE = 32
+
+
+def _crafter() -> Any:
+    require("crafter", "crafter", "The crafter benchmark family")
+    import crafter
+
+    return crafter
+
+
+class _OrderedSet(dict):
+    """The part of ``set`` a crafter chunk uses, iterating in insertion order."""
+
+    def add(self, item: Any) -> None:
+        self[item] = None
+
+    def remove(self, item: Any) -> None:
+        del self[item]
+
+
+@functools.lru_cache(maxsize=None)
+def _ordered_world_class() -> type:
+    from crafter import engine
+
+    class OrderedWorld(engine.World):
+        def reset(self, seed: Any = None) -> None:
+            super().reset(seed)
+            self._chunks = collections.defaultdict(_OrderedSet)
+
+    OrderedWorld.__qualname__ = OrderedWorld.__name__ = "OrderedWorld"
+    return OrderedWorld
+
+
+def check_config(env: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(env) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"benchmark.env: unknown key(s) {unknown}; known: {', '.join(DEFAULTS)}")
+    config = {**DEFAULTS, **dict(env)}
+    for key in ("area", "view", "size"):
+        value = config[key]
+        if len(value) != 2 or not all(isinstance(n, int) and n > 0 for n in value):
+            raise ConfigError(f"benchmark.env.{key} must be two positive integers, got {value!r}")
+        config[key] = [int(n) for n in value]
+    _crafter()
+    return config
+
+
+def identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {"packages": {p: importlib_metadata.version(p) for p in PACKAGES}}
+
+
+def action_names(config: Mapping[str, Any]) -> tuple[str, ...]:
+    from crafter import constants
+
+    return tuple(constants.actions)
+
+
+def make(config: Mapping[str, Any]) -> "CrafterSimulator":
+    return CrafterSimulator(config)
+
+
+class CrafterSimulator:
+    def __init__(self, config: Mapping[str, Any]):
+        _crafter()
+        self.config = {**DEFAULTS, **dict(config)}
+        self.action_names = action_names(self.config)
+        self._world_class = _ordered_world_class()
+        self._env: Any = None
+        self._textures: Any = None
+        self._seed = 0
+        self._actions: list[int] = []
+        self._ended = False
+
+    def _new_env(self, seed: int) -> Any:
+        crafter = _crafter()
+        c = self.config
+        env = crafter.Env(area=tuple(c["area"]), view=tuple(c["view"]), size=tuple(c["size"]),
+                          reward=bool(c["reward"]), length=int(c["length"]), seed=int(seed))
+        env._world.__class__ = self._world_class
+        if self._textures is None:
+            self._textures = env._textures
+        return env
+
+    def _copy(self, env: Any) -> Any:
+        """A deep copy sharing the (read-only) texture cache."""
+        return copy.deepcopy(env, {id(env._textures): env._textures})
+
+    def _reset_env(self) -> np.ndarray:
+        """``env.reset()`` (next episode), from the in-memory cache when this world was made before."""
+        env = self._env
+        key = canonical_json([self.config, int(env._seed), int(env._episode) + 1])
+        if key in _RESET_CACHE:
+            _RESET_CACHE.move_to_end(key)
+            saved, obs = _RESET_CACHE[key]
+            self._env = self._copy(saved)
+            return obs.copy()
+        obs = env.reset()
+        _RESET_CACHE[key] = (self._copy(env), obs.copy())
+        while len(_RESET_CACHE) > _RESET_CACHE_SIZE:
+            _RESET_CACHE.popitem(last=False)
+        return obs
+
+    def reset(self, seed: int) -> np.ndarray:
+        self._env = self._new_env(seed)
+        self._seed, self._actions, self._ended = int(seed), [], False
+        return self._reset_env()
+
+    def step(self, action: int) -> Step:
+        if self._ended:  # dead or out of time: the next episode starts first
+            self._reset_env()
+        obs, reward, done, info = self._env.step(int(action))
+        self._actions.append(int(action))
+        terminated = bool(done and info["discount"] == 0)
+        self._ended = bool(done)
+        return Step(obs, float(reward), terminated, bool(done) and not terminated,
+                    {"health": int(info["inventory"]["health"])})
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"seed": self._seed, "actions": list(self._actions)}
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        self.reset(int(snapshot["seed"]))
+        for action in snapshot["actions"]:
+            self.step(int(action))

@@ -1,0 +1,108 @@
+"""Simulator baselines for recorded families (``model=game_oracle``, ``model=game_random_actions``).
+
+Both continue the real game from the snapshot saved at the sample's last context frame
+(``request.metadata["simulator"]``): ``game_oracle`` with the sample's true actions, which gives
+exactly the recorded frames (the upper bound), ``game_random_actions`` with seeded random actions
+of the same length (right dynamics, ignores the control). ``static`` (``model=static``) needs no
+simulator and works on every benchmark as is.
+
+:func:`continue_game` is the family-independent hook: any model (e.g. the gridworld ``oracle``)
+can call it for a request that carries ``metadata["simulator"]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from wfeval._hashing import canonical_json
+from wfeval.api import GenerationRequest
+from wfeval.benchmarks.recorded.policy import sticky_actions
+from wfeval.benchmarks.recorded.resize import area_resize
+from wfeval.benchmarks.recorded.simulator import family_module
+from wfeval.models.base import actions_of, initial_frame
+
+
+def simulator_info(request: GenerationRequest) -> Mapping[str, Any]:
+    info = request.metadata.get("simulator")
+    if not isinstance(info, Mapping) or "family" not in info:
+        raise ValueError(
+            f"sample {request.sample_id!r}: no 'simulator' snapshot in the request metadata; the game "
+            "baselines run on simulator-recorded benchmarks (atari_*, crafter); on gridworld use model=oracle"
+        )
+    return info
+
+
+def continue_game(request: GenerationRequest, actions: Sequence[int], simulators: dict | None = None) -> np.ndarray:
+    """The initial frame, then one frame per action, simulated from the sample's saved snapshot."""
+    info = simulator_info(request)
+    key = canonical_json([info["family"], info["config"]])
+    sims = simulators if simulators is not None else {}
+    if key not in sims:
+        sims[key] = family_module(info["family"]).make(dict(info["config"]))
+    sim = sims[key]
+    sim.restore(info["state"])
+    frames = [sim.step(int(a)).frame for a in actions]
+    first = initial_frame(request)
+    if not frames:
+        return first[None]
+    return np.concatenate([first[None], area_resize(np.stack(frames), info.get("resize"))])
+
+
+class _GameBaseline:
+    name = "baseline"
+    version = "1.0"
+
+    def __init__(self, name: str | None = None):
+        if name:
+            self.name = name
+        self._simulators: dict[str, Any] = {}
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        out: list[Any] = []
+        for request in requests:
+            try:
+                out.append({"generated_video": self.generate_one(request)})
+            except ValueError as exc:  # this sample cannot be simulated: a per-sample failure
+                out.append(exc)
+        return out
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        for sim in self._simulators.values():
+            close = getattr(sim, "close", None)
+            if callable(close):
+                close()
+        self._simulators.clear()
+
+
+class SimulatorOracle(_GameBaseline):
+    """The real game continued from the saved state with the true actions: exact frames."""
+
+    name = "game_oracle"
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        return continue_game(request, actions_of(request), self._simulators)
+
+
+class SimulatorRandomActions(_GameBaseline):
+    """The real game continued from the saved state with seeded random actions of the same length."""
+
+    name = "game_random_actions"
+
+    def __init__(self, name: str | None = None, seed: int = 0, p_repeat: float = 0.5):
+        super().__init__(name)
+        if not 0.0 <= p_repeat <= 1.0:
+            raise ValueError(f"model.p_repeat must be in [0, 1], got {p_repeat}")
+        self.seed, self.p_repeat = int(seed), float(p_repeat)
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
+        digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
+        actions = sticky_actions(int.from_bytes(digest[:4], "little"), len(actions_of(request)), n_actions,
+                                 self.p_repeat)
+        return continue_game(request, actions, self._simulators)
