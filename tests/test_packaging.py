@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -21,8 +22,15 @@ def test_pyproject_lists_every_package_folder():
 
 
 def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
+    # build from a clean copy: an in-tree build/ folder could leak stale modules into the wheel
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "wfeval", "conf"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, source / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                            if (ROOT / name).is_dir() else {}))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True, text=True, timeout=300)
+                            "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
     [wheel] = (tmp_path / "dist").glob("wfeval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())

@@ -8,7 +8,9 @@ from tests.conftest import cli_env, run_cli
 def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
     proc = run_cli(["metric=[fvdd]"], cwd=tmp_path)
     assert proc.returncode == 2
-    assert "Unknown metric 'fvdd'. Did you mean: fvd? Available: artifact_count, fvd, generated_rate." in proc.stderr
+    assert ("Unknown metric 'fvdd'. Did you mean: fvd? Available: action_following, agent_position_error, "
+            "artifact_count, flicker, frame_repeat_rate, fvd, generated_rate, mae, motion_magnitude, mse, psnr, "
+            "ssim.") in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").rglob("results.json"))
 
@@ -16,7 +18,8 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
 def test_unknown_model_lists_the_available_models(tmp_path):
     proc = run_cli(["model=oracel"], cwd=tmp_path)
     assert proc.returncode == 2
-    assert "Unknown model 'oracel'. Did you mean: oracle? Available: oracle, random_actions, static." in proc.stderr
+    assert ("Unknown model 'oracel'. Did you mean: oracle, game_oracle? Available: blur, command, game_oracle, "
+            "game_random_actions, lagged, noisy, oracle, precomputed, python, random_actions, static.") in proc.stderr
 
 
 def test_key_typo_exits_2_naming_the_full_key_and_the_fix(tmp_path):
