@@ -143,3 +143,15 @@ def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(
                               protocol=build.build_protocol(cfg))
     with pytest.raises(build.ConfigError, match="provides no 'depth'"):
         build.check_requests_fit_task(requests, build.build_task(cfg))
+
+
+def test_a_metric_aggregation_can_be_chosen_in_the_config_and_is_checked_early():
+    metrics = build.build_metrics(build.metric_nodes(compose([
+        "metric=[psnr]", "metric.psnr.aggregation={aggregator:median,statistics:[median,p5,p95],ci:bootstrap}"])))
+    psnr = metrics["psnr"]
+    assert (psnr.aggregator, psnr.statistics, psnr.ci) == ("median", ("median", "p5", "p95"), "bootstrap")
+    with pytest.raises(build.ConfigError, match="metric.psnr.aggregation: .*'medain'"):
+        build.build_metrics(build.metric_nodes(compose(["metric=[psnr]",
+                                                        "metric.psnr.aggregation.aggregator=medain"])))
+    with pytest.raises(build.ConfigError, match="fvd.aggregation: FVD aggregates with its own method"):
+        build.build_metrics(build.metric_nodes(compose(["metric=[fvd]", "metric.fvd.aggregation.ci=normal"])))

@@ -65,6 +65,22 @@ class RunSchema:
 
 
 @dataclass
+class AggregationSchema:
+    """How a metric's per-sample values become its aggregate (overrides the metric's declared choice)."""
+
+    aggregator: Optional[str] = None  # mean | ratio | geomean | median
+    statistics: Optional[List[str]] = None  # e.g. [mean, std, p5, p95]
+    ci: Optional[str] = None  # auto | none | normal | wilson | bootstrap
+
+
+@dataclass
+class MetricBaseSchema:
+    """Keys every metric option accepts; the core reads ``aggregation``, the metric never sees it."""
+
+    aggregation: AggregationSchema = field(default_factory=AggregationSchema)
+
+
+@dataclass
 class ScorecardComponentSchema:
     weight: float = 1.0
     normalizer: str = "identity"  # minmax | zscore | identity

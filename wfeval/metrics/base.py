@@ -79,6 +79,7 @@ class BaseMetric:
     higher_is_better: ClassVar[bool | None] = None
     aggregator: ClassVar[str] = "mean"
     statistics: ClassVar[tuple[str, ...]] = ("mean", "std", "min", "max")
+    ci: ClassVar[str] = "auto"  # auto | none | normal | wilson | bootstrap (see wfeval.stats.summarize)
     family: ClassVar[str] = ""
     description: ClassVar[str] = ""
     output_unit: ClassVar[str] = ""
@@ -107,5 +108,5 @@ class BaseMetric:
         )
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
-        return default_aggregate(self.name, results, aggregator=self.aggregator,
-                                 statistics=self.statistics, confidence=self.confidence, seed=self.seed)
+        return default_aggregate(self.name, results, aggregator=self.aggregator, statistics=self.statistics,
+                                 ci=self.ci, confidence=self.confidence, seed=self.seed)

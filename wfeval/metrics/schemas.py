@@ -8,22 +8,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from wfeval.config.schema import MetricBaseSchema
+
 
 @dataclass
-class GeneratedRateSchema:
+class GeneratedRateSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.basic.GeneratedRate"
     confidence: float = 0.95
     output_keys: List[str] = field(default_factory=lambda: ["generated_video"])
 
 
 @dataclass
-class ArtifactCountSchema:
+class ArtifactCountSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.basic.ArtifactCount"
     confidence: float = 0.95
 
 
 @dataclass
-class FVDSchema:
+class FVDSchema(MetricBaseSchema):
     """``metric=fvd``; the recipe keys are recorded in every result (docs/fvd.md)."""
 
     _target_: str = "wfeval.metrics.fvd.FVD"
@@ -50,7 +52,7 @@ class FVDSchema:
 
 
 @dataclass
-class PSNRSchema:
+class PSNRSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.reference.PSNR"
     data_range: float = 255.0
     skip_frames: int = 0  # leading frames not compared (the conditioning frame)
@@ -60,7 +62,7 @@ class PSNRSchema:
 
 
 @dataclass
-class SSIMSchema:
+class SSIMSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.reference.SSIM"
     data_range: float = 255.0
     skip_frames: int = 0
@@ -68,7 +70,7 @@ class SSIMSchema:
 
 
 @dataclass
-class MSESchema:
+class MSESchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.reference.MSE"
     data_range: float = 255.0
     skip_frames: int = 0
@@ -76,7 +78,7 @@ class MSESchema:
 
 
 @dataclass
-class MAESchema:
+class MAESchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.reference.MAE"
     data_range: float = 255.0
     skip_frames: int = 0
@@ -87,14 +89,14 @@ class MAESchema:
 
 
 @dataclass
-class FlickerSchema:
+class FlickerSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.temporal.Flicker"
     data_range: float = 255.0
     confidence: float = 0.95
 
 
 @dataclass
-class MotionMagnitudeSchema:
+class MotionMagnitudeSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.temporal.MotionMagnitude"
     data_range: float = 255.0
     threshold: float = 0.1  # a pixel moves when its largest channel change exceeds threshold·data_range
@@ -102,7 +104,7 @@ class MotionMagnitudeSchema:
 
 
 @dataclass
-class FrameRepeatRateSchema:
+class FrameRepeatRateSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.temporal.FrameRepeatRate"
     data_range: float = 255.0
     threshold: float = 1.0 / 255.0  # a step repeats when its mean |diff| is at most threshold·data_range
@@ -118,7 +120,7 @@ def _gridworld_locator() -> Dict[str, Any]:
 
 
 @dataclass
-class ActionFollowingSchema:
+class ActionFollowingSchema(MetricBaseSchema):
     _target_: str = "wfeval.metrics.control.ActionFollowing"
     locator: Any = field(default_factory=_gridworld_locator)  # callable video -> [(y, x) | None]
     inverse_dynamics: Any = None  # optional callable video -> [action name | None] per step

@@ -53,8 +53,12 @@ def check_requests_fit_task(requests: Sequence[GenerationRequest], task: WorldTa
             )
 
 
-def instantiate_node(key: str, node: Any) -> Any:
-    """``hydra.utils.instantiate`` with an error that names the key and the ``_target_``."""
+def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
+    """``hydra.utils.instantiate`` with an error that names the key and the ``_target_``.
+
+    ``drop``: keys the core reads itself (benchmark rules, a metric's aggregation) and the
+    instantiated class never sees; the node is resolved first, so interpolations still work.
+    """
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
@@ -65,6 +69,8 @@ def instantiate_node(key: str, node: Any) -> Any:
     if missing:  # a required value (??? in the config) was not given
         names = ", ".join(f"{key}.{m}" for m in missing)
         raise ConfigError(f"{names}: required, not set; give it on the command line, e.g. {key}.{missing[0]}=...")
+    if drop:
+        node = {k: v for k, v in to_plain(node).items() if k not in drop}
     try:
         return instantiate(node, _convert_="all")
     except InstantiationException as exc:
@@ -84,8 +90,7 @@ def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
 def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
     from wfeval.pipeline.results import RULE_KEYS
 
-    node = OmegaConf.masked_copy(cfg.benchmark, [k for k in cfg.benchmark if k not in RULE_KEYS])
-    bench = instantiate_node("benchmark", node)
+    bench = instantiate_node("benchmark", cfg.benchmark, drop=RULE_KEYS)
     if not isinstance(bench, BenchmarkAdapter):
         raise ConfigError(f"benchmark: {type(bench).__name__} lacks spec / requests() / fingerprint()")
     return bench
@@ -124,14 +129,40 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
 def build_metrics(nodes: Mapping[str, Any]) -> dict[str, Any]:
     metrics = {}
     for metric_id, node in nodes.items():
-        metric = instantiate_node(f"metric.{metric_id}", node)
+        has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
+        aggregation = to_plain(node["aggregation"]) if has_aggregation else None
+        metric = instantiate_node(f"metric.{metric_id}", node, drop=("aggregation",) if has_aggregation else ())
         if not isinstance(metric, Metric):
             raise ConfigError(
                 f"metric.{metric_id}: {type(metric).__name__} does not implement the Metric protocol "
                 "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
             )
+        if aggregation:
+            apply_aggregation(metric_id, metric, aggregation)
         metrics[metric_id] = metric
     return metrics
+
+
+def apply_aggregation(metric_id: str, metric: Any, aggregation: Mapping[str, Any]) -> None:
+    """``metric.<id>.aggregation``: choose the aggregator, statistics and interval of a metric
+    that aggregates with :meth:`BaseMetric.aggregate` (checked now, not after scoring)."""
+    from wfeval import stats
+    from wfeval.metrics.base import BaseMetric
+
+    choice = {k: v for k, v in aggregation.items() if v is not None}
+    if not choice:
+        return
+    if not isinstance(metric, BaseMetric) or type(metric).aggregate is not BaseMetric.aggregate:
+        raise ConfigError(f"metric.{metric_id}.aggregation: {type(metric).__name__} aggregates with its own "
+                          "method, which these settings cannot change")
+    merged = {"aggregator": metric.aggregator, "statistics": tuple(metric.statistics), "ci": metric.ci,
+              **{k: tuple(v) if k == "statistics" else v for k, v in choice.items()}}
+    try:  # validate the names on a dummy sample, before any generation
+        stats.summarize([0.0, 1.0], **merged)
+    except ValueError as exc:
+        raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+    for key, value in merged.items():
+        setattr(metric, key, value)
 
 
 def build_model(cfg: DictConfig) -> Any:

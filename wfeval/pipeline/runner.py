@@ -178,7 +178,9 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
     if cfg.run.verify_artifacts:
         pairs = verify_artifacts(pairs, store)
         rundir.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
-    manifest["metrics"] = {m_id: {"version": str(m.version), "class": f"{type(m).__module__}.{type(m).__qualname__}"}
+    manifest["metrics"] = {m_id: {"version": str(m.version), "class": f"{type(m).__module__}.{type(m).__qualname__}",
+                                  "aggregator": getattr(m, "aggregator", None),
+                                  "statistics": list(getattr(m, "statistics", ()) or ())}
                            for m_id, m in metrics.items()}
     rundir.write_json("manifest.json", manifest)
     rundir.write_jsonl("generations.jsonl", ({"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs))
