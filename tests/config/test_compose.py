@@ -155,3 +155,24 @@ def test_a_metric_aggregation_can_be_chosen_in_the_config_and_is_checked_early()
                                                         "metric.psnr.aggregation.aggregator=medain"])))
     with pytest.raises(build.ConfigError, match="fvd.aggregation: FVD aggregates with its own method"):
         build.build_metrics(build.metric_nodes(compose(["metric=[fvd]", "metric.fvd.aggregation.ci=normal"])))
+
+
+def test_extra_metrics_resolve_registry_aliases_and_entry_point_metrics(monkeypatch):
+    from wfeval.metrics import registry
+
+    nodes = build.metric_nodes(compose(["extra_metrics=[peak_signal_noise_ratio]"]))
+    assert "psnr" in nodes and nodes["psnr"]["_target_"] == "wfeval.metrics.reference.PSNR"
+
+    class FakeEntryPoint:
+        name = "frame_count"
+
+        def load(self):
+            import wfeval_test_plugins
+
+            return wfeval_test_plugins.FrameCount
+
+    monkeypatch.setattr(registry.REGISTRY, "_entry_points", {"frame_count": FakeEntryPoint()})
+    nodes = build.metric_nodes(compose(["extra_metrics=[frame_count]"]))
+    assert nodes["frame_count"] == {"_target_": "wfeval_test_plugins.FrameCount"}
+    metrics = build.build_metrics(nodes)
+    assert metrics["frame_count"].name == "frame_count"

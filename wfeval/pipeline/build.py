@@ -108,22 +108,41 @@ def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
 
 
 def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
+    """Config nodes for metric ids: the metric group's config files first; otherwise the metric
+    registry (built-in aliases such as ``peak_signal_noise_ratio``, and third-party metrics
+    registered in the ``wfeval.metrics`` entry-point group, built with their defaults)."""
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import MissingConfigException
+
+    from wfeval.metrics.registry import REGISTRY, UnknownMetricError
 
     available = group_options("metric")
+    from_files: list[str] = []
+    from_registry: dict[str, Any] = {}
     for metric_id in ids:
-        if metric_id not in available:
-            raise ConfigError("extra_metrics: " + unknown_choice_message("metric", metric_id, available))
-    overrides = [f"metric=[{','.join(ids)}]"]
-    try:
+        if metric_id in available:
+            from_files.append(metric_id)
+            continue
+        try:
+            cls = REGISTRY.load(metric_id)
+        except UnknownMetricError:
+            names = sorted({*available, *REGISTRY.ids()})
+            raise ConfigError("extra_metrics: " + unknown_choice_message("metric", metric_id, names)) from None
+        canonical = str(getattr(cls, "name", metric_id))
+        if canonical in available:  # an alias of a metric with a config file: use its config
+            from_files.append(canonical)
+        else:
+            from_registry[metric_id] = {"_target_": f"{cls.__module__}.{cls.__qualname__}"}
+    nodes: dict[str, Any] = {}
+    if from_files:
+        overrides = [f"metric=[{','.join(dict.fromkeys(from_files))}]"]
         if GlobalHydra.instance().is_initialized():
-            return dict(compose(config_name="config", overrides=overrides).metric)
-        with initialize_config_module("wfeval.conf", version_base="1.3"):
-            return dict(compose(config_name="config", overrides=overrides).metric)
-    except MissingConfigException as exc:  # pragma: no cover - guarded above
-        raise ConfigError(f"extra_metrics: {exc}") from exc
+            nodes.update(compose(config_name="config", overrides=overrides).metric)
+        else:
+            with initialize_config_module("wfeval.conf", version_base="1.3"):
+                nodes.update(compose(config_name="config", overrides=overrides).metric)
+    nodes.update(from_registry)
+    return nodes
 
 
 def build_metrics(nodes: Mapping[str, Any]) -> dict[str, Any]:
