@@ -53,7 +53,8 @@ def test_compare_prints_and_writes_a_leaderboard_with_intervals_and_eligibility(
     assert lines[0].split() == ["rank", "model", "gridworld.generated_rate", "gridworld.artifact_count",
                                 "gridworld.psnr", "gridworld.ssim", "gridworld.flicker", "gridworld.action_following",
                                 "gridworld.agent_position_error", "score", "eligible", "run"]
-    assert [line.split()[1] for line in lines[2:5]] == ["oracle", "static", "random_actions"]
+    # sorted by the gridworld scorecard's primary metric, psnr (higher is better)
+    assert [line.split()[1] for line in lines[2:5]] == ["oracle", "random_actions", "static"]
     assert "1 [0.5101, 1]" in lines[2] and "≈" in lines[3]  # Wilson 95% for 4/4; ties marked
     assert all("no (8 reasons)" in line for line in lines[2:5])  # 4 samples: not the official dataset
     with open(sweep / "leaderboard.csv", newline="") as handle:
