@@ -39,8 +39,13 @@ def _run_job(cfg: DictConfig) -> None:
             message = friendly_message(exc) or "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             print(f"job {hydra_cfg.job.num} failed: {message}", file=sys.stderr)
             return
-        if not isinstance(exc, ConfigError) or _USER_FULL_ERROR == "1":
+        from wfeval.pipeline.generate import GenerationStopped
+
+        if _USER_FULL_ERROR == "1" or not isinstance(exc, (ConfigError, GenerationStopped)):
             raise
+        if isinstance(exc, GenerationStopped):  # the run's own failure policy: a result, not a bug
+            print(f"Run stopped: {exc}\n(manifest.json records it; finished samples stay cached)", file=sys.stderr)
+            sys.exit(1)
         print(friendly_message(exc), file=sys.stderr)
         sys.exit(2)
 

@@ -66,3 +66,14 @@ def test_help_and_cfg_job_do_not_import_torch_or_av(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert "HEAVY []" in proc.stdout, proc.stdout[-500:]
     assert "metric:" in proc.stdout and "generated_rate:" in proc.stdout
+
+
+def test_a_run_stopped_by_its_failure_policy_exits_1_with_the_reason_and_no_traceback(tmp_path):
+    from tests.conftest import SUPPORT_CONF
+
+    proc = run_cli([f"hydra.searchpath=[{SUPPORT_CONF}]", "model=flaky_oracle", "model.fail_on=[1,2]",
+                    "run.fail_on_error=2", "benchmark.num_samples=6", "run.batch_size=1",
+                    f"run.store_dir={tmp_path / 'store'}"], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "Run stopped: run.fail_on_error=2: stopped after 2 failed generation(s) of 6 sample(s)" in proc.stderr
+    assert "Traceback" not in proc.stderr
