@@ -11,6 +11,7 @@ import pytest
 from tests.features._weights import require_i3d_weights
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import ArtifactStore
+from wfeval.features.store import ReferenceStatsCache
 from wfeval.features.weights import CKPT_SHA256
 from wfeval.functional.frechet import frechet_distance_features
 from wfeval.metrics.fvd import FVD
@@ -82,16 +83,20 @@ def test_rows_reloaded_from_json_rebuild_the_same_aggregate_in_a_fresh_metric(sc
     metric, rows, root, _ = scored
     first = metric.aggregate(rows)
     reloaded = [MetricResult.from_dict(json.loads(json.dumps(r.to_dict()))) for r in reversed(rows)]
-    again = FVD(feature_dir=str(root / "features"), bootstrap=200).aggregate(reloaded)
-    assert again.diagnostics["reference_stats"]["cache"] == "hit"  # the reference statistics were cached
-    assert again.raw_stats == first.raw_stats and again.confidence_interval == first.confidence_interval
+    fresh = FVD(feature_dir=str(root / "features"), bootstrap=200)
+    again = fresh.aggregate(reloaded)
+    key = again.diagnostics["reference_stats"]["key"]
+    assert ReferenceStatsCache(fresh._root()).load(key) is not None  # the reference statistics were cached
+    assert again.to_dict() == first.to_dict()  # the whole aggregate, diagnostics included
 
 
 def test_without_bootstrap_the_cached_reference_statistics_give_the_same_value(scored):
     metric, rows, root, _ = scored
     with_ci = metric.aggregate(rows)
-    plain = FVD(feature_dir=str(root / "features"), bootstrap=0).aggregate(rows)
-    assert plain.diagnostics["reference_stats"]["cache"] == "hit" and plain.confidence_interval == {}
+    cached = FVD(feature_dir=str(root / "features"), bootstrap=0)
+    plain = cached.aggregate(rows)
+    assert ReferenceStatsCache(cached._root()).load(plain.diagnostics["reference_stats"]["key"]) is not None
+    assert plain.confidence_interval == {}
     assert plain.raw_stats["fvd"] == pytest.approx(with_ci.raw_stats["fvd"], rel=1e-9)
 
 

@@ -83,3 +83,21 @@ def test_submitit_local_launcher_runs_the_same_sweep(tmp_path):
     assert proc.returncode == 0, proc.stderr
     sweep = only_run_dir(tmp_path / "outputs" / "multirun")
     assert "2 jobs: 2 completed, 0 failed" in (sweep / "sweep_summary.md").read_text()
+
+
+def test_fvd_merges_its_statistics_across_shards_into_the_single_run_value(tmp_path):
+    from tests.features._weights import require_i3d_weights
+
+    require_i3d_weights()
+    common = ["model=static", "metric=[fvd,psnr]", "benchmark.num_samples=6", "metric.fvd.bootstrap=200",
+              f"metric.fvd.feature_dir={tmp_path / 'features'}", f"run.store_dir={tmp_path / 'store'}",
+              "run.progress=off"]
+    sharded = run_cli(["-m", "run.shard=0/2,1/2", *common], cwd=tmp_path, timeout=900)
+    assert sharded.returncode == 0, sharded.stderr[-3000:]
+    single = run_cli(common, cwd=tmp_path, timeout=900)
+    assert single.returncode == 0, single.stderr[-3000:]
+    merged = json.loads((only_run_dir(tmp_path / "outputs" / "multirun") / "merged" / "results.json").read_text())
+    reference = json.loads((only_run_dir(tmp_path / "outputs" / "runs") / "results.json").read_text())
+    assert merged["results"]["gridworld.fvd"]["valid"] is True
+    assert merged["results"]["gridworld.fvd"]["n_valid"] == 6
+    assert merged["results"] == reference["results"]  # FVD value, its bootstrap CI and every other aggregate

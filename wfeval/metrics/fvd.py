@@ -211,7 +211,9 @@ class FVD(BaseMetric):
             value=terms["value"], n_real=n_real, n_generated=n_gen, feature_dim=dim, rank_deficient=note is not None,
             rank_note=note, weights={"sha256": weights_sha, "format": ",".join(sorted(formats)) or None},
             reference_set_sha256=reference_set_sha256([r.metadata["video_sha256"] for _, r in real_refs]),
-            reference_stats=cache_note,
+            # only the content-derived key: whether the cache was hit is how this process got the
+            # numbers, not part of the result (replay and shard merges must reproduce it exactly)
+            reference_stats={"key": cache_note["key"]},
         )
         return AggregateResult(
             **base, n_valid=len(gen_refs), n_skipped=len(results) - len(gen_refs),
