@@ -87,3 +87,26 @@ def test_explicit_resume_finishes_the_killed_run_in_its_own_directory(tmp_path):
     assert sum(s["cached"] for s in steps) == done_before_kill
     assert _results(killed)["gridworld.generated_rate"]["normalized_stats"]["ratio"] == 1.0
     assert len(read_jsonl(killed / "metrics.jsonl")) == 2 * N
+
+
+def test_resuming_rescores_a_sample_whose_generation_changed_and_reuses_the_others(tmp_path, monkeypatch):
+    import wfeval_test_plugins
+
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+
+    cfg = compose([f"hydra.searchpath=[{SUPPORT_CONF}]", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
+                   "benchmark.num_samples=6", "run.batch_size=1", "metric=[generated_rate,frame_count]",
+                   "model=flaky_oracle", "model.fail_on=[3]"], searchpath=True)
+    run_dir = tmp_path / "run"
+    first = run_from_config(cfg, run_dir)
+    assert first.results["gridworld.frame_count"].n_valid == 5
+    rows_before = len(read_jsonl(run_dir / "metrics.jsonl"))
+    # same config, same run directory; the model no longer fails (failures are never cached)
+    monkeypatch.setattr(wfeval_test_plugins.FlakyOracle, "fail_on", set(), raising=False)
+    monkeypatch.setattr(wfeval_test_plugins.FlakyOracle, "__init__",
+                        lambda self, name="flaky_oracle", fail_on=(): setattr(self, "fail_on", set()) or None)
+    second = run_from_config(cfg, run_dir)
+    assert second.results["gridworld.frame_count"].n_valid == 6
+    assert second.results["gridworld.generated_rate"].normalized_stats["ratio"] == 1.0
+    assert len(read_jsonl(run_dir / "metrics.jsonl")) == rows_before + 2  # only sample 3 rescored, both metrics

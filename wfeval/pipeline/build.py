@@ -30,6 +30,10 @@ def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
         spec = EvaluationProtocolSpec.from_mapping(to_plain(cfg.protocol))
     except ContractError as exc:
         raise ConfigError(f"protocol: {exc}") from exc
+    task_protocol = cfg.task.get("protocol") if "task" in cfg else None
+    if task_protocol and task_protocol != spec.name:
+        raise ConfigError(f"task.protocol: task {cfg.task.name!r} expects protocol {task_protocol!r} but "
+                          f"protocol={spec.name!r} is selected; pick protocol={task_protocol} or another task")
     driver = spec.metadata.get("driver", "open_loop")
     if driver not in SUPPORTED_DRIVERS:
         raise ConfigError(f"protocol.driver: {driver!r} is not supported; supported: {', '.join(SUPPORTED_DRIVERS)}")

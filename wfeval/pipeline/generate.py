@@ -300,9 +300,6 @@ def verify_artifacts(
     A sample whose files are missing or changed since they were stored is marked failed, with
     the file named, so metrics skip it instead of scoring altered data.
     """
-    import dataclasses
-    import hashlib
-
     checked = []
     for request, result in pairs:
         refs = {**{f"input {k}": v for k, v in request.inputs.items()},

@@ -61,7 +61,9 @@ def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
         run_id=out.path.name, shard=None, status="completed", resumed=False,
         started_at=min(m["started_at"] for _, m in shards), finished_at=utc_now(),
         merged_from=[str(d) for d, _ in shards],
-        benchmark={**first_manifest["benchmark"], "n_samples": len(requests), "dataset_hash": dataset_hash(requests)},
+        benchmark={**{k: v for k, v in first_manifest["benchmark"].items() if k != "runtime"},
+                   "n_samples": len(requests), "dataset_hash": dataset_hash(requests),
+                   "runtime": {"shards": [m["benchmark"].get("runtime") for _, m in shards]}},
     )
     results, document = build_results(
         manifest=manifest, metrics=loaded[0][1], per_metric=per_metric, requests=requests,

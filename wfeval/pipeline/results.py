@@ -74,7 +74,8 @@ def build_results(
     required_metrics: Sequence[str] = (),
 ) -> tuple[dict[str, AggregateResult], dict[str, Any]]:
     """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document."""
-    benchmark = manifest["benchmark"]
+    # ``runtime`` says how this process got the data (recorded or cached, timings): not a result
+    benchmark = {k: v for k, v in manifest["benchmark"].items() if k != "runtime"}
     ns = benchmark["id"]
     by_metric = {m: aggregate_one(m, metrics[m], rows) for m, rows in per_metric.items()}
     versions = {m: str(metrics[m].version) for m in metrics}

@@ -77,7 +77,7 @@ def config_hash(plain_cfg: dict) -> str:
     identity = {k: v for k, v in plain_cfg.items() if k != "run"}
     # run.shard is left out on purpose: every shard of a run shares the run's config hash
     identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items()
-                       if k in ("seed", "limit", "from_run", "seed_mode")}
+                       if k in ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")}
     return sha256_json(identity)
 
 
@@ -125,7 +125,7 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
     rundir.event("run_resumed" if resumed else "run_started", config_hash=chash)
     summary = RunSummary(output_dir=rundir.path)
     try:
-        _execute(cfg, plain, rundir, store, manifest, summary)
+        _execute(cfg, plain, rundir, store, manifest, summary, previous)
     except BaseException as exc:
         manifest.update(status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
                         finished_at=utc_now(), error=f"{type(exc).__name__}: {exc}")
@@ -140,7 +140,7 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
 
 
 def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: ArtifactStore,
-             manifest: dict, summary: RunSummary) -> None:
+             manifest: dict, summary: RunSummary, previous: dict | None = None) -> None:
     task = build.build_task(cfg)
     protocol = build.build_protocol(cfg)
     metrics = build.build_metrics(build.metric_nodes(cfg))
@@ -148,7 +148,10 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
     if cfg.run.from_run:
         pairs, source = _load_source_run(cfg.run.from_run)
         benchmark_id = source["benchmark"]["id"]
-        rules = source.get("rules", {})
+        # the current config's rules when it names the source's benchmark (so a re-score can
+        # apply a new scorecard or evidence rule), else the rules the source run recorded
+        same = str(cfg.benchmark.get("name", "")) == benchmark_id
+        rules = build.benchmark_rules(cfg) if same else source.get("rules", {})
         manifest.update(source_run=str(Path(cfg.run.from_run).resolve()), benchmark=source["benchmark"],
                         model=source["model"], rules=rules)
         rundir.event("generation_loaded", source=manifest["source_run"], samples=len(pairs))
@@ -183,8 +186,14 @@ def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: Artifact
                                   "statistics": list(getattr(m, "statistics", ()) or ())}
                            for m_id, m in metrics.items()}
     rundir.write_json("manifest.json", manifest)
-    rundir.write_jsonl("generations.jsonl", ({"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs))
-    per_metric = _score(metrics, pairs, rundir, progress_mode)
+    records = [{"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs]
+    # rows of a resumed run are reused only for samples whose generation is the one they scored
+    scored_before = {row["request"]["sample_id"]: row for row in read_jsonl(rundir.file("generations.jsonl"))}
+    unchanged = {rec["request"]["sample_id"] for rec in records
+                 if scored_before.get(rec["request"]["sample_id"]) == rec}
+    rundir.write_jsonl("generations.jsonl", records)
+    per_metric = _score(metrics, pairs, rundir, progress_mode, unchanged=unchanged,
+                        versions_before={m: v.get("version") for m, v in (previous or {}).get("metrics", {}).items()})
     rundir.event("phase_started", phase="aggregate")
     results, document = build_results(
         manifest=manifest, metrics=metrics, per_metric=per_metric, requests=[q for q, _ in pairs],
@@ -267,11 +276,16 @@ def _generate(requests, model, cache, mkey, cfg, rundir, summary, *, bench=None,
     return list(zip(requests, results))
 
 
-def _score(metrics, pairs, rundir: RunDirectory, progress_mode: str) -> dict[str, list[MetricResult]]:
+def _score(metrics, pairs, rundir: RunDirectory, progress_mode: str, *, unchanged: set[str],
+           versions_before: dict[str, Any]) -> dict[str, list[MetricResult]]:
+    """Score every pair; a resumed run reuses its rows of unchanged samples and metric versions."""
     done = {}
     for row in read_jsonl(rundir.file("metrics.jsonl")):  # resuming the same run directory
         result = MetricResult.from_dict(row)
-        done[(result.metric_id, result.sample_id)] = result
+        metric = metrics.get(result.metric_id)
+        if (result.sample_id in unchanged and metric is not None
+                and versions_before.get(result.metric_id) == str(metric.version)):
+            done[(result.metric_id, result.sample_id)] = result
     rundir.event("phase_started", phase="score", metrics=list(metrics), reused=len(done))
     progress = Progress("score", len(metrics) * len(pairs), progress_mode)
 

@@ -1,0 +1,34 @@
+"""results.json holds results only: how this process obtained the data is not part of it."""
+
+from __future__ import annotations
+
+from wfeval.api import GenerationRequest
+from wfeval.metrics.basic import ArtifactCount
+from wfeval.metrics.outcomes import scored
+from wfeval.pipeline.results import build_results
+
+
+def _document(runtime):
+    manifest = {"run_id": "r", "config_hash": "c" * 64, "model": {"name": "m"},
+                "benchmark": {"id": "b", "version": "1.0", "dataset_hash": "d" * 64, "runtime": runtime}}
+    requests = [GenerationRequest(sample_id=f"s{i}", split="test") for i in range(3)]
+    rows = {"artifact_count": [scored(r.sample_id, "artifact_count", 1) for r in requests]}
+    return build_results(manifest=manifest, metrics={"artifact_count": ArtifactCount()}, per_metric=rows,
+                         requests=requests, rules={})[1]
+
+
+def test_a_cold_and_a_warm_run_of_the_same_data_give_the_same_document():
+    cold = _document({"recording": {"recorded": 8, "seconds": 12.5}})
+    warm = _document({"recording": {"recorded": 0, "cached": 8, "seconds": 0.1}})
+    assert cold == warm
+    assert "runtime" not in cold["benchmark"] and cold["benchmark"]["dataset_hash"] == "d" * 64
+
+
+def test_a_task_expecting_another_protocol_is_a_config_error():
+    import pytest
+
+    from tests.conftest import compose
+    from wfeval.pipeline import build
+
+    with pytest.raises(build.ConfigError, match="task.protocol: task 'action_video' expects protocol 'closed'"):
+        build.build_protocol(compose(["task.protocol=closed"]))
