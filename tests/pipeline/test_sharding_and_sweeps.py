@@ -101,3 +101,10 @@ def test_fvd_merges_its_statistics_across_shards_into_the_single_run_value(tmp_p
     assert merged["results"]["gridworld.fvd"]["valid"] is True
     assert merged["results"]["gridworld.fvd"]["n_valid"] == 6
     assert merged["results"] == reference["results"]  # FVD value, its bootstrap CI and every other aggregate
+
+
+def test_a_bad_shard_spec_is_a_config_error_before_any_sample_is_prepared(tmp_path):
+    proc = run_cli(["run.shard=2/2", f"run.store_dir={tmp_path / 'store'}"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Config error: run.shard: need 0 <= i < n and n >= 1, got 2/2" in proc.stderr
+    assert not (tmp_path / "store" / "objects").exists()

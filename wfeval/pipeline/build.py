@@ -202,14 +202,14 @@ def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfi
     An adapter offering cheap ``records()`` and ``materialize(record, ...)`` has only the chosen
     samples rendered and stored, so parallel shards do not repeat each other's data preparation.
     """
-    from wfeval.pipeline.shard import shard_slice
+    from wfeval.pipeline.shard import parse_shard, shard_slice
 
-    try:
-        if callable(getattr(bench, "records", None)) and callable(getattr(bench, "materialize", None)):
-            chosen = shard_slice(list(bench.records())[:limit], shard)
-            return [bench.materialize(r, store=store, task=task, protocol=protocol) for r in chosen]
-        return shard_slice(list(bench.requests(store=store, task=task, protocol=protocol))[:limit], shard)
-    except ValueError as exc:
-        if str(exc).startswith("run.shard"):
+    if shard is not None:  # a bad spec is a config error, found before any sample is prepared
+        try:
+            parse_shard(shard)
+        except ValueError as exc:
             raise ConfigError(str(exc)) from exc
-        raise
+    if callable(getattr(bench, "records", None)) and callable(getattr(bench, "materialize", None)):
+        chosen = shard_slice(list(bench.records())[:limit], shard)
+        return [bench.materialize(r, store=store, task=task, protocol=protocol) for r in chosen]
+    return shard_slice(list(bench.requests(store=store, task=task, protocol=protocol))[:limit], shard)
