@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -201,13 +200,7 @@ class FolderBenchmark:
 def _load_actions(path: Path) -> list:
     if path.suffix == ".npy":
         return np.load(path, allow_pickle=False).tolist()
-    try:
-        actions = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"actions file {path}: not readable JSON ({exc})") from exc
-    if not isinstance(actions, list):
-        raise ValueError(f"actions file {path}: expected a JSON list, got {type(actions).__name__}")
-    return actions
+    return mf.read_json_file(path, list, f"actions file {path}")
 
 
 def _label(key: str, slot: str) -> str:

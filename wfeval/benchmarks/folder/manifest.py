@@ -87,17 +87,25 @@ def _unknown(key: str, valid: tuple[str, ...]) -> str:
     return f"unknown key {key!r}{hint}"
 
 
+def read_json_file(path: Path, expected: type, label: str) -> Any:
+    """The JSON value in ``path``, which must be a ``expected`` (dict or list); ValueError naming
+    ``label`` when the file cannot be read or holds something else."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{label}: not readable JSON ({exc})") from exc
+    if not isinstance(data, expected):
+        kind = "object" if expected is dict else "list"
+        raise ValueError(f"{label}: expected a JSON {kind}, got {type(data).__name__}")
+    return data
+
+
 def read_dataset_info(root: Path) -> DatasetInfo:
     """``dataset.json`` (optional); a broken one refuses the whole dataset (ValueError)."""
     path = root / DATASET_JSON
     if not path.exists():
         return DatasetInfo()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not readable JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    data = read_json_file(path, dict, str(path))
     problems = [_unknown(k, DATASET_KEYS) for k in data if k not in DATASET_KEYS]
     if data.get("format", FORMAT) != FORMAT:
         problems.append(f"format {data['format']!r} is not {FORMAT!r}")
