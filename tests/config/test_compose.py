@@ -73,7 +73,7 @@ def test_task_config_is_a_world_task_config():
 REQUIRED = {
     "precomputed": [f"model.root={ROOT / 'examples'}"],
     "command": ["model.argv=[python,examples/command_model/model.py]"],
-    "python": ["model.object._target_=wfeval.models.baselines.StaticModel", "model.name=python"],
+    "python": ["model.object._target_=wfeval.benchmarks.gridworld.baselines.StaticModel", "model.name=python"],
     "folder": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'gridworld_tiny'}",
                "benchmark.name=folder"],
 }

@@ -13,7 +13,7 @@ from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import ArtifactStore
 from wfeval.features.store import ReferenceStatsCache
 from wfeval.features.weights import CKPT_SHA256
-from wfeval.functional.frechet import frechet_distance_features
+from wfeval.frechet import frechet_distance_features
 from wfeval.metrics.fvd import FVD
 
 

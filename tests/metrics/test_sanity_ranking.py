@@ -1,7 +1,7 @@
 """wfeval's meta-evaluation: the built-in baselines, run through the real pipeline, must be ranked
 by each metric the way the metric claims to measure. A metric that cannot rank these is broken.
 
-Baselines (wfeval/models/baselines.py): oracle (exact), static (first frame repeated),
+Baselines (wfeval/benchmarks/gridworld/baselines.py): oracle (exact), static (first frame repeated),
 random_actions (right dynamics, wrong actions), lagged (actions one step late), blur, and noisy at
 σ = 4, 16, 64 uint8 levels.
 """

@@ -56,7 +56,7 @@ def test_merge_refuses_an_incomplete_set_of_shards(tmp_path):
 
 def test_a_failed_job_is_listed_and_does_not_hide_the_others(tmp_path):
     proc = run_cli(["-m", "model=oracle,static", f"run.store_dir={tmp_path / 'store'}", "benchmark.num_samples=3",
-                    "run.progress=off", "model._target_=wfeval.models.baselines.StaticModel,no.such.Model"],
+                    "run.progress=off", "model._target_=wfeval.benchmarks.gridworld.baselines.StaticModel,no.such.Model"],
                    cwd=tmp_path)
     assert proc.returncode == 1
     sweep = max((tmp_path / "outputs" / "multirun").iterdir())

@@ -7,7 +7,7 @@ import time
 from wfeval.api import MetricResult
 from wfeval.metrics.base import BaseMetric
 from wfeval.metrics.outcomes import scored
-from wfeval.models.baselines import OracleModel
+from wfeval.benchmarks.gridworld.baselines import OracleModel
 
 
 class SlowOracle(OracleModel):

@@ -21,7 +21,7 @@ import numpy as np
 
 from wfeval.api import ArtifactRef
 from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
-from wfeval.functional.frechet import FrechetStats
+from wfeval.frechet import FrechetStats
 
 FEATURE_KIND = "i3d_features"
 STATS_VERSION = 1

@@ -24,9 +24,9 @@ _EXPORTS = {
     "action_following": "control",
     "implied_moves": "control",
     "ColorLocator": "control",
-    # distribution metrics (wfeval/functional/frechet.py, wfeval/functional/_fvd.py: the module is
+    # distribution metrics (wfeval/frechet.py, wfeval/functional/_fvd.py: the module is
     # private so that the package attribute ``fvd`` is always the function, never the module)
-    "frechet_distance": "frechet",
+    "frechet_distance": "wfeval.frechet",
     "fvd": "_fvd",
 }
 
@@ -37,7 +37,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wfeval.functional' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"wfeval.functional.{module}"), name)
+    path = module if "." in module else f"wfeval.functional.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 

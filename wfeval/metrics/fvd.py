@@ -30,7 +30,7 @@ from wfeval.features.cache import cache_dir as resolve_cache_dir
 from wfeval.features.preprocess import FEATURE_NAME, ClipRecipe, ClipTooShort, clip_start, select_clip
 from wfeval.features.store import FeatureStore, ReferenceStatsCache, reference_set_sha256
 from wfeval.features.weights import FETCH_COMMAND, WeightsInfo, WeightsUnavailable, resolve_weights
-from wfeval.functional.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
+from wfeval.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
 from wfeval.metrics.base import BaseMetric, _skip_key
 from wfeval.metrics.outcomes import skipped
 

@@ -13,19 +13,19 @@ from omegaconf import MISSING
 
 @dataclass
 class OracleModelSchema:
-    _target_: str = "wfeval.models.baselines.OracleModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.OracleModel"
     name: str = "oracle"
 
 
 @dataclass
 class StaticModelSchema:
-    _target_: str = "wfeval.models.baselines.StaticModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.StaticModel"
     name: str = "static"
 
 
 @dataclass
 class RandomActionsModelSchema:
-    _target_: str = "wfeval.models.baselines.RandomActionsModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.RandomActionsModel"
     name: str = "random_actions"
     seed: int = 0
     p_repeat: float = 0.5
@@ -33,7 +33,7 @@ class RandomActionsModelSchema:
 
 @dataclass
 class NoisyModelSchema:
-    _target_: str = "wfeval.models.baselines.NoisyModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.NoisyModel"
     name: str = "noisy"
     sigma: float = 10.0  # std of the Gaussian pixel noise, in uint8 levels
     seed: int = 0
@@ -41,7 +41,7 @@ class NoisyModelSchema:
 
 @dataclass
 class BlurModelSchema:
-    _target_: str = "wfeval.models.baselines.BlurModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.BlurModel"
     name: str = "blur"
     kernel_size: int = 5  # odd
     sigma: float = 1.0
@@ -49,7 +49,7 @@ class BlurModelSchema:
 
 @dataclass
 class LaggedModelSchema:
-    _target_: str = "wfeval.models.baselines.LaggedModel"
+    _target_: str = "wfeval.benchmarks.gridworld.baselines.LaggedModel"
     name: str = "lagged"
     lag: int = 1  # steps by which every action is applied late
 

@@ -31,7 +31,7 @@ from wfeval.pipeline.generate import (
     timeout_enforceable,
     verify_artifacts,
 )
-from wfeval.pipeline.progress import Progress
+from wfeval.progress import Progress
 from wfeval.pipeline.results import build_results, dataset_hash
 from wfeval.pipeline.rundir import RUN_FORMAT_VERSION, RunDirectory, read_jsonl, utc_now
 from wfeval.pipeline.score import score_all
