@@ -13,8 +13,9 @@ import traceback
 import hydra
 from omegaconf import DictConfig
 
-from wfeval.config import ConfigError, register_schemas
+from wfeval.config import ConfigError
 from wfeval.config.errors import friendly_message
+from wfeval.schemas import register_schemas
 
 register_schemas()
 

@@ -22,7 +22,7 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
 
     from wfeval.artifacts import ArtifactStore
     from wfeval.benchmarks.folder.writer import write_dataset
-    from wfeval.config import register_schemas
+    from wfeval.schemas import register_schemas
     from wfeval.pipeline import build
 
     register_schemas()

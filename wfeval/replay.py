@@ -12,19 +12,20 @@ import argparse
 import sys
 from pathlib import Path
 
-from wfeval.pipeline.rundir import RunDirectory
+from wfeval.rundir import RunDirectory
 from wfeval.pipeline.stored import StoredRunError, load_run
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
-    from wfeval.pipeline.results import build_results
+    from wfeval.results import build_results
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
 
     manifest, metrics, per_metric, requests = load_run(run_dir)
     results, document = build_results(
         manifest=manifest, metrics=metrics, per_metric=per_metric, requests=requests,
-        rules=manifest.get("rules") or {}, required_metrics=manifest["benchmark"].get("metrics", ()),
+        rules=manifest.get("rules") or {}, aggregation=metrics.aggregation,
+        required_metrics=manifest["benchmark"].get("metrics", ()),
     )
     out = RunDirectory(out_dir)
     out.write_json("results.json", document)

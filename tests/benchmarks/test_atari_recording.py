@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import compose
 from wfeval.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
-from wfeval.pipeline.results import dataset_hash
+from wfeval.results import dataset_hash
 
 pytest.importorskip("ale_py")
 

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import ROOT, cli_env, compose, run_cli
 from wfeval.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
-from wfeval.pipeline.results import dataset_hash
+from wfeval.results import dataset_hash
 
 pytest.importorskip("crafter")
 
@@ -26,7 +26,7 @@ sys.path[:0] = [{root!r}, {tests!r}]
 from conftest import compose
 from wfeval.artifacts import ArtifactStore
 from wfeval.pipeline import build
-from wfeval.pipeline.results import dataset_hash
+from wfeval.results import dataset_hash
 cfg = compose({overrides!r})
 bench = build.build_benchmark(cfg)
 requests = bench.requests(store=ArtifactStore(sys.argv[1]), task=build.build_task(cfg),

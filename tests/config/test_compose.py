@@ -148,7 +148,7 @@ def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(
 def test_a_metric_aggregation_can_be_chosen_in_the_config_and_is_checked_early():
     metrics = build.build_metrics(build.metric_nodes(compose([
         "metric=[psnr]", "metric.psnr.aggregation={aggregator:median,statistics:[median,p5,p95],ci:bootstrap}"])))
-    psnr = metrics["psnr"]
+    psnr = metrics.aggregation["psnr"]
     assert (psnr.aggregator, psnr.statistics, psnr.ci) == ("median", ("median", "p5", "p95"), "bootstrap")
     with pytest.raises(build.ConfigError, match="metric.psnr.aggregation: .*'medain'"):
         build.build_metrics(build.metric_nodes(compose(["metric=[psnr]",

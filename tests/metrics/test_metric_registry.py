@@ -13,7 +13,9 @@ from tests.conftest import ROOT, SUPPORT
 from wfeval.api import Metric, MetricSpec
 from wfeval.metrics import registry
 from wfeval.metrics.basic import GeneratedRate
-from wfeval.metrics.registry import BUILTINS, REPRODUCIBILITY, MetricRegistry, UnknownMetricError
+from wfeval.metrics.registry import REPRODUCIBILITY, MetricRegistry, UnknownMetricError, builtin_targets
+
+BUILTINS = builtin_targets()
 
 MINE = ["psnr", "ssim", "mse", "mae", "flicker", "motion_magnitude", "frame_repeat_rate", "action_following",
         "agent_position_error"]
@@ -25,8 +27,8 @@ def test_every_builtin_has_a_spec_with_its_id_version_unit_and_reproducibility_c
     assert isinstance(spec, MetricSpec) and spec.id == metric_id
     assert spec.version and spec.family and spec.output_unit
     assert spec.metadata["reproducibility"] in REPRODUCIBILITY
-    assert spec.implementation == BUILTINS[metric_id][0].replace(":", ".")
-    assert spec.aliases == BUILTINS[metric_id][1]
+    assert spec.implementation == BUILTINS[metric_id]
+    assert all(registry.get_spec(alias) == spec for alias in spec.aliases)
 
 
 @pytest.mark.parametrize("metric_id", MINE)
@@ -69,8 +71,7 @@ def test_every_builtin_metric_config_targets_the_registered_class():
         if path.stem.startswith("suite_"):
             continue
         target = yaml.safe_load(path.read_text())["_target_"]
-        module, _, name = BUILTINS[path.stem][0].partition(":")
-        assert target == f"{module}.{name}", path.name
+        assert target == BUILTINS[path.stem], path.name
 
 
 def _fake_entry_points(monkeypatch, *entries: tuple[str, str]):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wfeval.api import AggregateResult
-from wfeval.report.evidence import evidence_gate
+from wfeval.results.evidence import evidence_gate
 
 RULES = {"min_coverage": 0.9, "min_valid": {"default": 10, "fvd": 100}, "metric_versions": {"psnr": "1.0"},
          "dataset_hash": "a" * 64, "official_splits": ["test"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from wfeval.api import GenerationRequest
 from wfeval.metrics.basic import ArtifactCount
 from wfeval.metrics.outcomes import scored
-from wfeval.pipeline.results import build_results
+from wfeval.results import build_results
 
 
 def _document(runtime):

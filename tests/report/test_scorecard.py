@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wfeval.report.scorecard import normalize, scorecard
+from wfeval.results.scorecard import normalize, scorecard
 
 
 def test_minmax_maps_anchors_to_unit_interval_clips_and_flips_for_lower_is_better():

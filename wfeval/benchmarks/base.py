@@ -1,4 +1,5 @@
-"""What the pipeline needs from a benchmark family (shared/seeds/004: adapter, runtime hook, scorer).
+"""What the pipeline needs from a benchmark family (the benchmark integration contract: adapter,
+runtime hook, scorer).
 
 A family lives in its own package ``wfeval/benchmarks/<family>/`` and the core never names it:
 
@@ -29,7 +30,7 @@ from wfeval.artifacts import ArtifactStore
 
 #: metadata key of a request whose inputs are unusable, and the stop_reason of its result
 INPUT_ERROR = "input_error"
-#: the standard public row of ``samples.jsonl`` (shared/seeds/004), in order
+#: the standard public row of ``samples.jsonl`` (the shared result-row contract), in order
 STANDARD_ROW_FIELDS = (
     "task_id", "sample_id", "benchmark", "split", "prediction", "success", "stop_reason", "steps",
     "latency_seconds", "token_usage", "cost", "trace_run_dir", "run_spec_ref", "metadata",
@@ -69,7 +70,8 @@ class BenchmarkRuntimeHook(Protocol):
 
     def prepare(self, context: RunContext) -> Mapping[str, Any] | None:
         """Before the first generation; the mapping returned is recorded in the manifest
-        (``benchmark.runtime``) and so in results.json. Raise to stop the run before any model call."""
+        (``benchmark.runtime``), never in results.json: how a process obtained the data (timings,
+        caches) is provenance, not a result. Raise to stop the run before any model call."""
         ...
 
     def finalize(self, context: RunContext, *, status: str) -> Mapping[str, Any] | None:
@@ -95,6 +97,11 @@ def input_error(request: GenerationRequest) -> str | None:
 def runtime_of(adapter: Any) -> BenchmarkRuntimeHook | None:
     hook = getattr(adapter, "runtime", None)
     return hook if isinstance(hook, BenchmarkRuntimeHook) else None
+
+
+def scorer_of(adapter: Any) -> BenchmarkScorer | None:
+    scorer = getattr(adapter, "scorer", None)
+    return scorer if isinstance(scorer, BenchmarkScorer) else None
 
 
 def apply_scorer(scorer: Any, request: GenerationRequest, result: GenerationResult,

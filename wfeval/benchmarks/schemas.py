@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from wfeval.config.schema import BenchmarkRulesSchema
@@ -128,3 +129,12 @@ class CrafterBenchmarkSchema(RecordedBenchmarkSchema):
 
 SCHEMAS = {"gridworld": GridworldBenchmarkSchema, "folder": FolderBenchmarkSchema}
 SCHEMAS.update({"atari": AtariBenchmarkSchema, "crafter": CrafterBenchmarkSchema})
+
+
+def register() -> None:
+    """Store each schema as ``schema/benchmark/<name>`` in Hydra's ConfigStore."""
+    for name, node in SCHEMAS.items():
+        ConfigStore.instance().store(group="schema/benchmark", name=name, node=node)
+
+
+register()

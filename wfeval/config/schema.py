@@ -1,8 +1,9 @@
 """Schemas that make a typo or a wrong type fail at compose time, naming the full key.
 
 The primary config extends ``wfeval_schema``; each built-in group option extends its own schema
-through ``defaults: [/schema/<group>/<name>@_here_, _self_]``. User options without a schema
-are accepted as they are and checked when they are instantiated.
+through ``defaults: [/schema/<group>/<name>@_here_, _self_]`` (stored by the option's plugin
+package, see :mod:`wfeval.schemas`). User options without a schema are accepted as they are and
+checked when they are instantiated. This module imports no plugin.
 """
 
 from __future__ import annotations
@@ -126,18 +127,11 @@ class WfevalSchema:
     run: RunSchema = field(default_factory=RunSchema)
 
 
-def register_schemas() -> None:
-    """Store every schema in Hydra's ConfigStore (idempotent).
+def register_core_schemas() -> None:
+    """Store the primary config's schema (``wfeval_schema``) in Hydra's ConfigStore (idempotent).
 
-    Each plugin package keeps the schemas of its built-in options in its own light
-    ``schemas.py`` (``SCHEMAS``: option name → dataclass), stored as ``schema/<group>/<name>``.
+    The schemas of the built-in options live with their plugins: each plugin package's
+    ``schemas.py`` stores its own (``schema/<group>/<name>``) when imported;
+    :func:`wfeval.schemas.register_schemas` imports them all.
     """
-    from wfeval.benchmarks.schemas import SCHEMAS as BENCHMARKS
-    from wfeval.metrics.schemas import SCHEMAS as METRICS
-    from wfeval.models.schemas import SCHEMAS as MODELS
-
-    store = ConfigStore.instance()
-    store.store(name="wfeval_schema", node=WfevalSchema)
-    for group, options in (("benchmark", BENCHMARKS), ("model", MODELS), ("metric", METRICS)):
-        for name, node in options.items():
-            store.store(group=f"schema/{group}", name=name, node=node)
+    ConfigStore.instance().store(name="wfeval_schema", node=WfevalSchema)

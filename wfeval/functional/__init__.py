@@ -1,7 +1,9 @@
-"""Functional twins of the metrics: plain functions over numpy arrays and torch tensors.
+"""Functional twins of the metrics: plain functions on numpy arrays or torch tensors.
 
 Names are resolved lazily (importing this package imports neither torch nor any metric
-module); ``from wfeval.functional import psnr`` loads only the module that defines ``psnr``.
+module); ``from wfeval.functional import psnr`` loads only the modules it needs to find
+``psnr``. Each formula module lists its public functions in its ``__all__``, so a new
+function is exported by adding it to its own module.
 """
 
 from __future__ import annotations
@@ -9,39 +11,34 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {
-    # reference metrics (wfeval/functional/reference.py)
-    "psnr": "reference",
-    "ssim": "reference",
-    "mse": "reference",
-    "mae": "reference",
-    # temporal metrics (wfeval/functional/temporal.py)
-    "flicker": "temporal",
-    "motion_magnitude": "temporal",
-    "frame_repeat_rate": "temporal",
-    # control metrics (wfeval/functional/control.py)
-    "locate_agent": "control",
-    "action_following": "control",
-    "implied_moves": "control",
-    "ColorLocator": "control",
-    # distribution metrics (wfeval/frechet.py, wfeval/functional/_fvd.py: the module is
-    # private so that the package attribute ``fvd`` is always the function, never the module)
-    "frechet_distance": "wfeval.frechet",
-    "fvd": "_fvd",
-}
+# formula modules, searched in order: reference, temporal and control metrics
+_MODULES = ("wfeval.functional.reference", "wfeval.functional.temporal", "wfeval.functional.control")
+# distribution metrics (wfeval/frechet.py, wfeval/functional/_fvd.py: the module is private so
+# that the package attribute ``fvd`` is always the function, never the module)
+_ELSEWHERE = {"frechet_distance": "wfeval.frechet", "fvd": "wfeval.functional._fvd"}
 
-__all__ = sorted(_EXPORTS)
+
+def _public() -> dict[str, str]:
+    names = dict(_ELSEWHERE)
+    for module in _MODULES:
+        names.update((name, module) for name in importlib.import_module(module).__all__)
+    return names
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    if name == "__all__":
+        return sorted(_public())
+    if name.startswith("__"):
+        raise AttributeError(name)
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        module = next((m for m in _MODULES if name in importlib.import_module(m).__all__), None)
     if module is None:
         raise AttributeError(f"module 'wfeval.functional' has no attribute {name!r}")
-    path = module if "." in module else f"wfeval.functional.{module}"
-    value = getattr(importlib.import_module(path), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return sorted(_public())

@@ -29,6 +29,8 @@ GRIDWORLD_MOVES: Mapping[str, tuple[int, int]] = {
     "noop": (0, 0), "up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 
 
+__all__ = ["locate_agent", "action_following", "implied_moves", "ColorLocator"]
+
 def _numpy(video: Any) -> np.ndarray:
     return video.detach().cpu().numpy() if is_tensor(video) else np.asarray(video)
 

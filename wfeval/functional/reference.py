@@ -1,4 +1,4 @@
-"""Full-reference frame metrics: ``psnr``, ``ssim``, ``mse``, ``mae``.
+"""Full-reference frame metrics: ``psnr``, ``ssim``, ``mse``, ``mae``, ``motion_error``.
 
 Every function takes ``preds`` and ``target`` of one shape, ``T×H×W×C`` (one video) or
 ``B×T×H×W×C`` (a batch), numpy arrays or torch tensors, uint8 or float (see
@@ -10,6 +10,11 @@ Variants:
 
 * ``mse`` / ``mae``: mean squared / absolute error over H, W and C of each frame, in the input's
   units (uint8 levels for uint8 input).
+* ``motion_error``: mean absolute difference between the frame-to-frame changes of the two
+  videos, ``mean |(p[t] − p[t−1]) − (x[t] − x[t−1])|`` over H, W and C of each transition
+  ``t−1 → t``, in the input's units: one value per transition (``T−1`` of them). A dynamics
+  error: a frozen video on moving content scores the motion it misses, a constant colour shift
+  scores 0, while PSNR on mostly static content barely sees either.
 * ``psnr``: ``10·log10(data_range² / MSE)`` in dB. ``average="frames"`` (default) averages the
   per-frame PSNRs; ``average="mse"`` takes the PSNR of the MSE averaged over frames. Identical
   frames give ``inf``; ``max_db`` (default ``None``: no cap) clamps each value to at most
@@ -30,7 +35,17 @@ from typing import Any
 
 import numpy as np
 
-from wfeval.functional._video import check_pair, frame_mean, is_tensor, mean_frames, resolve_data_range, to_float
+from wfeval.functional._video import (
+    check_pair,
+    check_video,
+    frame_mean,
+    is_tensor,
+    mean_frames,
+    resolve_data_range,
+    to_float,
+)
+
+__all__ = ["psnr", "ssim", "mse", "mae", "motion_error"]
 
 SSIM_SIGMA = 1.5
 SSIM_RADIUS = 5  # int(3.5 * 1.5 + 0.5): the 11-tap window of scikit-image / scipy.ndimage
@@ -57,6 +72,15 @@ def mae(preds: Any, target: Any, *, per_frame: bool = False) -> Any:
     check_pair(preds, target)
     diff = to_float(preds) - to_float(target)
     return _finish(frame_mean(abs(diff)), per_frame)
+
+
+def motion_error(preds: Any, target: Any, *, per_frame: bool = False) -> Any:
+    """Mean absolute difference of the frame-to-frame changes (input units), one value per
+    transition ``t−1 → t``, averaged over transitions unless ``per_frame``; needs 2 frames."""
+    check_pair(preds, target)
+    check_video(preds, "preds", min_frames=2)
+    diff = to_float(preds) - to_float(target)  # (p[t] - p[t-1]) - (x[t] - x[t-1]) = d[t] - d[t-1]
+    return _finish(frame_mean(abs(diff[..., 1:, :, :, :] - diff[..., :-1, :, :, :])), per_frame)
 
 
 def _db(error: Any, data_range: float, max_db: float | None) -> Any:

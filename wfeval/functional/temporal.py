@@ -30,6 +30,8 @@ import numpy as np
 
 from wfeval.functional._video import check_video, frame_mean, mean_frames, resolve_data_range, to_float
 
+__all__ = ["flicker", "motion_magnitude", "frame_repeat_rate"]
+
 MOTION_THRESHOLD = 0.1
 REPEAT_THRESHOLD = 1.0 / 255.0
 

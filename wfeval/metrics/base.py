@@ -5,11 +5,15 @@ Any object satisfying :class:`wfeval.api.Metric` works in a run; subclassing is 
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any, ClassVar, Sequence
 
 from wfeval import stats
 from wfeval.api import AggregateResult, MetricResult, MetricSpec
+
+
+REPRODUCIBILITY = ("deterministic", "stochastic", "judge-based")
 
 
 def _skip_key(result: MetricResult) -> str:
@@ -74,6 +78,7 @@ class BaseMetric:
     """Declared metadata + default aggregation; subclasses implement ``compute_sample``."""
 
     name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()  # other names the registry resolves to this metric
     version: ClassVar[str] = "1.0"
     required_artifacts: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool | None] = None
@@ -84,6 +89,8 @@ class BaseMetric:
     description: ClassVar[str] = ""
     output_unit: ClassVar[str] = ""
     reproducibility: ClassVar[str] = "deterministic"
+    # constructor parameters that are not config options (no schema field: the default applies)
+    internal_parameters: ClassVar[tuple[str, ...]] = ("seed",)
 
     def __init__(self, confidence: float = 0.95, seed: int = 0):
         if not 0.0 < confidence < 1.0:
@@ -95,6 +102,7 @@ class BaseMetric:
     def spec(cls) -> MetricSpec:
         return MetricSpec(
             id=cls.name,
+            aliases=cls.aliases,
             description=cls.description,
             version=cls.version,
             family=cls.family,
@@ -110,3 +118,22 @@ class BaseMetric:
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
         return default_aggregate(self.name, results, aggregator=self.aggregator, statistics=self.statistics,
                                  ci=self.ci, confidence=self.confidence, seed=self.seed)
+
+
+class DescribedMetric(BaseMetric):
+    """:class:`BaseMetric` whose :meth:`spec` also carries capability, reference need and variant."""
+
+    display_name: ClassVar[str] = ""
+    capability: ClassVar[str] = ""
+    requires_reference: ClassVar[bool] = False
+    variant: ClassVar[str] = ""
+    tags: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def spec(cls) -> MetricSpec:
+        base = super().spec()
+        return dataclasses.replace(
+            base, display_name=cls.display_name, capability=cls.capability,
+            requires_reference=cls.requires_reference, tags=cls.tags,
+            metadata={**dict(base.metadata or {}), "variant": cls.variant},
+        )

@@ -20,7 +20,7 @@ import wfeval.functional.control as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import read_array
 from wfeval.metrics.outcomes import scored, skipped
-from wfeval.metrics.registry import DescribedMetric
+from wfeval.metrics.base import DescribedMetric
 
 
 def resolve_callable(value: Any, key: str) -> Any:

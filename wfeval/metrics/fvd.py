@@ -40,6 +40,7 @@ PER_SAMPLE_NOTE = "per-sample rows carry I3D feature refs, raw_value None: FVD i
 
 class FVD(BaseMetric):
     name = "fvd"
+    aliases = ("frechet_video_distance",)
     version = "1.0"
     required_artifacts = ()  # a missing generated video is handled here, so its reference still counts
     higher_is_better = False
@@ -49,6 +50,7 @@ class FVD(BaseMetric):
     output_unit = "fvd"
     description = "Fréchet distance between I3D (Kinetics-400) features of real and generated videos."
     reproducibility = "deterministic"
+    internal_parameters = ()  # seed is an option: it draws random clip windows and the bootstrap
 
     def __init__(self, clip_length: int | None = 16, clip_selection: str = "first", resize: int = 224,
                  resize_mode: str = "bilinear", covariance: str = "N", reference_key: str = "video",

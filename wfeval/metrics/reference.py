@@ -18,7 +18,7 @@ import wfeval.functional.reference as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import read_array
 from wfeval.metrics.outcomes import scored, skipped
-from wfeval.metrics.registry import DescribedMetric
+from wfeval.metrics.base import DescribedMetric
 
 
 class _ReferenceMetric(DescribedMetric):
@@ -27,6 +27,7 @@ class _ReferenceMetric(DescribedMetric):
     family = "reference"
     capability = "core_video"
     reference_key = "video"
+    context_frames = 0  # frames before the first compared one that the score also reads
 
     def __init__(self, data_range: float = 255.0, skip_frames: int = 0, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
@@ -45,11 +46,13 @@ class _ReferenceMetric(DescribedMetric):
         if preds.shape != target.shape:
             return skipped(request.sample_id, self.name,
                            f"generated video shape {preds.shape} differs from the reference {target.shape}")
-        preds, target = preds[self.skip_frames:], target[self.skip_frames:]
-        if not len(preds):
+        first = max(self.skip_frames - self.context_frames, 0)
+        preds, target = preds[first:], target[first:]
+        if len(preds) <= self.context_frames:
             return skipped(request.sample_id, self.name, f"no frame left after skip_frames={self.skip_frames}")
         value, curve, extra = self.score(preds, target)
-        components = {"per_frame": [float(v) for v in curve], "first_frame": self.skip_frames, **extra}
+        components = {"per_frame": [float(v) for v in curve], "first_frame": first + self.context_frames,
+                      **extra}
         return scored(request.sample_id, self.name, float(value), components=components,
                       diagnostics={"variant": self.describe()})
 
@@ -148,3 +151,22 @@ class MAE(_ReferenceMetric):
     def score(self, preds, target):
         curve = F.mae(preds, target, per_frame=True)
         return curve.mean(), curve, {}
+
+
+class MotionError(_ReferenceMetric):
+    """Mean absolute difference between the generated and the reference frame-to-frame changes
+    (uint8 levels for uint8 videos), per transition into each compared frame, averaged."""
+
+    name = "motion_error"
+    aliases = ("dynamics_error",)
+    higher_is_better = False
+    output_unit = "levels"
+    display_name = "Motion error"
+    description = "Mean absolute error of the frame-to-frame changes against the reference video."
+    variant = "mean |Δgenerated − Δreference| per transition t-1→t into each compared frame"
+    context_frames = 1  # the change into the first compared frame starts at the frame before it
+
+    def score(self, preds, target):
+        curve = F.motion_error(preds, target, per_frame=True)
+        return curve.mean(), curve, {}
+

@@ -1,77 +1,60 @@
 """One registry of metric classes and their :class:`~wfeval.api.MetricSpec`, by id or alias.
 
-Sources, in order: the built-ins (:data:`BUILTINS`, imported only when asked for) and the
-``wfeval.metrics`` entry-point group (read from installed package metadata the first time a
-name is not a built-in; a plugin module is imported only when its metric is asked for)::
+A built-in metric is declared once: its class (id, version, aliases, spec) and its config file
+``conf/metric/<id>.yaml`` (defaults and ``_target_``). The registry's built-ins are read from
+those config files (no module is imported until a metric is asked for), aliases from the
+classes, and the config schema is derived from the class (:mod:`wfeval.metrics.schemas`).
+Third-party metrics come from the ``wfeval.metrics`` entry-point group (read from installed
+package metadata the first time a name is not a built-in)::
 
     [project.entry-points."wfeval.metrics"]
     my_metric = "my_pkg.metrics:MyMetric"
 
 An entry point's name may differ from its metric id (``name`` attribute of the class); both
 resolve, as do the class's ``aliases``. Built-ins win over an entry point of the same name.
-Configs reach any metric through ``_target_`` as well (``conf/metric/<id>.yaml``).
-
-:class:`DescribedMetric` is the base of the built-in metrics that declare their full spec
-(aliases, capability, reference need, reproducibility class, variant).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
+import functools
 import importlib
 from importlib import metadata as importlib_metadata
-from typing import Any, ClassVar
+from importlib import resources
+from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
-from wfeval.metrics.base import BaseMetric
+from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
 
 ENTRY_POINT_GROUP = "wfeval.metrics"
-REPRODUCIBILITY = ("deterministic", "stochastic", "judge-based")
+CONFIG_PACKAGE = "wfeval.conf"
 
-BUILTINS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "generated_rate": ("wfeval.metrics.basic:GeneratedRate", ()),
-    "artifact_count": ("wfeval.metrics.basic:ArtifactCount", ()),
-    "fvd": ("wfeval.metrics.fvd:FVD", ("frechet_video_distance",)),
-    "psnr": ("wfeval.metrics.reference:PSNR", ("peak_signal_noise_ratio",)),
-    "ssim": ("wfeval.metrics.reference:SSIM", ("structural_similarity",)),
-    "mse": ("wfeval.metrics.reference:MSE", ("mean_squared_error",)),
-    "mae": ("wfeval.metrics.reference:MAE", ("mean_absolute_error",)),
-    "flicker": ("wfeval.metrics.temporal:Flicker", ("temporal_flickering",)),
-    "motion_magnitude": ("wfeval.metrics.temporal:MotionMagnitude", ("moving_pixel_fraction",)),
-    "frame_repeat_rate": ("wfeval.metrics.temporal:FrameRepeatRate", ("frame_repeat",)),
-    "action_following": ("wfeval.metrics.control:ActionFollowing", ("action_accuracy",)),
-    "agent_position_error": ("wfeval.metrics.control:AgentPositionError", ("position_error",)),
-}
-"""Built-in metric id → (``module:Class``, aliases)."""
+__all__ = ["DescribedMetric", "REPRODUCIBILITY", "MetricRegistry", "REGISTRY", "UnknownMetricError",
+           "builtin_targets"]
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_targets() -> dict[str, str]:
+    """Built-in metric id → import path of its class (``module.Class``), from ``conf/metric/*.yaml``."""
+    import yaml
+
+    folder = resources.files(CONFIG_PACKAGE).joinpath("metric")
+    out = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml") or entry.name.startswith("suite_"):
+            continue
+        data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+        if isinstance(data, dict) and isinstance(data.get("_target_"), str):
+            out[entry.name.removesuffix(".yaml")] = data["_target_"]
+    return out
 
 
 class UnknownMetricError(LookupError):
     """No metric by that id, alias or entry-point name; the message lists close and all names."""
 
 
-class DescribedMetric(BaseMetric):
-    """:class:`BaseMetric` whose :meth:`spec` also carries aliases, capability and the variant."""
-
-    aliases: ClassVar[tuple[str, ...]] = ()
-    display_name: ClassVar[str] = ""
-    capability: ClassVar[str] = ""
-    requires_reference: ClassVar[bool] = False
-    variant: ClassVar[str] = ""
-    tags: ClassVar[tuple[str, ...]] = ()
-
-    @classmethod
-    def spec(cls) -> MetricSpec:
-        base = super().spec()
-        return dataclasses.replace(
-            base, aliases=cls.aliases, display_name=cls.display_name, capability=cls.capability,
-            requires_reference=cls.requires_reference, tags=cls.tags,
-            metadata={**dict(base.metadata or {}), "variant": cls.variant},
-        )
-
-
 def _import(target: str) -> Any:
-    module, _, attr = target.partition(":")
+    module, _, attr = target.rpartition(".")
     return getattr(importlib.import_module(module), attr)
 
 
@@ -89,11 +72,20 @@ def spec_of(cls: Any) -> MetricSpec:
 class MetricRegistry:
     """Metric classes by id, alias or entry-point name; nothing is imported until asked for."""
 
-    def __init__(self, builtins: dict[str, tuple[str, tuple[str, ...]]] | None = None,
-                 group: str = ENTRY_POINT_GROUP):
-        self._builtins = dict(BUILTINS if builtins is None else builtins)
+    def __init__(self, builtins: Mapping[str, str] | None = None, group: str = ENTRY_POINT_GROUP):
+        self._builtin_override = None if builtins is None else dict(builtins)
         self._group = group
         self._entry_points: dict[str, Any] | None = None
+
+    @property
+    def _builtins(self) -> dict[str, str]:
+        """Built-in id → ``module.Class`` (read when first needed)."""
+        return builtin_targets() if self._builtin_override is None else self._builtin_override
+
+    def aliases(self) -> dict[str, str]:
+        """Alias → built-in id, from the classes' ``aliases`` (imports every built-in metric module)."""
+        return {alias: metric_id for metric_id, target in self._builtins.items()
+                for alias in getattr(_import(target), "aliases", ())}
 
     def entry_points(self) -> dict[str, Any]:
         """Entry points of the group by name (metadata only; no plugin module is imported)."""
@@ -108,10 +100,9 @@ class MetricRegistry:
 
     def _lookup(self, name: str) -> Any | None:
         if name in self._builtins:
-            return _import(self._builtins[name][0])
-        for target, aliases in self._builtins.values():
-            if name in aliases:
-                return _import(target)
+            return _import(self._builtins[name])
+        if name in self.aliases():
+            return _import(self._builtins[self.aliases()[name]])
         if name in self.entry_points():
             return self.entry_points()[name].load()
         for ep in self.entry_points().values():  # ids and aliases of plugins: load them to see
@@ -126,19 +117,15 @@ class MetricRegistry:
         cls = self._lookup(name)
         if cls is None:
             names = self.ids()
-            aliases = [a for _, al in self._builtins.values() for a in al]
+            aliases = list(self.aliases())
             close = difflib.get_close_matches(name, [*names, *aliases], n=3, cutoff=0.5)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise UnknownMetricError(f"Unknown metric '{name}'.{hint} Available: {', '.join(names)}.")
         return cls
 
     def spec(self, name: str) -> MetricSpec:
-        """The :class:`MetricSpec` of ``name``; built-in aliases are filled in when the class has none."""
-        spec = spec_of(self.load(name))
-        builtin = self._builtins.get(spec.id)
-        if builtin and not spec.aliases:
-            spec = dataclasses.replace(spec, aliases=builtin[1])
-        return spec
+        """The :class:`MetricSpec` of ``name`` (id, alias or entry-point name)."""
+        return spec_of(self.load(name))
 
     def create(self, name: str, **kwargs: Any) -> Any:
         """An instance of ``name`` built with ``kwargs`` (the same keys as its config)."""

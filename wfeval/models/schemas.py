@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 
@@ -134,3 +135,12 @@ SCHEMAS = {
     "python": PythonModelSchema,
 }
 SCHEMAS.update({"game_oracle": GameOracleModelSchema, "game_random_actions": GameRandomActionsModelSchema})
+
+
+def register() -> None:
+    """Store each schema as ``schema/model/<name>`` in Hydra's ConfigStore."""
+    for name, node in SCHEMAS.items():
+        ConfigStore.instance().store(group="schema/model", name=name, node=node)
+
+
+register()

@@ -7,8 +7,11 @@ from typing import Any, Mapping, Sequence
 from omegaconf import DictConfig, OmegaConf
 
 from wfeval.api import ContractError, EvaluationProtocolSpec, GenerationRequest, Metric, WorldTaskConfig
-from wfeval.benchmarks.base import BenchmarkAdapter
+from wfeval.benchmarks.base import BenchmarkAdapter, input_error
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+from wfeval.pipeline.model import ModelHandle
+from wfeval.pipeline.shard import parse_shard, shard_slice
+from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
 
 
 def to_plain(node: Any) -> Any:
@@ -42,8 +45,6 @@ def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
 
 def check_requests_fit_task(requests: Sequence[GenerationRequest], task: WorldTaskConfig) -> None:
     """Refuse, before any generation, a benchmark that does not provide the task's inputs."""
-    from wfeval.benchmarks.base import input_error
-
     for request in requests:
         if input_error(request):  # unreadable sample: reported by its benchmark, never generated
             continue
@@ -85,15 +86,11 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
     """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data."""
-    from wfeval.pipeline.results import RULE_KEYS
-
     plain = to_plain(cfg.benchmark)
     return {k: plain[k] for k in RULE_KEYS if k in plain}
 
 
 def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
-    from wfeval.pipeline.results import RULE_KEYS
-
     bench = instantiate_node("benchmark", cfg.benchmark, drop=RULE_KEYS)
     if not isinstance(bench, BenchmarkAdapter):
         raise ConfigError(f"benchmark: {type(bench).__name__} lacks spec / requests() / fingerprint()")
@@ -149,50 +146,32 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
     return nodes
 
 
-def build_metrics(nodes: Mapping[str, Any]) -> dict[str, Any]:
-    metrics = {}
+def build_metrics(nodes: Mapping[str, Any]) -> MetricSet:
+    """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
+    checked now, not after scoring); the ``aggregation`` key never reaches the metric class."""
+    metrics, aggregation = {}, {}
     for metric_id, node in nodes.items():
         has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
-        aggregation = to_plain(node["aggregation"]) if has_aggregation else None
         metric = instantiate_node(f"metric.{metric_id}", node, drop=("aggregation",) if has_aggregation else ())
         if not isinstance(metric, Metric):
             raise ConfigError(
                 f"metric.{metric_id}: {type(metric).__name__} does not implement the Metric protocol "
                 "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
             )
-        if aggregation:
-            apply_aggregation(metric_id, metric, aggregation)
+        try:
+            aggregation[metric_id] = resolve_aggregation(metric, to_plain(node["aggregation"]) if has_aggregation
+                                                         else None)
+        except ValueError as exc:
+            raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
         metrics[metric_id] = metric
-    return metrics
+    return MetricSet(metrics, aggregation)
 
 
-def apply_aggregation(metric_id: str, metric: Any, aggregation: Mapping[str, Any]) -> None:
-    """``metric.<id>.aggregation``: choose the aggregator, statistics and interval of a metric
-    that aggregates with :meth:`BaseMetric.aggregate` (checked now, not after scoring)."""
-    from wfeval import stats
-    from wfeval.metrics.base import BaseMetric
-
-    choice = {k: v for k, v in aggregation.items() if v is not None}
-    if not choice:
-        return
-    if not isinstance(metric, BaseMetric) or type(metric).aggregate is not BaseMetric.aggregate:
-        raise ConfigError(f"metric.{metric_id}.aggregation: {type(metric).__name__} aggregates with its own "
-                          "method, which these settings cannot change")
-    merged = {"aggregator": metric.aggregator, "statistics": tuple(metric.statistics), "ci": metric.ci,
-              **{k: tuple(v) if k == "statistics" else v for k, v in choice.items()}}
-    try:  # validate the names on a dummy sample, before any generation
-        stats.summarize([0.0, 1.0], **merged)
-    except ValueError as exc:
-        raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
-    for key, value in merged.items():
-        setattr(metric, key, value)
-
-
-def build_model(cfg: DictConfig) -> Any:
+def build_model(cfg: DictConfig) -> ModelHandle:
     model = instantiate_node("model", cfg.model)
     if not callable(getattr(model, "generate", None)):
         raise ConfigError(f"model: {type(model).__name__} has no generate(requests) method")
-    return model
+    return ModelHandle.wrap(model, to_plain(cfg.model))
 
 
 def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
@@ -202,8 +181,6 @@ def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfi
     An adapter offering cheap ``records()`` and ``materialize(record, ...)`` has only the chosen
     samples rendered and stored, so parallel shards do not repeat each other's data preparation.
     """
-    from wfeval.pipeline.shard import parse_shard, shard_slice
-
     if shard is not None:  # a bad spec is a config error, found before any sample is prepared
         try:
             parse_shard(shard)

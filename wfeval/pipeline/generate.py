@@ -42,48 +42,6 @@ def request_key(request: GenerationRequest) -> str:
     return sha256_json(data)
 
 
-def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[str, Any] | None = None) -> str:
-    """Identity of a model: its resolved config plus the version its class declares, plus what its
-    optional ``fingerprint()`` says (content hashes of a precomputed folder, of a script, ...)."""
-    identity: dict[str, Any] = {"config": dict(model_cfg), "version": version}
-    if fingerprint:
-        identity["fingerprint"] = dict(fingerprint)
-    return sha256_json(identity)[:32]
-
-
-def model_fingerprint(model: Any) -> dict[str, Any]:
-    """``model.fingerprint()`` if it has one (a model adapter reading files from disk should)."""
-    method = getattr(model, "fingerprint", None)
-    return dict(method() or {}) if callable(method) else {}
-
-
-def sample_seed(base: Any, sample_id: str) -> int:
-    """A 31-bit seed from a base seed and a sample id: stable, independent of order and batching."""
-    digest = hashlib.sha256(f"{base}/{sample_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
-
-
-SEED_MODES = ("per_sample", "fixed")
-
-
-def assign_seeds(requests: Sequence[GenerationRequest], *, seed: int, mode: str) -> list[GenerationRequest]:
-    """Each request with its generation seed in ``generation["seed"]`` (recorded with the request).
-
-    ``per_sample``: derived from ``run.seed``, the request's own seed (the task's
-    ``generation_defaults.seed``, if any) and the sample id; ``fixed``: the request's own seed,
-    else ``run.seed``, for every sample.
-    """
-    if mode not in SEED_MODES:
-        raise ValueError(f"run.seed_mode: {mode!r} is not one of {', '.join(SEED_MODES)}")
-    out = []
-    for request in requests:
-        own = request.generation.get("seed")
-        value = sample_seed(f"{seed}/{own}", request.sample_id) if mode == "per_sample" else \
-            (own if own is not None else seed)
-        out.append(dataclasses.replace(request, generation={**request.generation, "seed": value}))
-    return out
-
-
 class GenerationTimeout(TimeoutError):
     """A batch ran past ``run.sample_timeout_s`` × its size."""
 

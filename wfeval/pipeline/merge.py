@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Sequence
 
-from wfeval.pipeline.results import build_results, dataset_hash
-from wfeval.pipeline.rundir import RunDirectory, read_jsonl, utc_now
+from wfeval.results import build_results, dataset_hash
+from wfeval.rundir import RunDirectory, read_jsonl, utc_now
 from wfeval.pipeline.shard import parse_shard
 from wfeval.pipeline.stored import StoredRunError, load_run
 from wfeval.report.markdown import results_markdown
@@ -67,7 +67,8 @@ def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
     )
     results, document = build_results(
         manifest=manifest, metrics=loaded[0][1], per_metric=per_metric, requests=requests,
-        rules=manifest.get("rules") or {}, required_metrics=manifest["benchmark"].get("metrics", ()),
+        rules=manifest.get("rules") or {}, aggregation=loaded[0][1].aggregation,
+        required_metrics=manifest["benchmark"].get("metrics", ()),
     )
     out.write_json("manifest.json", manifest)
     for name in ("generations.jsonl", "metrics.jsonl", "samples.jsonl", "steps.jsonl"):

@@ -1,44 +1,38 @@
-"""One evaluation run: build → generate (cached) → score → aggregate → write the run directory."""
+"""One evaluation run, as a straight sequence: build → generate → score → results → write.
+
+:func:`run_from_config` reads top to bottom: the recorder opens the run directory, the plan
+holds every object the config describes, generation (or the source run's generations) gives
+the (request, result) pairs, scoring gives the per-metric rows, :func:`wfeval.results.build_results`
+gives the aggregates, and the run directory receives the files.
+"""
 
 from __future__ import annotations
 
 import os
-import platform
-import sys
 import time
-import traceback
 from dataclasses import dataclass, field
-from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from omegaconf import DictConfig
 
-import wfeval
-from wfeval._hashing import sha256_json
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
-from wfeval.pipeline.generate import (
-    GenerationCache,
-    assign_seeds,
-    failure_limit,
-    generate_all,
-    model_fingerprint,
-    model_key,
-    timeout_enforceable,
-    verify_artifacts,
-)
+from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_all, timeout_enforceable, verify_artifacts
+from wfeval.pipeline.plan import RunPlan, plan_run
+from wfeval.pipeline.recorder import RunRecorder
+from wfeval.pipeline.score import reusable_rows, score_all
+from wfeval.pipeline.seeds import assign_seeds
 from wfeval.progress import Progress
-from wfeval.pipeline.results import build_results, dataset_hash
-from wfeval.pipeline.rundir import RUN_FORMAT_VERSION, RunDirectory, read_jsonl, utc_now
-from wfeval.pipeline.score import score_all
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
+from wfeval.results import build_results
+from wfeval.rundir import utc_now
 
-KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
+Pairs = list[tuple[GenerationRequest, GenerationResult]]
 
 
 @dataclass
@@ -49,194 +43,61 @@ class RunSummary:
     cached: int = 0
 
 
-def package_versions() -> dict[str, str | None]:
-    """Versions of key packages, read from metadata (nothing heavy is imported)."""
-    out: dict[str, str | None] = {"wfeval": wfeval.__version__, "python": platform.python_version()}
-    for name in KEY_PACKAGES:
-        try:
-            out[name] = importlib_metadata.version(name)
-        except importlib_metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def seeds_of(node: Any, prefix: str = "") -> dict[str, Any]:
-    """Every ``seed`` key of the resolved config, by its full key (``benchmark.seed``, ...)."""
-    found: dict[str, Any] = {}
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{prefix}{key}"
-            if key == "seed" and not isinstance(value, (dict, list)):
-                found[path] = value
-            else:
-                found.update(seeds_of(value, path + "."))
-    return found
-
-
-def config_hash(plain_cfg: dict) -> str:
-    identity = {k: v for k, v in plain_cfg.items() if k != "run"}
-    # run.shard is left out on purpose: every shard of a run shares the run's config hash
-    identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items()
-                       if k in ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")}
-    return sha256_json(identity)
-
-
-def _load_source_run(path: str) -> tuple[list[tuple[GenerationRequest, GenerationResult]], dict]:
-    source = RunDirectory(Path(path).expanduser().resolve(), create=False)
-    manifest = source.read_json("manifest.json")
-    rows = list(read_jsonl(source.file("generations.jsonl")))
-    if manifest is None or not rows:
-        raise ConfigError(f"run.from_run: {source.path} is not a finished wfeval run "
-                          "(needs manifest.json and generations.jsonl)")
-    pairs = [(GenerationRequest.from_dict(r["request"]), GenerationResult.from_dict(r["result"])) for r in rows]
-    return pairs, manifest
-
-
 def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir``."""
-    plain = build.to_plain(cfg)
-    rundir = RunDirectory(output_dir)
-    chash = config_hash(plain)
-    previous = rundir.read_json("manifest.json")
-    if previous is not None and previous.get("config_hash") != chash:
-        raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.get('config_hash')}); "
-                          "resume it with its own overrides or use a new directory")
-    resumed = previous is not None
     store = ArtifactStore(cfg.run.store_dir, durable=cfg.run.durable_store)
-    manifest: dict[str, Any] = {
-        "schema_version": RUN_FORMAT_VERSION,
-        "run_id": rundir.path.name,
-        "status": "running",
-        "started_at": (previous or {}).get("started_at") or utc_now(),
-        "finished_at": None,
-        "config_hash": chash,
-        "config_file": ".hydra/config.yaml",
-        "argv": sys.argv,
-        "cwd": os.getcwd(),
-        "host": platform.node(),
-        "pid": os.getpid(),
-        "seeds": seeds_of(plain),
-        "versions": package_versions(),
-        "store_dir": str(store.root),
-        "resumed": resumed,
-        "shard": cfg.run.shard,
-    }
-    rundir.write_json("manifest.json", manifest)
-    rundir.event("run_resumed" if resumed else "run_started", config_hash=chash)
-    summary = RunSummary(output_dir=rundir.path)
-    try:
-        _execute(cfg, plain, rundir, store, manifest, summary, previous)
-    except BaseException as exc:
-        manifest.update(status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
-                        finished_at=utc_now(), error=f"{type(exc).__name__}: {exc}")
-        rundir.write_json("manifest.json", manifest)
-        rundir.event("run_failed", error=manifest["error"],
-                     traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-        raise
-    manifest.update(status="completed", finished_at=utc_now())
-    rundir.write_json("manifest.json", manifest)
-    rundir.event("run_finished", generated=summary.generated, cached=summary.cached)
+    recorder = RunRecorder.open(output_dir, plain_cfg=build.to_plain(cfg), store_dir=store.root, shard=cfg.run.shard)
+    summary = RunSummary(output_dir=recorder.path)
+    with recorder.running():
+        plan = plan_run(cfg, store)
+        recorder.record_plan(**plan.manifest_entries())
+        if plan.source_pairs is not None:
+            recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
+            pairs, summary.cached = plan.source_pairs, len(plan.source_pairs)
+        else:
+            pairs = _generate(plan, cfg.run, store, recorder, summary)
+        if cfg.run.verify_artifacts:
+            pairs = verify_artifacts(pairs, store)
+            recorder.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
+        per_metric = _score(plan, pairs, recorder, cfg.run.progress)
+        recorder.event("phase_started", phase="aggregate")
+        summary.results, document = build_results(
+            manifest=recorder.manifest, metrics=plan.metrics, per_metric=per_metric,
+            requests=[q for q, _ in pairs], rules=plan.rules, aggregation=plan.metrics.aggregation,
+            required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
+        )
+        _write(plan, pairs, per_metric, document, recorder)
+        recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
+        recorder.complete(generated=summary.generated, cached=summary.cached)
+    print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
+                                               f"({recorder.path})"))
+    print(evidence_line(document["evidence"]))
     return summary
 
 
-def _execute(cfg: DictConfig, plain: dict, rundir: RunDirectory, store: ArtifactStore,
-             manifest: dict, summary: RunSummary, previous: dict | None = None) -> None:
-    task = build.build_task(cfg)
-    protocol = build.build_protocol(cfg)
-    metrics = build.build_metrics(build.metric_nodes(cfg))
-    progress_mode = cfg.run.progress
-    if cfg.run.from_run:
-        pairs, source = _load_source_run(cfg.run.from_run)
-        benchmark_id = source["benchmark"]["id"]
-        # the current config's rules when it names the source's benchmark (so a re-score can
-        # apply a new scorecard or evidence rule), else the rules the source run recorded
-        same = str(cfg.benchmark.get("name", "")) == benchmark_id
-        rules = build.benchmark_rules(cfg) if same else source.get("rules", {})
-        manifest.update(source_run=str(Path(cfg.run.from_run).resolve()), benchmark=source["benchmark"],
-                        model=source["model"], rules=rules)
-        rundir.event("generation_loaded", source=manifest["source_run"], samples=len(pairs))
-        summary.cached = len(pairs)
-    else:
-        bench = build.build_benchmark(cfg)
-        rules = build.benchmark_rules(cfg)
-        benchmark_id = bench.spec.benchmark_id
-        requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
-                                         limit=cfg.run.limit, shard=cfg.run.shard)
-        build.check_requests_fit_task(requests, task)
-        model = build.build_model(cfg)
-        version = str(getattr(model, "version", ""))
-        mfingerprint = model_fingerprint(model)
-        mkey = model_key(plain["model"], version, mfingerprint)
-        manifest.update(
-            benchmark={"id": benchmark_id, "version": bench.spec.version, "fingerprint": bench.fingerprint(),
-                       "n_samples": len(requests), "dataset_hash": dataset_hash(requests),
-                       "metrics": [m.id for m in bench.spec.metrics]},
-            rules=rules,
-            model={"name": getattr(model, "name", type(model).__name__), "version": version, "key": mkey,
-                   "target": plain["model"].get("_target_"), "fingerprint": mfingerprint},
-        )
-        rundir.write_json("manifest.json", manifest)
-        pairs = _generate(requests, model, GenerationCache(store, mkey), mkey, cfg, rundir, summary,
-                          bench=bench, manifest=manifest)
-    if cfg.run.verify_artifacts:
-        pairs = verify_artifacts(pairs, store)
-        rundir.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
-    manifest["metrics"] = {m_id: {"version": str(m.version), "class": f"{type(m).__module__}.{type(m).__qualname__}",
-                                  "aggregator": getattr(m, "aggregator", None),
-                                  "statistics": list(getattr(m, "statistics", ()) or ())}
-                           for m_id, m in metrics.items()}
-    rundir.write_json("manifest.json", manifest)
-    records = [{"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs]
-    # rows of a resumed run are reused only for samples whose generation is the one they scored
-    scored_before = {row["request"]["sample_id"]: row for row in read_jsonl(rundir.file("generations.jsonl"))}
-    unchanged = {rec["request"]["sample_id"] for rec in records
-                 if scored_before.get(rec["request"]["sample_id"]) == rec}
-    rundir.write_jsonl("generations.jsonl", records)
-    per_metric = _score(metrics, pairs, rundir, progress_mode, unchanged=unchanged,
-                        versions_before={m: v.get("version") for m, v in (previous or {}).get("metrics", {}).items()})
-    rundir.event("phase_started", phase="aggregate")
-    results, document = build_results(
-        manifest=manifest, metrics=metrics, per_metric=per_metric, requests=[q for q, _ in pairs],
-        rules=rules, required_metrics=manifest["benchmark"].get("metrics", ()),
-    )
-    scorer = None if cfg.run.from_run else getattr(bench, "scorer", None)  # the family's row mapping
-    rundir.write_jsonl("samples.jsonl", _sample_rows(pairs, per_metric, benchmark_id, rundir, manifest, scorer))
-    rundir.write_json("results.json", document)
-    rundir.write_text("results.md", results_markdown(document))
-    rundir.event("phase_finished", phase="aggregate", results=len(results))
-    summary.results = results
-    print(results_table(results, title=f"{manifest['model']['name']} on {benchmark_id}  ({rundir.path})"))
-    print(evidence_line(document["evidence"]))
-
-
-def _generate(requests, model, cache, mkey, cfg, rundir, summary, *, bench=None,
-              manifest=None) -> list[tuple[GenerationRequest, GenerationResult]]:
+def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary) -> Pairs:
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls."""
     try:
-        requests = assign_seeds(requests, seed=cfg.run.seed, mode=cfg.run.seed_mode)
-        failure_limit(cfg.run.fail_on_error, len(requests))
+        requests = assign_seeds(plan.requests, seed=run.seed, mode=run.seed_mode)
+        failure_limit(run.fail_on_error, len(requests))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    timeout_s = cfg.run.sample_timeout_s
+    timeout_s = run.sample_timeout_s
     if timeout_s is not None and not timeout_s > 0:
         raise ConfigError(f"run.sample_timeout_s: expected a positive number of seconds or null, got {timeout_s}")
-    hook = runtime_of(bench)
-    context = RunContext(run_dir=rundir.path, store=cache.store, requests=requests, event=rundir.event)
+    model = plan.model
+    hook = runtime_of(plan.benchmark)
+    context = RunContext(run_dir=recorder.path, store=store, requests=requests, event=recorder.event)
     if hook is not None:
-        info = hook.prepare(context)
-        if info and manifest is not None:
-            manifest["benchmark"]["runtime"] = dict(info)
-            rundir.write_json("manifest.json", manifest)
-    rundir.event("phase_started", phase="generate", samples=len(requests),
-                 sample_timeout_s=timeout_s, sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
-                 fail_on_error=cfg.run.fail_on_error, seed_mode=cfg.run.seed_mode)
-    progress = Progress("generate", len(requests), cfg.run.progress)
+        recorder.record_runtime(hook.prepare(context))
+    recorder.event("phase_started", phase="generate", samples=len(requests), sample_timeout_s=timeout_s,
+                   sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
+                   fail_on_error=run.fail_on_error, seed_mode=run.seed_mode)
+    progress = Progress("generate", len(requests), run.progress)
 
     def on_result(request: GenerationRequest, result: GenerationResult, cached: bool) -> None:
-        if cached:
-            summary.cached += 1
-        else:
-            summary.generated += 1
+        summary.cached += cached
+        summary.generated += not cached
         step = {
             "time": utc_now(), "sample_id": request.sample_id, "step": 0, "phase": "generate",
             "cached": cached, "status": result.status, "latency_seconds": result.latency_seconds,
@@ -245,70 +106,66 @@ def _generate(requests, model, cache, mkey, cfg, rundir, summary, *, bench=None,
         for key in ("log", "attempts"):  # e.g. the command adapter's stderr tail and tries
             if key in result.metadata:
                 step[key] = result.metadata[key]
-        rundir.append("steps.jsonl", step)
+        recorder.step(step)
         progress.update()
 
     status = "failed"
     try:
-        setup = getattr(model, "setup", None)
-        if callable(setup):
-            setup()
+        model.setup()
         try:
-            batch_size = getattr(model, "batch_size", None) or cfg.run.batch_size
-            results = generate_all(requests, model, cache, mkey, batch_size=batch_size, on_result=on_result,
-                                   sample_timeout_s=timeout_s, fail_on_error=cfg.run.fail_on_error)
+            results = generate_all(requests, model, GenerationCache(store, model.key), model.key,
+                                   batch_size=model.batch_size or run.batch_size, on_result=on_result,
+                                   sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error)
             status = "completed"
         finally:
-            close = getattr(model, "close", None)
-            if callable(close):
-                close()
+            model.close()
             progress.close()
     finally:
         if hook is not None:
-            done = hook.finalize(context, status=status)
-            if done and manifest is not None:
-                manifest["benchmark"].setdefault("runtime", {}).update(dict(done))
-                rundir.write_json("manifest.json", manifest)
-    counts = {s: sum(r.status == s for r in results) for s in ("failed", "not_generated")}
-    rundir.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached,
-                 failed=counts["failed"], not_generated=counts["not_generated"],
-                 timeouts=sum(r.stop_reason == "timeout" for r in results))
+            recorder.record_runtime(hook.finalize(context, status=status))
+    recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached,
+                   failed=sum(r.status == "failed" for r in results),
+                   not_generated=sum(r.status == "not_generated" for r in results),
+                   timeouts=sum(r.stop_reason == "timeout" for r in results))
     return list(zip(requests, results))
 
 
-def _score(metrics, pairs, rundir: RunDirectory, progress_mode: str, *, unchanged: set[str],
-           versions_before: dict[str, Any]) -> dict[str, list[MetricResult]]:
+def _score(plan: RunPlan, pairs: Pairs, recorder: RunRecorder, progress_mode: str) -> dict[str, list[MetricResult]]:
     """Score every pair; a resumed run reuses its rows of unchanged samples and metric versions."""
-    done = {}
-    for row in read_jsonl(rundir.file("metrics.jsonl")):  # resuming the same run directory
-        result = MetricResult.from_dict(row)
-        metric = metrics.get(result.metric_id)
-        if (result.sample_id in unchanged and metric is not None
-                and versions_before.get(result.metric_id) == str(metric.version)):
-            done[(result.metric_id, result.sample_id)] = result
-    rundir.event("phase_started", phase="score", metrics=list(metrics), reused=len(done))
-    progress = Progress("score", len(metrics) * len(pairs), progress_mode)
+    records = [{"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs]
+    done = reusable_rows(recorder.rundir, plan.metrics, records, recorder.previous)
+    recorder.rundir.write_jsonl("generations.jsonl", records)
+    recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(done))
+    progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
 
     def on_result(result: MetricResult, reused: bool) -> None:
         if not reused:
-            rundir.append("metrics.jsonl", result.to_dict())
+            recorder.rundir.append("metrics.jsonl", result.to_dict())
         progress.update()
 
     started = time.perf_counter()
-    per_metric = score_all(metrics, pairs, done=done, on_result=on_result)
+    per_metric = score_all(plan.metrics, pairs, done=done, on_result=on_result)
     progress.close()
-    rundir.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3))
+    recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3))
     return per_metric
 
 
-def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, manifest: dict, scorer=None):
-    """One standard public row per sample (shared/seeds/004 fields that apply)."""
+def _write(plan: RunPlan, pairs: Sequence[tuple[GenerationRequest, GenerationResult]],
+           per_metric: dict[str, list[MetricResult]], document: dict, recorder: RunRecorder) -> None:
+    rundir = recorder.rundir
+    rundir.write_jsonl("samples.jsonl", sample_rows(pairs, per_metric, plan, recorder))
+    rundir.write_json("results.json", document)
+    rundir.write_text("results.md", results_markdown(document))
+
+
+def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan, recorder: RunRecorder):
+    """One standard public row per sample (the shared result-row contract's fields that apply)."""
     status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
     for request, result in pairs:
         row = {
             "task_id": request.task_id,
             "sample_id": request.sample_id,
-            "benchmark": benchmark_id,
+            "benchmark": plan.benchmark_id,
             "split": request.split,
             "prediction": {k: v.to_dict() for k, v in result.artifacts.items()},
             "success": result.status == "ok",
@@ -317,12 +174,12 @@ def _sample_rows(pairs, per_metric, benchmark_id: str, rundir: RunDirectory, man
             "latency_seconds": result.latency_seconds,
             "token_usage": None,
             "cost": result.cost,
-            "trace_run_dir": str(rundir.path),
-            "run_spec_ref": f"manifest.json#config_hash={manifest['config_hash']}",
+            "trace_run_dir": str(recorder.path),
+            "run_spec_ref": f"manifest.json#config_hash={recorder.manifest['config_hash']}",
             "metadata": {
                 "generation_status": result.status,
                 "generation_error": result.error,
                 "metric_status": {m: status[(m, request.sample_id)] for m in per_metric},
             },
         }
-        yield apply_scorer(scorer, request, result, row)
+        yield apply_scorer(plan.scorer, request, result, row)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
-from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, skipped
+from wfeval.rundir import RunDirectory, read_jsonl
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -19,6 +20,25 @@ def _missing_reason(missing: list[str], result: GenerationResult) -> str:
     if result.status != "ok":
         reason += f" (generation {result.status}" + (f": {result.error})" if result.error else ")")
     return reason
+
+
+def reusable_rows(rundir: RunDirectory, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                  previous_manifest: Mapping[str, Any] | None) -> dict[tuple[str, str], MetricResult]:
+    """Metric rows a resumed run keeps: those of samples whose generation is the one they scored
+    (same ``generations.jsonl`` record), for metrics whose version did not change."""
+    if previous_manifest is None:
+        return {}
+    scored_before = {row["request"]["sample_id"]: row for row in read_jsonl(rundir.file("generations.jsonl"))}
+    unchanged = {rec["request"]["sample_id"] for rec in records if scored_before.get(rec["request"]["sample_id"]) == rec}
+    versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
+    done = {}
+    for row in read_jsonl(rundir.file("metrics.jsonl")):
+        result = MetricResult.from_dict(row)
+        metric = metrics.get(result.metric_id)
+        if (result.sample_id in unchanged and metric is not None
+                and versions_before.get(result.metric_id) == str(metric.version)):
+            done[(result.metric_id, result.sample_id)] = result
+    return done
 
 
 def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
@@ -57,18 +77,3 @@ def score_all(
             rows.append(row)
         out[metric_id] = rows
     return out
-
-
-def aggregate_one(metric_id: str, metric: Any, results: Sequence[MetricResult]) -> AggregateResult:
-    """The metric's own aggregate; if it raises, an invalid aggregate that says why."""
-    try:
-        agg = metric.aggregate(list(results))
-        if not isinstance(agg, AggregateResult):
-            raise TypeError(f"aggregate returned {type(agg).__name__}, expected AggregateResult")
-    except Exception as exc:
-        failed = errored("*", metric_id, exc)
-        return AggregateResult(
-            metric_id=metric_id, n_total=len(results), valid=False,
-            diagnostics={"reason": failed.skip_reason, "traceback": failed.diagnostics["traceback"]},
-        )
-    return agg if agg.metric_id == metric_id else dataclasses.replace(agg, metric_id=metric_id)

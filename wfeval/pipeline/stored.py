@@ -1,23 +1,37 @@
-"""Read a finished run back from its files: the metric rows, requests and metric objects.
+"""Read a run back from its files: its generations, metric rows, requests and metric objects.
 
-Used by replay (rebuild results), merge (combine shards) and anything else that must work from
-stored files alone, without calling a model or scoring a sample again.
+Used by ``run.from_run`` (re-score stored generations), replay (rebuild results), merge
+(combine shards) and anything else that must work from stored files alone, without calling a
+model or scoring a sample again.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from wfeval.api import GenerationRequest, MetricResult
-from wfeval.pipeline.rundir import RunDirectory, read_jsonl
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.rundir import RunDirectory, read_jsonl
 
 
 class StoredRunError(ValueError):
     """A run directory lacks what is needed to read it back."""
 
 
+def load_generations(run_dir: Path) -> tuple[list[tuple[GenerationRequest, GenerationResult]], dict]:
+    """The (request, result) pairs of a run and its manifest (``run.from_run``)."""
+    source = RunDirectory(run_dir, create=False)
+    manifest = source.read_json("manifest.json")
+    rows = list(read_jsonl(source.file("generations.jsonl")))
+    if manifest is None or not rows:
+        raise StoredRunError(f"run.from_run: {source.path} is not a finished wfeval run "
+                             "(needs manifest.json and generations.jsonl)")
+    pairs = [(GenerationRequest.from_dict(r["request"]), GenerationResult.from_dict(r["result"])) for r in rows]
+    return pairs, manifest
+
+
 def load_run(run_dir: Path):
-    """(manifest, metric objects, per-metric rows in run order, requests) of a finished run."""
+    """(manifest, metrics (a :class:`~wfeval.results.MetricSet`), per-metric rows in run order,
+    requests) of a finished run."""
     from omegaconf import OmegaConf
 
     from wfeval.pipeline import build

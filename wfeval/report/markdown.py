@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfeval.report.rows import fmt, headline_value, markdown_table, rows
+from wfeval.report.rows import fmt, markdown_table, rows
+from wfeval.results import headline
 
 
 def results_markdown(document: dict[str, Any]) -> str:
@@ -32,5 +33,5 @@ def results_markdown(document: dict[str, Any]) -> str:
         if groups:
             parts += ["", f"## {measurement} by group", ""]
             parts.append(markdown_table(["group", "value", "valid/total"], [
-                [g, fmt(headline_value(a)), f"{a['n_valid']}/{a['n_total']}"] for g, a in groups.items()]))
+                [g, fmt(headline(a)), f"{a['n_valid']}/{a['n_total']}"] for g, a in groups.items()]))
     return "\n".join(parts).rstrip() + "\n"

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from wfeval.results import headline
+
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
               "n_valid", "n_total", "n_skipped", "valid", "higher_is_better", "eligible", "run_dir")
 
@@ -33,13 +35,6 @@ def load_document(path: Path) -> dict[str, Any]:
     return data
 
 
-def headline_value(agg: dict[str, Any]) -> float | None:
-    if not agg.get("valid"):
-        return None
-    value = (agg.get("diagnostics") or {}).get("value")
-    return value if value is not None else (agg.get("normalized_stats") or {}).get("mean")
-
-
 def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     eligible = (document.get("evidence") or {}).get("eligible")
     for measurement, agg in document["results"].items():
@@ -49,7 +44,7 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "model": document["model"]["name"],
             "benchmark": document["benchmark"]["id"],
             "measurement": measurement,
-            "value": headline_value(agg),
+            "value": headline(agg),
             "ci_low": ci.get("low"),
             "ci_high": ci.get("high"),
             "ci_method": ci.get("method"),

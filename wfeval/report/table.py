@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from wfeval.api import AggregateResult
+from wfeval.results import headline
 
 
 def _fmt(value: object) -> str:
@@ -17,10 +18,6 @@ def _fmt(value: object) -> str:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def headline(agg: AggregateResult) -> object:
-    return agg.diagnostics.get("value", agg.normalized_stats.get("mean"))
 
 
 def results_table(results: Mapping[str, AggregateResult], title: str = "") -> str:

@@ -1,24 +1,25 @@
 """results.json as a pure function of what a run stored: replaying a run rebuilds it exactly.
 
-Inputs are the manifest, the metric objects (only their ``aggregate`` is called), the
-per-sample MetricResults, the requests (for group slices) and the benchmark's rules
-(``group_by``, ``scorecard``, ``evidence``).
+Inputs are the manifest, the metric objects (only their ``aggregate`` is called) with the
+aggregation chosen for each, the per-sample MetricResults, the requests (for group slices) and
+the benchmark's rules (``group_by``, ``scorecard``, ``evidence``). A run, ``run.from_run``,
+``replay``, ``merge`` and ``resume`` all build their results with :func:`build_results`.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Mapping, Sequence
 
 from wfeval._hashing import sha256_json
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
-from wfeval.pipeline.rundir import RUN_FORMAT_VERSION
-from wfeval.pipeline.score import aggregate_one
-from wfeval.report.evidence import evidence_gate
-from wfeval.report.scorecard import scorecard
-from wfeval.report.table import headline
+from wfeval.results.aggregation import Aggregation, aggregate_metric, headline
+from wfeval.results.evidence import evidence_gate
+from wfeval.results.scorecard import scorecard
+from wfeval.results.slices import slices
+from wfeval.rundir import RUN_FORMAT_VERSION
 
 RULE_KEYS = ("group_by", "scorecard", "evidence")
+"""Keys of a benchmark config that are evaluation rules read by the core, never by the adapter."""
 
 
 def dataset_hash(requests: Sequence[GenerationRequest]) -> str:
@@ -36,34 +37,6 @@ def dataset_hash(requests: Sequence[GenerationRequest]) -> str:
     ])
 
 
-def group_value(request: GenerationRequest, key: str) -> str:
-    """``split``, ``task_id``, ``benchmark_id`` or ``metadata.<key>`` of a request, as text."""
-    if key.startswith("metadata."):
-        value: Any = request.metadata.get(key.removeprefix("metadata."))
-    elif key in ("split", "task_id", "benchmark_id", "protocol"):
-        value = getattr(request, key)
-    else:
-        raise ValueError(f"benchmark.group_by: unknown key {key!r}; use split, task_id, benchmark_id, "
-                         "protocol or metadata.<key>")
-    return "(none)" if value is None else str(value)
-
-
-def slices(metrics: Mapping[str, Any], per_metric: Mapping[str, Sequence[MetricResult]],
-           requests: Mapping[str, GenerationRequest], group_by: Sequence[str]) -> dict[str, dict]:
-    """Per metric id, per ``key=value`` group: the metric's own aggregate over that group."""
-    out: dict[str, dict] = {}
-    for metric_id, rows in per_metric.items():
-        groups: dict[str, dict[str, list[MetricResult]]] = {}
-        for key in group_by:
-            by_value: dict[str, list[MetricResult]] = defaultdict(list)
-            for row in rows:
-                by_value[group_value(requests[row.sample_id], key)].append(row)
-            groups[key] = dict(sorted(by_value.items()))
-        out[metric_id] = {f"{key}={value}": aggregate_one(metric_id, metrics[metric_id], subset).to_dict()
-                          for key, values in groups.items() for value, subset in values.items()}
-    return out
-
-
 def build_results(
     *,
     manifest: Mapping[str, Any],
@@ -71,17 +44,18 @@ def build_results(
     per_metric: Mapping[str, Sequence[MetricResult]],
     requests: Sequence[GenerationRequest],
     rules: Mapping[str, Any],
+    aggregation: Mapping[str, Aggregation | None] | None = None,
     required_metrics: Sequence[str] = (),
 ) -> tuple[dict[str, AggregateResult], dict[str, Any]]:
     """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document."""
+    aggregation = aggregation or {}
     # ``runtime`` says how this process got the data (recorded or cached, timings): not a result
     benchmark = {k: v for k, v in manifest["benchmark"].items() if k != "runtime"}
     ns = benchmark["id"]
-    by_metric = {m: aggregate_one(m, metrics[m], rows) for m, rows in per_metric.items()}
+    by_metric = {m: aggregate_metric(m, metrics[m], rows, aggregation.get(m)) for m, rows in per_metric.items()}
     versions = {m: str(metrics[m].version) for m in metrics}
     directions = {m: getattr(metrics[m], "higher_is_better", None) for m in metrics}
-    card = scorecard(rules.get("scorecard") or {}, {m: headline(a) if a.valid else None for m, a in by_metric.items()},
-                     directions)
+    card = scorecard(rules.get("scorecard") or {}, {m: headline(a) for m, a in by_metric.items()}, directions)
     splits = sorted({r.split for r in requests})
     evidence = evidence_gate(
         rules.get("evidence") or {}, results=by_metric, metric_versions=versions,
@@ -89,6 +63,7 @@ def build_results(
         required_metrics=required_metrics,
     )
     by_id = {r.sample_id: r for r in requests}
+    group_slices = slices(metrics, per_metric, by_id, rules.get("group_by") or (), aggregation)
     document = {
         "schema_version": RUN_FORMAT_VERSION,
         "run_id": manifest["run_id"],
@@ -97,7 +72,7 @@ def build_results(
         "model": manifest["model"],
         "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m]} for m in metrics},
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
-        "slices": {f"{ns}.{m}": s for m, s in slices(metrics, per_metric, by_id, rules.get("group_by") or ()).items()},
+        "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},
         "scorecard": card,
         "evidence": evidence,
     }

@@ -1,0 +1,89 @@
+"""The plan of one run: every object its config describes, built and checked before any work.
+
+A fresh run plans the benchmark's requests and the model; ``run.from_run`` plans the stored
+generations of another run instead (no benchmark, no model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from omegaconf import DictConfig
+
+from wfeval.api import EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
+from wfeval.artifacts import ArtifactStore
+from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
+from wfeval.config.errors import ConfigError
+from wfeval.pipeline import build
+from wfeval.pipeline.model import ModelHandle
+from wfeval.pipeline.stored import StoredRunError, load_generations
+from wfeval.results import MetricSet, dataset_hash
+
+
+@dataclass
+class RunPlan:
+    task: WorldTaskConfig
+    protocol: EvaluationProtocolSpec
+    metrics: MetricSet
+    rules: dict[str, Any]
+    benchmark_id: str
+    benchmark_entry: dict[str, Any]  # what the manifest records of the benchmark
+    model_entry: dict[str, Any]  # what the manifest records of the model
+    benchmark: BenchmarkAdapter | None = None
+    requests: list[GenerationRequest] | None = None
+    model: ModelHandle | None = None
+    source_run: str | None = None  # run.from_run: the run whose generations are re-scored
+    source_pairs: list[tuple[GenerationRequest, GenerationResult]] | None = None
+
+    @property
+    def scorer(self) -> BenchmarkScorer | None:
+        """The benchmark family's mapping of results to the standard row (none when re-scoring)."""
+        return scorer_of(self.benchmark) if self.benchmark is not None else None
+
+    def manifest_entries(self) -> dict[str, Any]:
+        metrics = {}
+        for m_id, metric in self.metrics.items():
+            aggregation = self.metrics.effective_aggregation(m_id)
+            metrics[m_id] = {"version": str(metric.version),
+                             "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+                             "aggregator": aggregation.aggregator if aggregation else None,
+                             "statistics": list(aggregation.statistics) if aggregation else []}
+        return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
+                "metrics": metrics, "source_run": self.source_run}
+
+
+def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
+    task, protocol = build.build_task(cfg), build.build_protocol(cfg)
+    metrics = build.build_metrics(build.metric_nodes(cfg))
+    if cfg.run.from_run:
+        return _plan_rescore(cfg, task, protocol, metrics)
+    bench = build.build_benchmark(cfg)
+    requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
+                                     limit=cfg.run.limit, shard=cfg.run.shard)
+    build.check_requests_fit_task(requests, task)
+    model = build.build_model(cfg)
+    benchmark_entry = {"id": bench.spec.benchmark_id, "version": bench.spec.version,
+                       "fingerprint": bench.fingerprint(), "n_samples": len(requests),
+                       "dataset_hash": dataset_hash(requests), "metrics": [m.id for m in bench.spec.metrics]}
+    return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
+                   benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
+                   model_entry=model.manifest_entry(), benchmark=bench, requests=requests, model=model)
+
+
+def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
+                  metrics: MetricSet) -> RunPlan:
+    source_dir = Path(cfg.run.from_run).expanduser().resolve()
+    try:
+        pairs, source = load_generations(source_dir)
+    except StoredRunError as exc:
+        raise ConfigError(str(exc)) from exc
+    benchmark_id = source["benchmark"]["id"]
+    # the current config's rules when it names the source's benchmark (so a re-score can apply a
+    # new scorecard or evidence rule), else the rules the source run recorded
+    same = str(cfg.benchmark.get("name", "")) == benchmark_id
+    rules: Mapping[str, Any] = build.benchmark_rules(cfg) if same else source.get("rules", {})
+    return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=dict(rules), benchmark_id=benchmark_id,
+                   benchmark_entry=source["benchmark"], model_entry=source["model"],
+                   source_run=str(Path(cfg.run.from_run).resolve()), source_pairs=pairs)

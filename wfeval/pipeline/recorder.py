@@ -1,0 +1,148 @@
+"""The run recorder: the one writer of a run's ``manifest.json`` and ``events.jsonl``.
+
+The manifest says what the run is (config hash, versions, seeds, benchmark, model, metrics) and
+where it stands (``running`` → ``completed`` / ``failed`` / ``interrupted``). Each ``record_*``
+method changes one part and writes the file once; events are appended as they happen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+import traceback
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import wfeval
+from wfeval._hashing import sha256_json
+from wfeval.config.errors import ConfigError
+from wfeval.rundir import RUN_FORMAT_VERSION, RunDirectory, utc_now
+
+KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
+CONFIG_HASH_RUN_KEYS = ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of key packages, read from metadata (nothing heavy is imported)."""
+    out: dict[str, str | None] = {"wfeval": wfeval.__version__, "python": platform.python_version()}
+    for name in KEY_PACKAGES:
+        try:
+            out[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def seeds_of(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every ``seed`` key of the resolved config, by its full key (``benchmark.seed``, ...)."""
+    found: dict[str, Any] = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = f"{prefix}{key}"
+            if key == "seed" and not isinstance(value, (dict, list)):
+                found[path] = value
+            else:
+                found.update(seeds_of(value, path + "."))
+    return found
+
+
+def config_hash(plain_cfg: Mapping[str, Any]) -> str:
+    """Identity of a run's config; of the run options only those that change its results count
+    (``run.shard`` is left out on purpose: every shard of a run shares the run's config hash)."""
+    identity = {k: v for k, v in plain_cfg.items() if k != "run"}
+    identity["run"] = {k: v for k, v in plain_cfg.get("run", {}).items() if k in CONFIG_HASH_RUN_KEYS}
+    return sha256_json(identity)
+
+
+class RunRecorder:
+    def __init__(self, rundir: RunDirectory, manifest: dict[str, Any], previous: Mapping[str, Any] | None):
+        self.rundir = rundir
+        self._manifest = manifest
+        self.previous = previous
+
+    @classmethod
+    def open(cls, output_dir: str | os.PathLike[str], *, plain_cfg: Mapping[str, Any], store_dir: Path,
+             shard: str | None) -> "RunRecorder":
+        """Start (or resume, in a folder holding a run of the same config) and record it."""
+        rundir = RunDirectory(output_dir)
+        chash = config_hash(plain_cfg)
+        previous = rundir.read_json("manifest.json")
+        if previous is not None and previous.get("config_hash") != chash:
+            raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.get('config_hash')}); "
+                              "resume it with its own overrides or use a new directory")
+        manifest: dict[str, Any] = {
+            "schema_version": RUN_FORMAT_VERSION,
+            "run_id": rundir.path.name,
+            "status": "running",
+            "started_at": (previous or {}).get("started_at") or utc_now(),
+            "finished_at": None,
+            "config_hash": chash,
+            "config_file": ".hydra/config.yaml",
+            "argv": sys.argv,
+            "cwd": os.getcwd(),
+            "host": platform.node(),
+            "pid": os.getpid(),
+            "seeds": seeds_of(dict(plain_cfg)),
+            "versions": package_versions(),
+            "store_dir": str(store_dir),
+            "resumed": previous is not None,
+            "shard": shard,
+        }
+        recorder = cls(rundir, manifest, previous)
+        recorder._write()
+        recorder.event("run_resumed" if previous is not None else "run_started", config_hash=chash)
+        return recorder
+
+    @property
+    def manifest(self) -> Mapping[str, Any]:
+        return self._manifest
+
+    @property
+    def path(self) -> Path:
+        return self.rundir.path
+
+    def _write(self) -> None:
+        self.rundir.write_json("manifest.json", self._manifest)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.rundir.event(kind, **fields)
+
+    def step(self, row: Mapping[str, Any]) -> None:
+        self.rundir.append("steps.jsonl", row)
+
+    def record_plan(self, *, benchmark: Mapping[str, Any], model: Mapping[str, Any], rules: Mapping[str, Any],
+                    metrics: Mapping[str, Any], source_run: str | None = None) -> None:
+        """What is evaluated: the benchmark (samples, dataset hash), the model, the rules, the metrics."""
+        if source_run is not None:
+            self._manifest["source_run"] = source_run
+        self._manifest.update(benchmark=dict(benchmark), rules=dict(rules), model=dict(model), metrics=dict(metrics))
+        self._write()
+
+    def record_runtime(self, info: Mapping[str, Any] | None) -> None:
+        """What the benchmark's runtime hook reports (how the data was obtained: timings, caches)."""
+        if info:
+            self._manifest["benchmark"].setdefault("runtime", {}).update(dict(info))
+            self._write()
+
+    def _finish(self, status: str, **fields: Any) -> None:
+        self._manifest.update(status=status, finished_at=utc_now(), **fields)
+        self._write()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator["RunRecorder"]:
+        """Record ``failed`` (or ``interrupted``) with the error if the block raises."""
+        try:
+            yield self
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            self._finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", error=error)
+            self.event("run_failed", error=error,
+                       traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            raise
+
+    def complete(self, **fields: Any) -> None:
+        self._finish("completed")
+        self.event("run_finished", **fields)
