@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from typing import Any, Callable
 
 import hydra
 from omegaconf import DictConfig
@@ -58,8 +59,39 @@ def _restore_full_error_setting() -> None:
         os.environ["HYDRA_FULL_ERROR"] = _USER_FULL_ERROR
 
 
+def _format_config_groups(self: Any, predicate: Callable[[str], bool], compact: bool = True) -> str:
+    """Hydra's group listing for ``--help``, from one config repository instead of one per group
+    (Hydra copies every stored schema for each of the ~95 groups it walks) and without the
+    internal ``schema/*`` groups, which are not options a user picks."""
+    from hydra.core.object_type import ObjectType
+
+    _, repo = self.config_loader._parse_overrides_and_create_caching_repo(None, [])
+
+    def walk(parent: str) -> list[str]:
+        found = []
+        for group in repo.get_group_options(parent, ObjectType.GROUP):
+            name = f"{parent}/{group}" if parent else group
+            if name.split("/")[0] == "schema":
+                continue
+            if repo.get_group_options(name, ObjectType.CONFIG):
+                found.append(name)
+            found += walk(name)
+        return found
+
+    lines = []
+    for group in sorted(g for g in walk("") if predicate(g)):
+        options = sorted(repo.get_group_options(group, ObjectType.CONFIG))
+        lines.append(f"{group}: {', '.join(options)}" if compact
+                     else f"{group}:\n" + "\n".join(f"  {o}" for o in options))
+    return "".join(line + "\n" for line in lines)
+
+
 def main() -> None:
     """Console entry (``wfeval`` and ``python -m wfeval``)."""
+    if {"--help", "-h", "--hydra-help"} & set(sys.argv[1:]):
+        from hydra._internal.hydra import Hydra
+
+        Hydra.format_config_groups = _format_config_groups  # type: ignore[method-assign]
     # Let Hydra raise instead of printing and exiting 1, so config errors can exit 2 here.
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
