@@ -17,6 +17,17 @@ if str(SUPPORT) not in sys.path:  # test-only plugins, loaded by `_target_` like
     sys.path.insert(0, str(SUPPORT))
 
 
+#: the test-only plugin modules, trusted explicitly (docs/trust.md): code only from where the user chose it
+TEST_TRUST = "wfeval_test_models.,wfeval_test_plugins."
+
+
+@pytest.fixture(autouse=True)
+def trust_test_plugins(monkeypatch):
+    """Every test trusts the test-only plugins through the environment, as a user would
+    (``WFEVAL_TRUST``); ``cli_env`` copies it into the CLI's environment. Trust tests remove it."""
+    monkeypatch.setenv("WFEVAL_TRUST", TEST_TRUST)
+
+
 def compose(overrides=(), searchpath: bool = False):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module

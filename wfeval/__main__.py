@@ -6,6 +6,7 @@ Config errors (unknown option, typo, wrong type, bad override) print one paragra
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -95,7 +96,11 @@ def main() -> None:
     # Let Hydra raise instead of printing and exiting 1, so config errors can exit 2 here.
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
-        _run_job()
+        from wfeval.config import trust
+
+        policy = trust.policy_for_argv(sys.argv[1:])  # None: --help, --cfg, ... build nothing
+        with trust.enforced(policy) if policy else contextlib.nullcontext():
+            _run_job()
         from wfeval.sweep import FAILED_JOBS
 
         if FAILED_JOBS:

@@ -63,6 +63,7 @@ class RunSchema:
     seed_mode: str = "per_sample"  # per_sample: seed from (run.seed, task seed, sample id) | fixed
     sample_timeout_s: Optional[float] = None  # per sample (a batch gets N x this); null: no limit
     fail_on_error: Any = None  # null/false: keep going | true: first error | N >= 1 errors | fraction in (0, 1)
+    trust: List[str] = field(default_factory=list)  # import prefixes to build; honoured ON THE COMMAND LINE only
 
 
 @dataclass

@@ -20,6 +20,7 @@ from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, Met
 from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
+from wfeval.config.trust import check_config
 from wfeval.pipeline import build
 from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_all, timeout_enforceable, verify_artifacts
 from wfeval.pipeline.plan import RunPlan, plan_run
@@ -45,8 +46,10 @@ class RunSummary:
 
 def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir``."""
+    plain = build.to_plain(cfg)
+    check_config(plain)  # code only from where the user chose it (wfeval/config/trust.py)
     store = ArtifactStore(cfg.run.store_dir, durable=cfg.run.durable_store)
-    recorder = RunRecorder.open(output_dir, plain_cfg=build.to_plain(cfg), store_dir=store.root, shard=cfg.run.shard)
+    recorder = RunRecorder.open(output_dir, plain_cfg=plain, store_dir=store.root, shard=cfg.run.shard)
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running():
         plan = plan_run(cfg, store)
