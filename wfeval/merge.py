@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    from wfeval.schemas import register_schemas
+
+    register_schemas()  # a metric the shards added with extra_metrics is read from its packaged config
     try:
         run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()]
         document = merge_shards(run_dirs, args.out)

@@ -20,7 +20,9 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     from wfeval.results import build_results
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
+    from wfeval.schemas import register_schemas
 
+    register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
     manifest, metrics, per_metric, requests = load_run(run_dir)
     results, document = build_results(
         manifest=manifest, metrics=metrics, per_metric=per_metric, requests=requests,

@@ -17,6 +17,7 @@ from wfeval.features.i3d import InceptionI3D
 from wfeval.features.network import load_network
 from wfeval.features.weights import (
     CKPT_SHA256,
+    CONVERTED_SHA256,
     CONVERTED_NAME,
     WeightsUnavailable,
     ensure_ported_weights,
@@ -26,7 +27,7 @@ from wfeval.features.weights import (
 
 def test_fetched_weights_are_the_verified_tfhub_checkpoint_and_load_strictly():
     info = require_i3d_weights()
-    assert (info.format, info.sha256) == ("ported", CKPT_SHA256)
+    assert (info.format, info.sha256, info.source_sha256) == ("ported", CONVERTED_SHA256, CKPT_SHA256)
     state = torch.load(info.path, map_location="cpu", weights_only=True)
     assert set(state) == set(InceptionI3D().state_dict())  # every parameter and BN statistic, nothing else
     assert state["Conv3d_1a_7x7.conv.weight"].shape == (64, 3, 7, 7, 7)
@@ -76,12 +77,11 @@ def test_a_corrupted_cached_file_is_not_used(tmp_path):
     folder = tmp_path / "weights"
     folder.mkdir()
     shutil.copy(info.path, folder / CONVERTED_NAME)
-    shutil.copy(info.path.replace(".pt", ".json"), folder / CONVERTED_NAME.replace(".pt", ".json"))
-    assert ensure_ported_weights(tmp_path, fetch=False).sha256 == CKPT_SHA256
+    assert ensure_ported_weights(tmp_path, fetch=False).sha256 == CONVERTED_SHA256
     with open(folder / CONVERTED_NAME, "r+b") as handle:
         handle.seek(1000)
         handle.write(b"\x00\x01\x02\x03")
-    with pytest.raises(WeightsUnavailable, match="not in the cache"):
+    with pytest.raises(WeightsUnavailable, match="not the pinned converted I3D weights.*not used"):
         ensure_ported_weights(tmp_path, fetch=False)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.features._weights import require_i3d_weights
-from wfeval.features.weights import CKPT_SHA256
+from wfeval.features.weights import CKPT_SHA256, CONVERTED_SHA256
 from wfeval.functional import fvd
 
 
@@ -30,7 +30,7 @@ def test_black_vs_white_matches_the_published_values(frames, published):
     assert (result.n_real, result.n_generated, result.feature_dim) == (8, 8, 400)
     assert result.rank_deficient  # N = 8 < d = 400: flagged
     assert result.recipe["clip_length"] == frames and result.recipe["covariance"] == "N"
-    assert result.weights["sha256"] == CKPT_SHA256
+    assert (result.weights["sha256"], result.weights["source_sha256"]) == (CONVERTED_SHA256, CKPT_SHA256)
 
 
 def test_grayscale_short_videos_generators_and_the_bootstrap_are_handled():

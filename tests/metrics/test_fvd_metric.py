@@ -12,7 +12,7 @@ from tests.features._weights import require_i3d_weights
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import ArtifactStore
 from wfeval.features.store import ReferenceStatsCache
-from wfeval.features.weights import CKPT_SHA256
+from wfeval.features.weights import CONVERTED_SHA256
 from wfeval.frechet import frechet_distance_features
 from wfeval.metrics.fvd import FVD
 
@@ -55,7 +55,7 @@ def test_per_sample_rows_hold_feature_refs_and_no_fvd(scored):
         assert row.raw_value is None and row.valid
         assert set(row.artifact_refs) == {"reference_features", "generated_features"}
         assert row.artifact_refs["generated_features"].shape == (400,)
-        assert row.diagnostics["weights_sha256"] == CKPT_SHA256
+        assert row.diagnostics["weights_sha256"] == CONVERTED_SHA256
     assert rows[0].artifact_refs["reference_features"] == rows[0].artifact_refs["generated_features"]  # same content
     assert rows[3].skip_reason == "missing required artifact(s) generated_video (generation failed: boom)"
     assert set(rows[3].artifact_refs) == {"reference_features"}  # its reference still counts
@@ -69,7 +69,7 @@ def test_aggregate_reports_fvd_with_n_recipe_rank_flag_and_ci(scored):
     assert (agg.raw_stats["n_real"], agg.raw_stats["n_generated"], agg.raw_stats["feature_dim"]) == (4, 3, 400)
     assert agg.diagnostics["rank_deficient"] is True and "N (real 4, generated 3)" in agg.diagnostics["rank_note"]
     assert agg.diagnostics["recipe"]["clip_length"] == 16 and agg.diagnostics["recipe"]["covariance"] == "N"
-    assert agg.diagnostics["weights"]["sha256"] == CKPT_SHA256
+    assert agg.diagnostics["weights"]["sha256"] == CONVERTED_SHA256
     ci = agg.confidence_interval
     assert ci["method"] == "bootstrap_percentile" and ci["n_resamples"] == 200 and ci["low"] <= ci["high"]
     assert agg.skip_breakdown == {"missing required artifact(s) generated_video (generation failed: boom)": 1}

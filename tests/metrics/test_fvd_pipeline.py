@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import only_run_dir, read_jsonl, run_cli
 from tests.features._weights import require_i3d_weights
 from wfeval.api import MetricResult
-from wfeval.features.weights import CKPT_SHA256
+from wfeval.features.weights import CONVERTED_SHA256
 from wfeval.metrics.fvd import FVD
 
 MODELS = ("oracle", "noisy", "static")
@@ -43,7 +43,7 @@ def test_fvd_is_a_real_number_with_its_n_recipe_weights_and_ci(sweep):
     assert diag["feature_dim"] == 400 and diag["rank_deficient"] is True
     assert diag["recipe"]["clip_length"] == 16 and diag["recipe"]["resize"] == 224
     assert diag["recipe"]["resize_mode"] == "bilinear" and diag["recipe"]["covariance"] == "N"
-    assert diag["weights"]["sha256"] == CKPT_SHA256
+    assert diag["weights"]["sha256"] == CONVERTED_SHA256
     ci = fvd["confidence_interval"]
     assert ci["method"] == "bootstrap_percentile" and ci["low"] < diag["value"] < ci["high"]
     assert results["static"]["gridworld.artifact_count"]["normalized_stats"]["mean"] == 1.0

@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     except WeightsUnavailable as exc:
         print(f"wfeval: {exc}", file=sys.stderr)
         return 1
-    print(f"I3D weights ready: {info.path}\n  source: {info.source}\n  checkpoint sha256: {info.sha256}\n"
+    print(f"I3D weights ready: {info.path}\n  sha256: {info.sha256} (verified against the pinned hash)\n"
+          f"  source: {info.source}\n  checkpoint sha256: {info.source_sha256}\n"
           f"  ({time.perf_counter() - started:.1f}s)")
     return 0
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import io
 import warnings
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from wfeval.features.i3d import InceptionI3D
-from wfeval.features.weights import WeightsInfo, WeightsUnavailable
+from wfeval.features.weights import WeightsInfo, WeightsUnavailable, load_verified_state
 
 
 class TorchScriptI3D(nn.Module):
@@ -37,16 +40,28 @@ def pick_device(device: str = "auto") -> torch.device:
     return torch.device(device)
 
 
+def _verified_bytes(info: WeightsInfo) -> bytes:
+    """The file's bytes, if they are still the ones :func:`resolve_weights` verified (``info.sha256``)."""
+    data = Path(info.path).read_bytes()
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != info.sha256:
+        raise WeightsUnavailable(f"{info.path} changed since it was verified (sha256 {actual}, "
+                                 f"verified {info.sha256}); not loaded")
+    return data
+
+
 @functools.lru_cache(maxsize=4)
 def load_network(info: WeightsInfo, device: str = "cpu") -> nn.Module:
-    """The evaluation-mode network on ``device`` (cached per weights and device)."""
+    """The evaluation-mode network on ``device`` (cached per weights and device), built from the
+    very bytes whose sha256 ``info`` records."""
+    data = _verified_bytes(info)
     if info.format == "torchscript":
         with warnings.catch_warnings():  # torch >= 2.9 deprecates TorchScript; StyleGAN-V's file is one
             warnings.simplefilter("ignore", DeprecationWarning)
-            net: nn.Module = TorchScriptI3D(torch.jit.load(info.path, map_location="cpu"))
+            net: nn.Module = TorchScriptI3D(torch.jit.load(io.BytesIO(data), map_location="cpu"))
     elif info.format == "ported":
         net = InceptionI3D()
-        state = torch.load(info.path, map_location="cpu", weights_only=True)
+        state = load_verified_state(data, info.path)
         try:
             net.load_state_dict(state, strict=True)
         except RuntimeError as exc:

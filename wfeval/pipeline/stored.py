@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
+from wfeval.results import MetricSet, resolve_aggregation
 from wfeval.rundir import RunDirectory, read_jsonl
 
 
@@ -42,9 +44,9 @@ def load_run(run_dir: Path):
     if manifest is None or not config.is_file() or not rundir.file("metrics.jsonl").is_file():
         raise StoredRunError(f"{run_dir} is not a wfeval run directory "
                              "(needs manifest.json, .hydra/config.yaml and metrics.jsonl)")
-    cfg = OmegaConf.load(config)
+    cfg = OmegaConf.load(config)  # read as data: its targets are registry keys, never imported
     metric_ids = list(manifest.get("metrics") or {})
-    metrics = build.build_metrics({m: cfg.metric[m] if m in cfg.metric else _extra_node(m) for m in metric_ids})
+    metrics = _rebuild_metrics(run_dir, cfg, manifest, metric_ids)
     requests = [GenerationRequest.from_dict(row["request"]) for row in read_jsonl(rundir.file("generations.jsonl"))]
     latest: dict[tuple[str, str], MetricResult] = {}
     for row in read_jsonl(rundir.file("metrics.jsonl")):
@@ -60,7 +62,31 @@ def load_run(run_dir: Path):
     return manifest, metrics, per_metric, requests
 
 
-def _extra_node(metric_id: str):
-    from wfeval.pipeline.build import compose_metric_nodes
+def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) -> MetricSet:
+    """The run's metrics through the registry (never a target from the folder), with the
+    aggregation the run recorded for each."""
+    from wfeval.pipeline.build import to_plain
 
-    return compose_metric_nodes([metric_id])[metric_id]
+    metrics, aggregation = {}, {}
+    try:
+        for m in metric_ids:
+            node = to_plain(cfg.metric[m]) if m in cfg.get("metric", {}) else _extra_node(m)
+            metrics[m] = build_metric_from_record(m, node, target=(manifest["metrics"][m] or {}).get("class"))
+            try:
+                aggregation[m] = resolve_aggregation(metrics[m], node.get("aggregation"))
+            except ValueError as exc:
+                raise MetricRecordError(f"metric {m!r}: aggregation: {exc}") from None
+    except MetricRecordError as exc:
+        raise StoredRunError(f"{run_dir}: {exc}") from None
+    return MetricSet(metrics, aggregation)
+
+
+def _extra_node(metric_id: str) -> dict:
+    """The packaged config of a metric the run added with ``extra_metrics`` (its options are wfeval's)."""
+    from wfeval.config import ConfigError
+    from wfeval.pipeline.build import compose_metric_nodes, to_plain
+
+    try:  # the command (replay, merge) has registered the config schemas
+        return to_plain(compose_metric_nodes([metric_id])[metric_id])
+    except ConfigError as exc:
+        raise MetricRecordError(str(exc)) from None
