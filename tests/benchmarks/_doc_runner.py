@@ -44,7 +44,10 @@ def run_command(line: str, workdir: Path, runs: list[Path]) -> None:
     assert argv[0] == "python", f"not a runnable doc command: {line}"
     if argv[1:3] == ["-m", "wfeval"]:
         out = workdir / "outputs" / "runs" / f"doc-{len(runs):02d}"
-        run_from_config(compose(argv[3:]), output_dir=out)
+        from wfeval.config.trust import TrustPolicy, activated
+
+        with activated(TrustPolicy.from_overrides(argv[3:])):  # its overrides are a command line
+            run_from_config(compose(argv[3:]), output_dir=out)
         runs.append(out)
     elif argv[1:3] == ["-m", "wfeval.export_dataset"]:
         assert export_main(argv[3:]) == 0, line

@@ -333,6 +333,17 @@ def check_config(cfg: Any, policy: TrustPolicy | None = None,
 
 
 @contextlib.contextmanager
+def activated(policy: TrustPolicy) -> Iterator[None]:
+    """Make ``policy`` the one :func:`current_policy` returns (e.g. for a Python caller that runs a
+    command line's overrides in-process: ``activated(TrustPolicy.from_overrides(overrides))``)."""
+    _ACTIVE.append(policy)
+    try:
+        yield
+    finally:
+        _ACTIVE.remove(policy)
+
+
+@contextlib.contextmanager
 def enforced(policy: TrustPolicy) -> Iterator[None]:
     """While active, every config Hydra composes is checked before Hydra itself builds anything
     from it (callbacks, launcher, logging) and before wfeval does; worker processes inherit it."""

@@ -6,19 +6,19 @@ The object gets batches of requests (``batch_size``, else ``run.batch_size``); i
 ``setup`` is called once with the resolved ``device`` when it accepts one, its optional ``close``
 at the end. ``device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (cuda when available);
 a declared accelerator that is not there stops the run before any generation. The identity
-(generation cache key) includes a hash of the source file of the object's class, so editing your
-model's code does not serve stale generations.
+(generation cache key) includes the code the object's class runs -- its module and the modules
+of your own it imports (wfeval/models/identity.py) -- so editing your model's code does not
+serve stale generations.
 """
 
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
-from wfeval.models._files import file_digest
+from wfeval.models.identity import code_identity
 from wfeval.models.protocol import Generated
 
 
@@ -74,15 +74,16 @@ class PythonModel:
         self.fingerprint_source = fingerprint_source
 
     def fingerprint(self) -> dict[str, Any]:
+        """The object's class and the code it runs: its module and the user modules it imports
+        (wfeval/models/identity.py); ``fingerprint_source: false`` keeps only the class name."""
         cls = type(self.object)
         out: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
         if self.fingerprint_source:
-            try:
-                source = inspect.getsourcefile(cls)
-            except TypeError:  # built-in classes have no source file
-                source = None
-            if source and Path(source).is_file():
-                out["source_sha256"] = file_digest(Path(source))
+            out["code"] = code_identity(cls)
+            if cls.__module__ in out["code"]["files"]:
+                out["source_sha256"] = out["code"]["files"][cls.__module__]
+        else:
+            out["code"] = {"class": out["class"], "fingerprint_source": False}
         return out
 
     def setup(self) -> None:

@@ -3,7 +3,8 @@
 A world model only has to implement ``generate(requests)`` (see :mod:`wfeval.models.protocol`);
 ``name``, ``version``, ``batch_size``, ``fingerprint()``, ``setup()`` and ``close()`` are
 optional. :class:`ModelHandle` reads them once, so nothing downstream probes the model, and
-computes the model's identity (the key of its cached generations).
+computes the model's identity (the key of its cached generations), which covers the code the
+model runs (:mod:`wfeval.models.identity`) unless its ``fingerprint()`` gives ``code`` itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from wfeval._hashing import sha256_json
 from wfeval.api import GenerationRequest
+from wfeval.models.identity import code_identity
 
 
 def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[str, Any] | None = None) -> str:
@@ -47,7 +49,7 @@ class ModelHandle:
     def wrap(cls, model: Any, model_cfg: Mapping[str, Any]) -> "ModelHandle":
         version = str(getattr(model, "version", ""))
         fingerprint_method = _optional(model, "fingerprint")
-        fingerprint = dict(fingerprint_method() or {}) if fingerprint_method else {}
+        fingerprint = {"code": code_identity(model), **(dict(fingerprint_method() or {}) if fingerprint_method else {})}
         return cls(
             model=model, name=str(getattr(model, "name", type(model).__name__)), version=version,
             key=model_key(model_cfg, version, fingerprint), target=model_cfg.get("_target_"),
