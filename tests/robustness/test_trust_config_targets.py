@@ -217,7 +217,7 @@ def test_a_file_target_trusted_in_the_environment_works(tmp_path):
 def test_cfg_job_still_prints_a_config_that_would_be_refused(tmp_path, conf):
     """Printing builds nothing, so inspecting a suspicious config is allowed."""
     write(conf, "benchmark/evil.yaml", "name: evil\n_target_: builtins.print\n")
-    proc = run_cli(["--cfg", "job", _searchpath(conf), "benchmark=evil"], cwd=tmp_path, env=untrusted_env())
+    proc = run_cli(["--cfg", "job", _searchpath(conf), "benchmark=evil", "metric=[generated_rate]"], cwd=tmp_path, env=untrusted_env())
     assert proc.returncode == 0 and "builtins.print" in proc.stdout
 
 
