@@ -24,8 +24,18 @@ def resume_argv(run_dir: Path) -> list[str]:
     if not (hydra_dir / "overrides.yaml").is_file() or not (run_dir / "manifest.json").is_file():
         raise SystemExit(f"wfeval.resume: {run_dir} is not a wfeval run directory "
                          "(needs manifest.json and .hydra/overrides.yaml)")
-    task = yaml.safe_load((hydra_dir / "overrides.yaml").read_text()) or []
-    hydra_cfg = yaml.safe_load((hydra_dir / "hydra.yaml").read_text()) if (hydra_dir / "hydra.yaml").is_file() else {}
+    try:
+        with (hydra_dir / "overrides.yaml").open(encoding="utf-8") as handle:
+            task = yaml.safe_load(handle) or []
+        hydra_cfg = {}
+        if (hydra_dir / "hydra.yaml").is_file():
+            with (hydra_dir / "hydra.yaml").open(encoding="utf-8") as handle:
+                hydra_cfg = yaml.safe_load(handle)
+    except yaml.YAMLError as exc:
+        from wfeval.config.errors import yaml_error_message
+
+        print(f"wfeval.resume: {yaml_error_message(exc)}", file=sys.stderr)
+        raise SystemExit(2) from None
     hydra_overrides = ((hydra_cfg or {}).get("hydra", {}).get("overrides", {}) or {}).get("hydra", []) or []
     if not isinstance(task, list) or not all(isinstance(o, str) for o in [*task, *hydra_overrides]):
         raise SystemExit(f"wfeval.resume: {hydra_dir} does not hold lists of override strings")

@@ -56,6 +56,25 @@ def _key_suggestion(exc: BaseException) -> str:
     return f"\n{hint.strip()}" if hint else ""
 
 
+def yaml_error_message(exc: BaseException) -> str | None:
+    """'malformed YAML in FILE, line L, column C: problem' for a YAML parse error anywhere in the
+    exception's chain (Hydra lets the parser's error through), else None."""
+    import yaml
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, yaml.MarkedYAMLError):
+            mark = exc.problem_mark or exc.context_mark
+            where = f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}" if mark else "a config file"
+            context = f" ({exc.context} at line {exc.context_mark.line + 1})" if exc.context and exc.context_mark else ""
+            return f"malformed YAML in {where}: {exc.problem or exc}{context}"
+        if isinstance(exc, yaml.YAMLError):
+            return f"malformed YAML: {exc}"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def friendly_message(exc: BaseException) -> str | None:
     """The user-facing message for a config failure, or None when ``exc`` is not one."""
     from hydra.errors import HydraException, MissingConfigException, OverrideParseException
@@ -63,6 +82,8 @@ def friendly_message(exc: BaseException) -> str | None:
 
     if isinstance(exc, ConfigError):
         return f"Config error: {exc}"
+    if (malformed := yaml_error_message(exc)) is not None:
+        return f"Config error: {malformed}. Fix that file (or take its folder off hydra.searchpath)."
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, name = str(exc.missing_cfg_file).rpartition("/")
         if group == "metric" and name.startswith("suite_"):

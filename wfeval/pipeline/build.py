@@ -102,7 +102,11 @@ def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
     nodes = {str(k): v for k, v in cfg.metric.items()}
     extra = [m for m in cfg.extra_metrics if m not in nodes]
     if extra:
-        nodes.update(compose_metric_nodes(extra))
+        from wfeval.config.trust import check_config
+
+        composed = compose_metric_nodes(extra)
+        check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
+        nodes.update(composed)
     if not nodes:
         raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
     return nodes
@@ -117,7 +121,8 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
 
     from wfeval.metrics.registry import REGISTRY, UnknownMetricError
 
-    available = group_options("metric")
+    searchpath = _run_searchpath()  # extra_metrics finds what metric= finds: the run's search path too
+    available = _metric_options(searchpath)
     from_files: list[str] = []
     from_registry: dict[str, Any] = {}
     for metric_id in ids:
@@ -136,14 +141,43 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
             from_registry[metric_id] = {"_target_": f"{cls.__module__}.{cls.__qualname__}"}
     nodes: dict[str, Any] = {}
     if from_files:
-        overrides = [f"metric=[{','.join(dict.fromkeys(from_files))}]"]
-        if GlobalHydra.instance().is_initialized():
-            nodes.update(compose(config_name="config", overrides=overrides).metric)
-        else:
-            with initialize_config_module("wfeval.conf", version_base="1.3"):
+        overrides = [*searchpath, f"metric=[{','.join(dict.fromkeys(from_files))}]"]
+        try:
+            if GlobalHydra.instance().is_initialized():
                 nodes.update(compose(config_name="config", overrides=overrides).metric)
+            else:
+                with initialize_config_module("wfeval.conf", version_base="1.3"):
+                    nodes.update(compose(config_name="config", overrides=overrides).metric)
+        except Exception as exc:
+            from wfeval.config.errors import yaml_error_message
+
+            malformed = yaml_error_message(exc)
+            if malformed is None:
+                raise
+            raise ConfigError(f"extra_metrics: {malformed}") from None
     nodes.update(from_registry)
     return nodes
+
+
+def _run_searchpath() -> list[str]:
+    """``hydra.searchpath=[...]`` of the running Hydra job (none outside one, e.g. the compose API)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        paths = list(HydraConfig.get().searchpath)
+    except Exception:  # not inside a Hydra job
+        return []
+    return [f"hydra.searchpath=[{','.join(paths)}]"] if paths else []
+
+
+def _metric_options(searchpath: list[str]) -> list[str]:
+    if searchpath:
+        from hydra.core.global_hydra import GlobalHydra
+
+        if GlobalHydra.instance().is_initialized():
+            loader = GlobalHydra.instance().config_loader()
+            return sorted(set(loader.get_group_options("metric", config_name="config", overrides=searchpath)))
+    return group_options("metric")
 
 
 def build_metrics(nodes: Mapping[str, Any]) -> MetricSet:

@@ -44,7 +44,12 @@ def load_run(run_dir: Path):
     if manifest is None or not config.is_file() or not rundir.file("metrics.jsonl").is_file():
         raise StoredRunError(f"{run_dir} is not a wfeval run directory "
                              "(needs manifest.json, .hydra/config.yaml and metrics.jsonl)")
-    cfg = OmegaConf.load(config)  # read as data: its targets are registry keys, never imported
+    try:
+        cfg = OmegaConf.load(config)  # read as data: its targets are registry keys, never imported
+    except Exception as exc:
+        from wfeval.config.errors import yaml_error_message
+
+        raise StoredRunError(f"{run_dir}: {yaml_error_message(exc) or f'cannot read {config}: {exc}'}") from None
     metric_ids = list(manifest.get("metrics") or {})
     metrics = _rebuild_metrics(run_dir, cfg, manifest, metric_ids)
     requests = [GenerationRequest.from_dict(row["request"]) for row in read_jsonl(rundir.file("generations.jsonl"))]
