@@ -25,8 +25,12 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
     from wfeval.schemas import register_schemas
     from wfeval.pipeline import build
 
+    from wfeval.config import trust
+
     register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
+    # the overrides are this command's command line: the config is checked like a run's (docs/trust.md)
+    with trust.enforced(trust.TrustPolicy.from_overrides(list(overrides))), \
+            initialize_config_module("wfeval.conf", version_base="1.3"):
         cfg = compose(config_name="config", overrides=list(overrides))
         task, protocol = build.build_task(cfg), build.build_protocol(cfg)
         bench = build.build_benchmark(cfg)

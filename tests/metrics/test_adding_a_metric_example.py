@@ -31,6 +31,7 @@ def test_the_documented_metric_runs_in_the_pipeline_and_joins_the_registry(tmp_p
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("WFEVAL_TRUST", "my_metrics.")  # the page's run.trust=[my_metrics.], in-process
 
     register_schemas()
     with initialize_config_module("wfeval.conf", version_base="1.3"):

@@ -256,3 +256,15 @@ def test_an_installed_wfeval_entry_point_is_trusted(tmp_path, monkeypatch):
                        "other": {"_target_": "wfeval_test_plugins.FlakyOracle"}}}
     found = find_untrusted(tree, TrustPolicy())
     assert [f.key for f in found] == ["metric.other._target_"]
+
+
+def test_export_dataset_checks_the_config_like_a_run(tmp_path, conf, monkeypatch, capsys):
+    from wfeval.export_dataset import main as export_main
+
+    monkeypatch.delenv("WFEVAL_TRUST")
+    sentinel = tmp_path / "SENTINEL"
+    bench = write(conf, "benchmark/evil.yaml", f"name: evil\n_target_: builtins.open\nfile: {sentinel}\nmode: w\n")
+    assert export_main([str(tmp_path / "data"), _searchpath(conf), "benchmark=evil"]) == 2
+    err = capsys.readouterr().err
+    assert "benchmark._target_: 'builtins.open'" in err and str(bench) in err and "Traceback" not in err
+    assert not sentinel.exists() and not (tmp_path / "data").exists()

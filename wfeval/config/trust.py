@@ -275,8 +275,8 @@ def find_untrusted(cfg: Any, policy: TrustPolicy) -> list[Finding]:
                if p not in policy.cli_trust]
     if written:
         findings.append(Finding(TRUST_KEY, ",".join(written),
-                                "trust set by a config file is refused: give run.trust on the command "
-                                "line or WFEVAL_TRUST in the environment"))
+                                "trust set by a config file is refused: run.trust counts only on the "
+                                "command line (python -m wfeval ... run.trust=[...]); else use WFEVAL_TRUST"))
     return findings
 
 
