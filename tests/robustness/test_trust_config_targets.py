@@ -264,7 +264,7 @@ def test_export_dataset_checks_the_config_like_a_run(tmp_path, conf, monkeypatch
     monkeypatch.delenv("WFEVAL_TRUST")
     sentinel = tmp_path / "SENTINEL"
     bench = write(conf, "benchmark/evil.yaml", f"name: evil\n_target_: builtins.open\nfile: {sentinel}\nmode: w\n")
-    assert export_main([str(tmp_path / "data"), _searchpath(conf), "benchmark=evil"]) == 2
+    assert export_main([str(tmp_path / "data"), _searchpath(conf), "benchmark=evil", "metric=[generated_rate]"]) == 2
     err = capsys.readouterr().err
     assert "benchmark._target_: 'builtins.open'" in err and str(bench) in err and "Traceback" not in err
     assert not sentinel.exists() and not (tmp_path / "data").exists()
