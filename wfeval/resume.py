@@ -47,7 +47,7 @@ def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[s
     """The run folder's overrides that name code or grant trust the user has not trusted."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from wfeval.config.trust import ACTIVE_ENV_VAR, TRUST_KEY, TrustPolicy, _code_keys, _matches, _strings
+    from wfeval.config.trust import ACTIVE_ENV_VAR, ENV_VAR, TRUST_KEY, TrustPolicy, _code_keys, _matches, _strings
 
     policy = TrustPolicy(prefixes=prefixes)  # nothing from the run folder counts as a command line
     parser = OverridesParser.create()
@@ -66,9 +66,8 @@ def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[s
             if untrusted:
                 refused.append(f"{text}  (a run folder cannot grant trust)")
             continue
-        if key.startswith("hydra.job.env_set.") and (key.rsplit(".", 1)[-1].startswith("WFEVAL_")
-                                                     or key.endswith(ACTIVE_ENV_VAR)):
-            refused.append(f"{text}  (a run folder cannot set wfeval's environment)")
+        if key.startswith("hydra.job.env_set.") and key.rsplit(".", 1)[-1] in (ENV_VAR, ACTIVE_ENV_VAR):
+            refused.append(f"{text}  (a run folder cannot grant trust through the environment)")
             continue
         for code_key, target in _code_keys(key, override.value()):
             if policy.refusal(code_key, target) is not None:

@@ -132,7 +132,7 @@ def test_a_config_file_cannot_set_wfeval_trust_through_hydra_env_set(tmp_path, c
               WFEVAL_TRUST: builtins.
         """)
     proc = cli(tmp_path, _searchpath(conf), "benchmark=envtrust", "metric=[generated_rate]")
-    assert_refused(proc, "hydra.job.env_set.WFEVAL_TRUST", "cannot set wfeval's environment")
+    assert_refused(proc, "hydra.job.env_set.WFEVAL_TRUST", "cannot grant trust through the environment")
 
 
 def test_an_import_path_string_as_model_object_in_a_file_is_refused(tmp_path, conf):
@@ -268,3 +268,11 @@ def test_export_dataset_checks_the_config_like_a_run(tmp_path, conf, monkeypatch
     err = capsys.readouterr().err
     assert "benchmark._target_: 'builtins.open'" in err and str(bench) in err and "Traceback" not in err
     assert not sentinel.exists() and not (tmp_path / "data").exists()
+
+
+def test_hydra_launcher_and_sweeper_targets_outside_hydra_are_refused():
+    tree = {"hydra": {"launcher": {"_target_": "builtins.exec"},
+                      "sweeper": {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"},
+                      "callbacks": {"ok": {"_target_": "wfeval.sweep.SweepSummary"},
+                                    "plugin": {"_target_": "hydra_plugins.some_plugin.Callback"}}}}
+    assert [(f.key, f.target) for f in find_untrusted(tree, TrustPolicy())] == [("hydra.launcher._target_", "builtins.exec")]

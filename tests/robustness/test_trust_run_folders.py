@@ -184,3 +184,12 @@ def test_resume_runs_the_model_of_the_run_folder_only_once_trusted(run_copy):
     assert trusted.returncode == 0, trusted.stderr[-2000:]
     assert "wfeval.resume: running: python -m wfeval" in trusted.stderr
     assert json.loads((run_copy / "manifest.json").read_text())["status"] == "completed"
+
+
+def test_resume_refuses_trust_set_through_the_environment_by_the_run_folder(run_copy):
+    hydra_yaml = run_copy / ".hydra" / "hydra.yaml"
+    hydra_cfg = yaml.safe_load(hydra_yaml.read_text())
+    hydra_cfg["hydra"]["overrides"]["hydra"].append("+hydra.job.env_set.WFEVAL_TRUST=builtins.")
+    hydra_yaml.write_text(yaml.safe_dump(hydra_cfg))
+    assert_refused(_module("wfeval.resume", run_copy, "--trust", "wfeval_test_models."),
+                   "hydra.job.env_set.WFEVAL_TRUST=builtins.", "cannot grant trust through the environment")

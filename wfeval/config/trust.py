@@ -14,7 +14,7 @@ whole composed config (nested nodes, the ``hydra`` node, code locators such as
 
 Anything else stops the run with :class:`UntrustedTargetError` (a :class:`ConfigError`: exit 2)
 naming the key, the target, the file it came from and how to trust it. A ``run.trust`` value
-or a ``hydra.job.env_set.WFEVAL_*`` entry written by a config file is refused the same way.
+or a ``hydra.job.env_set.WFEVAL_TRUST`` entry written by a config file is refused the same way.
 """
 
 from __future__ import annotations
@@ -294,9 +294,9 @@ def _hydra_findings(hydra: Any, policy: TrustPolicy) -> list[Finding]:
                 findings.append(Finding(key, value, ""))
     env_set = (hydra.get("job") or {}).get("env_set") or {}
     for name in env_set:
-        if str(name).startswith("WFEVAL_") or str(name) == ACTIVE_ENV_VAR:
+        if str(name) in (ENV_VAR, ACTIVE_ENV_VAR):
             findings.append(Finding(f"hydra.job.env_set.{name}", str(env_set[name]),
-                                    "a config file cannot set wfeval's environment (trust, cache, store)"))
+                                    "a config file cannot grant trust through the environment"))
     return findings
 
 
