@@ -141,3 +141,12 @@ def test_a_run_with_random_cached_weights_reports_no_fvd_and_claims_no_hash(tmp_
     rows = [json.loads(line) for line in (only_run_dir(tmp_path / "outputs" / "runs") / "metrics.jsonl").open()]
     assert len(rows) == 2 and not any(r["valid"] or "weights_sha256" in r["diagnostics"] for r in rows)
     assert all("not the pinned converted I3D weights" in r["skip_reason"] for r in rows)  # the reason, per sample
+
+
+def test_fetch_check_reports_a_mismatched_cache_and_fails(tmp_path, capsys):
+    from wfeval.features.fetch import main as fetch_main
+
+    _random_weights(tmp_path)
+    assert fetch_main(["--cache-dir", str(tmp_path), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "not the pinned converted I3D weights" in err and "Traceback" not in err
