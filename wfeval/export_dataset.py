@@ -22,10 +22,9 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
 
     from wfeval.artifacts import ArtifactStore
     from wfeval.benchmarks.folder.writer import write_dataset
-    from wfeval.schemas import register_schemas
-    from wfeval.pipeline import build
-
     from wfeval.config import trust
+    from wfeval.pipeline import build
+    from wfeval.schemas import register_schemas
 
     register_schemas()
     # the overrides are this command's command line: the config is checked like a run's (docs/trust.md)

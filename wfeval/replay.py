@@ -12,14 +12,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from wfeval.rundir import RunDirectory
 from wfeval.pipeline.stored import StoredRunError, load_run
+from wfeval.rundir import RunDirectory
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
-    from wfeval.results import build_results
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
+    from wfeval.results import build_results
     from wfeval.schemas import register_schemas
 
     register_schemas()  # a metric the run added with extra_metrics is read from its packaged config

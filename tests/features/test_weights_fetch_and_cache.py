@@ -17,8 +17,8 @@ from wfeval.features.i3d import InceptionI3D
 from wfeval.features.network import load_network
 from wfeval.features.weights import (
     CKPT_SHA256,
-    CONVERTED_SHA256,
     CONVERTED_NAME,
+    CONVERTED_SHA256,
     WeightsUnavailable,
     ensure_ported_weights,
     resolve_weights,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 import time
 
 import numpy as np
@@ -134,3 +133,24 @@ def test_the_identity_of_the_default_model_costs_little():
     per_call = (time.perf_counter() - started) / 20
     assert identity["files"] == {} and identity["distributions"][0].startswith("wfeval==")
     assert per_call < 0.05, per_call
+
+
+def test_fingerprint_source_false_opts_out_of_the_code_identity(tmp_path, user_package):
+    def run(name):
+        cfg = compose(["model=python", f"model.object._target_={PACKAGE}.model.Model", "model.fingerprint_source=false",
+                       "benchmark.num_samples=2", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
+                       "metric=[generated_rate]"])
+        return run_from_config(cfg, output_dir=tmp_path / name)
+
+    run("first")
+    _edit(user_package / "helpers.py", "video // 2", "video // 3")
+    again = run("again")
+    assert (again.generated, again.cached) == (0, 2)  # the user said: my edits do not change the model
+
+
+def test_a_user_model_class_used_directly_as_the_model_target_is_identified_by_its_code(tmp_path):
+    cfg = compose(["model=flaky_oracle", "model.fail_on=[]", "benchmark.num_samples=1", "metric=[generated_rate]",
+                   f"run.store_dir={tmp_path / 'store'}", "run.progress=off"], searchpath=True)
+    run_from_config(cfg, output_dir=tmp_path / "run")
+    code = json.loads((tmp_path / "run" / "manifest.json").read_text())["model"]["fingerprint"]["code"]
+    assert code["class"] == "wfeval_test_plugins.FlakyOracle" and "wfeval_test_plugins" in code["files"]

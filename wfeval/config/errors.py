@@ -67,7 +67,8 @@ def yaml_error_message(exc: BaseException) -> str | None:
         if isinstance(exc, yaml.MarkedYAMLError):
             mark = exc.problem_mark or exc.context_mark
             where = f"{mark.name}, line {mark.line + 1}, column {mark.column + 1}" if mark else "a config file"
-            context = f" ({exc.context} at line {exc.context_mark.line + 1})" if exc.context and exc.context_mark else ""
+            context = (f" ({exc.context} at line {exc.context_mark.line + 1})"
+                       if exc.context and exc.context_mark else "")
             return f"malformed YAML in {where}: {exc.problem or exc}{context}"
         if isinstance(exc, yaml.YAMLError):
             return f"malformed YAML: {exc}"

@@ -36,7 +36,6 @@ def load_run(run_dir: Path):
     requests) of a finished run."""
     from omegaconf import OmegaConf
 
-    from wfeval.pipeline import build
 
     rundir = RunDirectory(run_dir, create=False)
     manifest = rundir.read_json("manifest.json")
