@@ -79,6 +79,9 @@ class MetricBaseSchema:
     """Keys every metric option accepts; the core reads ``aggregation``, the metric never sees it."""
 
     aggregation: AggregationSchema = field(default_factory=AggregationSchema)
+    # a failed generation: null/exclude = left out of the mean (coverage < 1) | worst = scored at the
+    # metric's worst value (a penalised mean); docs/reliability.md
+    on_failure: Optional[str] = None
 
 
 @dataclass
