@@ -23,7 +23,6 @@ stays in every denominator that counts generations and lowers the coverage of th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -220,7 +219,3 @@ def build_contract(model_cfg: Mapping[str, Any], task: Any) -> OutputContract:
     keys: Sequence[str] = tuple(getattr(task, "output_keys", None) or ("generated_video",))
     layouts = parse_layouts((getattr(task, "metadata", None) or {}).get("output_layout"))
     return OutputContract(required_keys=tuple(keys), output_range=output_range, layouts=layouts)
-
-
-def is_finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -8,6 +8,7 @@ gives the aggregates, and the run directory receives the files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -48,16 +49,13 @@ class RunSummary:
 def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
     process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`)."""
-    try:
-        Path(output_dir).mkdir(parents=True, exist_ok=True)
-        lock = run_lock(Path(output_dir))
-        lock.__enter__()
-    except OSError as exc:
-        raise storage_error(exc, "cannot create the run folder:") from None
-    try:
+    with contextlib.ExitStack() as held:
+        try:
+            Path(output_dir).mkdir(parents=True, exist_ok=True)
+            held.enter_context(run_lock(Path(output_dir)))
+        except OSError as exc:
+            raise storage_error(exc, "cannot create the run folder:") from None
         return _run(cfg, output_dir)
-    finally:
-        lock.__exit__(None, None, None)
 
 
 def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:

@@ -25,10 +25,11 @@ def refusal(model: Any, request: GenerationRequest) -> str | None:
 
 def _builtin_models() -> dict[str, Any]:
     """Built-in model options whose class is a wfeval class: option name -> class (not instantiated)."""
+    from pathlib import Path
+
     import yaml
 
     import wfeval.conf
-    from pathlib import Path
 
     out = {}
     for path in sorted((Path(wfeval.conf.__file__).parent / "model").glob("*.yaml")):
