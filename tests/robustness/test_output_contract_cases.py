@@ -259,3 +259,29 @@ def test_a_command_models_float_output_needs_its_declared_range(tmp_path, declar
         assert summary.results["gridworld.generated_rate"].normalized_stats["ratio"] == 0.0
         assert all("float32 output" in r["result"]["error"] and "model.output_range" in r["result"]["error"]
                    for r in rows)
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_precomputed_float_videos_need_their_declared_range(tmp_path, declared):
+    from tests.conftest import compose
+    from wfeval.artifacts import ArtifactStore, read_array
+    from wfeval.pipeline import build
+    from wfeval.pipeline.runner import run_from_config
+
+    base = ["benchmark.num_samples=2", f"run.store_dir={tmp_path / 'store'}", "run.progress=off"]
+    cfg = compose(base)
+    requests = build.build_benchmark(cfg).requests(store=ArtifactStore(tmp_path / "store"),
+                                                   task=build.build_task(cfg), protocol=build.build_protocol(cfg))
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for request in requests:  # the true videos, saved as float64 in [0, 1]
+        np.save(videos / f"{request.sample_id}.npy", read_array(request.references["video"]) / 255.0)
+    summary = run_from_config(compose([*base, "model=precomputed", f"model.root={videos}", "metric=[psnr]",
+                                       *(["model.output_range=[0,1]"] if declared else [])]), tmp_path / "run")
+    psnr = summary.results["gridworld.psnr"]
+    if declared:
+        assert (psnr.n_valid, psnr.normalized_stats["mean"]) == (2, 100.0)
+    else:
+        assert psnr.n_valid == 0
+        rows = read_jsonl(tmp_path / "run" / "generations.jsonl")
+        assert all(r["result"]["status"] == "failed" and "declares no range" in r["result"]["error"] for r in rows)

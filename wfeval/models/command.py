@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
-from wfeval.models._files import file_digest, tree_digest
+from wfeval.models._files import file_digest, read_output, tree_digest
 from wfeval.models.protocol import Generated, SampleFailed
 
 PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
@@ -78,20 +78,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
-
-
-def _read_output(path: Path) -> Any:
-    """An output file as frames; a float array is passed on as it is, so that the pipeline's output
-    contract converts it with the declared ``model.output_range`` (or refuses it, saying so)."""
-    from wfeval.io import load_array, media_kind, read_video
-
-    if media_kind(path) == "array":
-        import numpy as np
-
-        array, _ = load_array(path)
-        if np.issubdtype(array.dtype, np.floating):
-            return array
-    return read_video(path).frames
 
 
 class CommandModel:
@@ -244,7 +230,7 @@ class CommandModel:
                 return SampleFailed(f"the program wrote {what} output for {key!r} of sample {request.sample_id!r} "
                                     f"(expected {index:05d}.{key}.npy, .mkv, .mp4, ... in the output folder)", meta)
             try:
-                arrays[key] = _read_output(found[0])
+                arrays[key] = read_output(found[0])[0]
             except ValueError as exc:
                 return SampleFailed(f"{type(exc).__name__}: {exc}", meta)
         return Generated(arrays, meta)
