@@ -191,7 +191,9 @@ def _alive(pid: int) -> bool:
                                              ("run.seed_mode=sometimes", "run.seed_mode"),
                                              ("run.shard=3/2", "shard"),
                                              ("model.output_range=[0,2]", "model.output_range"),
-                                             ("benchmark.num_samples=0", "num_samples must be >= 1")])
+                                             ("benchmark.num_samples=0", "num_samples must be >= 1"),
+                                             ("benchmark.num_frames=1000000000", "exceeds the limit of 100,000"),
+                                             ("benchmark.world={height:16384,width:16384}", "exceed the limits")])
 def test_an_impossible_run_value_exits_2_naming_the_key(monkeypatch, capsys, tmp_path, override, words):
     exit_code, err, run_dir = _main(monkeypatch, capsys, tmp_path, override)
     assert exit_code == 2 and words in err, err
