@@ -18,7 +18,7 @@ if str(SUPPORT) not in sys.path:  # test-only plugins, loaded by `_target_` like
 
 
 #: the test-only plugin modules, trusted explicitly (docs/trust.md): code only from where the user chose it
-TEST_TRUST = "wfeval_test_models.,wfeval_test_plugins."
+TEST_TRUST = "wfeval_test_models.,wfeval_test_plugins.,tests.robustness._models."
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
 """``python -m wfeval``: compose the config with Hydra and run one evaluation per job.
 
 Config errors (unknown option, typo, wrong type, bad override) print one paragraph and exit 2;
-``HYDRA_FULL_ERROR=1`` shows the full traceback instead.
+``HYDRA_FULL_ERROR=1`` shows the full traceback instead. SIGINT / SIGTERM exit 130 / 143 and
+leave a resumable run; a storage error or a model whose setup() fails exits 1 (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from omegaconf import DictConfig
 from wfeval.config import ConfigError
 from wfeval.config.errors import friendly_message
 from wfeval.schemas import register_schemas
+from wfeval.pipeline.failure import CleanError, describe_os_error, interruption, signals_raise
 
 register_schemas()
 
@@ -39,13 +41,20 @@ def _run_job(cfg: DictConfig) -> None:
         if hydra_cfg.mode == RunMode.MULTIRUN:
             # one failed job must not hide the others: its manifest says "failed" with the error,
             # the sweep goes on, and the sweep summary lists it (exit status 1 at the end)
-            message = friendly_message(exc) or "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            message = friendly_message(exc) or (str(exc) if isinstance(exc, CleanError) else None) or \
+                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             print(f"job {hydra_cfg.job.num} failed: {message}", file=sys.stderr)
             return
         from wfeval.pipeline.generate import GenerationStopped
 
-        if _USER_FULL_ERROR == "1" or not isinstance(exc, (ConfigError, GenerationStopped)):
+        if _USER_FULL_ERROR == "1" or not isinstance(exc, (ConfigError, GenerationStopped, CleanError, OSError)):
             raise
+        if isinstance(exc, CleanError):  # storage, model setup: the path or the model and the cause
+            print(f"wfeval: {exc}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        if isinstance(exc, OSError) and friendly_message(exc) is None:
+            print(f"wfeval: storage error: {describe_os_error(exc)}", file=sys.stderr)
+            sys.exit(1)
         if isinstance(exc, GenerationStopped):  # the run's own failure policy: a result, not a bug
             print(f"Run stopped: {exc}\n(manifest.json records it; finished samples stay cached)", file=sys.stderr)
             sys.exit(1)
@@ -99,16 +108,35 @@ def main() -> None:
         from wfeval.config import trust
 
         policy = trust.policy_for_argv(sys.argv[1:])  # None: --help, --cfg, ... build nothing
-        with trust.enforced(policy) if policy else contextlib.nullcontext():
+        with signals_raise(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
             _run_job()
         from wfeval.sweep import FAILED_JOBS
 
         if FAILED_JOBS:
             print(f"{len(FAILED_JOBS)} sweep job(s) failed: {', '.join(FAILED_JOBS)}", file=sys.stderr)
             sys.exit(1)
+    except KeyboardInterrupt as exc:
+        _restore_full_error_setting()
+        stop = interruption(exc)
+        run_dir = getattr(exc, "run_dir", None)
+        where = (f"; {run_dir} keeps what finished (status 'interrupted'): python -m wfeval.resume {run_dir}"
+                 if run_dir else "")
+        print(f"wfeval: {stop}{where}", file=sys.stderr)
+        sys.exit(stop.exit_code)
+    except CleanError as exc:
+        _restore_full_error_setting()
+        if _USER_FULL_ERROR == "1":
+            raise
+        print(f"wfeval: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
     except Exception as exc:
         _restore_full_error_setting()
         message = friendly_message(exc)
+        if message is None and isinstance(exc, OSError) and _USER_FULL_ERROR != "1":
+            # e.g. Hydra could not create the run folder (Hydra's own config errors are OSErrors too,
+            # and have a message above)
+            print(f"wfeval: storage error: {describe_os_error(exc)}", file=sys.stderr)
+            sys.exit(1)
         if message is None or _USER_FULL_ERROR == "1":
             raise
         print(message, file=sys.stderr)

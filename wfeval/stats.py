@@ -197,6 +197,46 @@ def bootstrap_interval(values, statistic: Callable = np.mean, *, n_resamples: in
             "high": float(high), "n_resamples": int(n_resamples), "seed": int(seed)}
 
 
+def check_bounds(bounds) -> tuple[float | None, float | None]:
+    """``(low, high)`` of a metric's valid range (None: unbounded on that side); ValueError if inverted."""
+    if bounds is None:
+        return None, None
+    low, high = bounds
+    low = None if low is None else float(low)
+    high = None if high is None else float(high)
+    if low is not None and high is not None and not low <= high:
+        raise ValueError(f"bounds must satisfy low <= high, got [{low}, {high}]")
+    return low, high
+
+
+def _bound_text(value: float | None, side: str) -> str:
+    return f"{value:g}" if value is not None else ("-inf" if side == "low" else "inf")
+
+
+def clip_interval(interval: dict | None, bounds) -> dict | None:
+    """``interval`` kept inside the metric's valid ``bounds``.
+
+    Unchanged (the same dict) when it already lies inside. Otherwise the ends are clipped, the
+    method is renamed ``"<method> (clipped to [low, high])"`` and the unclipped ends are kept
+    under ``"unclipped"``, so the clip is visible wherever the interval goes.
+    """
+    low_b, high_b = check_bounds(bounds)
+    if not interval or (low_b is None and high_b is None):
+        return interval
+    low, high = interval.get("low"), interval.get("high")
+    if low is None or high is None:
+        return interval
+    new_low = max(low, low_b) if low_b is not None else low
+    new_high = min(high, high_b) if high_b is not None else high
+    if new_low == low and new_high == high:
+        return interval
+    # an interval wholly outside the range (not possible for a mean of in-range values) collapses
+    new_low, new_high = min(new_low, new_high), max(new_low, new_high)
+    span = f"[{_bound_text(low_b, 'low')}, {_bound_text(high_b, 'high')}]"
+    return {**interval, "method": f"{interval.get('method')} (clipped to {span})", "low": float(new_low),
+            "high": float(new_high), "unclipped": [float(low), float(high)]}
+
+
 def _statistic(name: str, arr: np.ndarray):
     """Compute one named statistic of a non-empty array (validated name)."""
     n = arr.size
@@ -226,7 +266,7 @@ def _validate_statistic(name: str) -> None:
 
 
 def summarize(values: Sequence[float], *, aggregator: str = "mean", statistics: Sequence[str] = ("mean",),
-              ci: str = "auto", confidence: float = 0.95, seed: int = 0) -> Summary:
+              ci: str = "auto", confidence: float = 0.95, seed: int = 0, bounds=None) -> Summary:
     """Aggregate ``values`` into a :class:`Summary`.
 
     ``aggregator`` picks the headline value: ``mean`` (stderr = std/sqrt(n)),
@@ -236,7 +276,10 @@ def summarize(values: Sequence[float], *, aggregator: str = "mean", statistics: 
     ``"normal"`` requires a stderr (so not median/geomean). Empty input gives
     ``Summary(stats={"n": 0})`` without raising. Note: ``stats["std"]``/``["stderr"]``
     are always the sample (ddof=1) values of the data, whereas ``Summary.stderr`` is
-    the headline's stderr (binomial ``sqrt(p(1-p)/n)`` for ``ratio``).
+    the headline's stderr (binomial ``sqrt(p(1-p)/n)`` for ``ratio``). ``bounds`` (low, high;
+    None for an open side) is the metric's valid range: an interval leaving it is clipped and the
+    clip recorded in its method (:func:`clip_interval`); Wilson and percentile-bootstrap
+    intervals of in-range values never leave it.
     """
     if aggregator not in AGGREGATORS:
         raise _unknown("aggregator", aggregator, AGGREGATORS)
@@ -247,6 +290,7 @@ def summarize(values: Sequence[float], *, aggregator: str = "mean", statistics: 
     for name in statistics:
         _validate_statistic(name)
     _check_confidence(confidence)
+    check_bounds(bounds)
     if ci == "auto":
         ci = {"mean": "normal", "ratio": "wilson"}.get(aggregator, "bootstrap")
     if ci == "normal" and aggregator in ("median", "geomean"):
@@ -279,4 +323,5 @@ def summarize(values: Sequence[float], *, aggregator: str = "mean", statistics: 
     elif ci == "bootstrap":
         stat_fn = {"geomean": _geomean_axis, "median": np.median}.get(aggregator, np.mean)
         interval = bootstrap_interval(arr, stat_fn, confidence=confidence, seed=seed)
+    interval = clip_interval(interval, bounds)
     return Summary(stats=stats, stderr=stderr, confidence_interval=interval or {}, value=value)

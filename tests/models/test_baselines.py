@@ -51,7 +51,18 @@ def test_simulator_baselines_refuse_requests_without_world_state(requests):
 
     stripped = dataclasses.replace(requests[0], metadata={})
     with pytest.raises(ValueError, match="only run on the gridworld benchmark"):
-        _model("oracle").generate([stripped])
+        _model("random_actions").generate([stripped])
+    assert "gridworld" in type(_model("lagged").model).cannot_serve(stripped)
+
+
+def test_the_oracle_without_a_simulator_state_serves_the_reference_video(requests):
+    import dataclasses
+
+    stripped = dataclasses.replace(requests[0], metadata={})
+    [out] = _model("oracle").generate([stripped])
+    np.testing.assert_array_equal(out["generated_video"], read_array(requests[0].references["video"]))
+    no_truth = dataclasses.replace(stripped, references={})
+    assert "no ground truth" in type(_model("oracle").model).cannot_serve(no_truth)
 
 
 def _out(name: str, requests, *overrides: str):

@@ -35,8 +35,11 @@ def test_a_failed_generation_is_a_fail_for_generated_rate_and_a_skip_for_metrics
     assert rate.diagnostics["status_counts"] == {"ok": 7, "fail": 1, "skip": 0, "error": 0}
     frames = summary.results["gridworld.frame_count"]
     assert (frames.n_valid, frames.n_skipped) == (7, 1)
-    [reason] = frames.skip_breakdown
-    assert reason.startswith("missing required artifact(s) generated_video (generation failed: RuntimeError")
+    # counted by kind; the sample's own reason (with the model's error) stays on its row
+    assert frames.skip_breakdown == {"missing required artifact(s) generated_video (generation failed)": 1}
+    [row] = [r for r in read_jsonl(tmp_path / "run" / "metrics.jsonl")
+             if r["metric_id"] == "frame_count" and r["sample_id"] == "gridworld-test-00003"]
+    assert row["skip_reason"].startswith("missing required artifact(s) generated_video (generation failed: RuntimeError")
     sample = next(s for s in read_jsonl(tmp_path / "run" / "samples.jsonl")
                   if s["sample_id"] == "gridworld-test-00003")
     assert sample["success"] is False and "simulated model crash" in sample["metadata"]["generation_error"]

@@ -42,6 +42,17 @@ class GridworldBenchmarkSchema(BenchmarkRulesSchema):
 
 
 @dataclass
+class InputLimitsSchema:
+    """What one sample's files may make wfeval decode (an absurd file is that sample's input error)."""
+
+    max_frame_pixels: Optional[int] = None  # default 8192 x 8192
+    max_frames: Optional[int] = None  # default 100000
+    max_video_pixels: Optional[int] = None  # default 2**30 decoded pixels
+    max_array_bytes: Optional[int] = None  # default 4 GiB, read from a .npy header
+    max_actions: Optional[int] = None  # default 100000
+
+
+@dataclass
 class FolderBenchmarkSchema(BenchmarkRulesSchema):
     """A dataset folder (docs/dataset-folder.md): ``manifest.jsonl`` + files under ``dataset_root``."""
 
@@ -53,8 +64,11 @@ class FolderBenchmarkSchema(BenchmarkRulesSchema):
     split: Optional[str] = None  # null: every split
     subset: List[str] = field(default_factory=list)  # sample ids or shell patterns; empty: all
     fps: float = 8.0  # when neither the line nor dataset.json gives one
-    strict: bool = False  # refuse the whole dataset on any problem
+    strict: bool = False  # refuse the whole dataset on any problem (found before generation)
     check_complete: bool = True  # a video shorter than its container declares is unreadable
+    follow_symlinks: bool = False  # read files whose symlinks lead outside dataset_root
+    # input limits (null: the default of wfeval/io/_limits.py), e.g. benchmark.limits.max_frames=200000
+    limits: InputLimitsSchema = field(default_factory=lambda: InputLimitsSchema())
     metrics: List[str] = field(default_factory=list)
     tags: List[str] = field(default_factory=list)
 

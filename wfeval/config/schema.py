@@ -8,7 +8,7 @@ checked when they are instantiated. This module imports no plugin.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -80,6 +80,13 @@ class MetricBaseSchema:
     """Keys every metric option accepts; the core reads ``aggregation``, the metric never sees it."""
 
     aggregation: AggregationSchema = field(default_factory=AggregationSchema)
+    # a failed generation: null/exclude = left out of the mean (coverage < 1) | worst = scored at the
+    # metric's worst value (a penalised mean); docs/reliability.md
+    on_failure: Optional[str] = None
+
+
+#: keys of a metric option that the core reads and the metric class never sees
+METRIC_CORE_KEYS = tuple(f.name for f in fields(MetricBaseSchema))
 
 
 @dataclass

@@ -24,10 +24,13 @@ from wfeval.io._api import (
 )
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
+from wfeval.io._limits import DEFAULT_LIMITS, Limits
 from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
 
 __all__ = [
     "Video",
+    "Limits",
+    "DEFAULT_LIMITS",
     "MediaError",
     "VideoReadError",
     "VideoWriteError",

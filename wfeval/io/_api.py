@@ -10,6 +10,7 @@ import numpy as np
 from wfeval.io import _arrays, _frames, _pyav
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._errors import VideoReadError, VideoWriteError
+from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_video
 
 ARRAY_SUFFIXES = (".npy", ".npz")
 IMAGE_SUFFIXES = _frames.FRAME_SUFFIXES
@@ -41,25 +42,28 @@ def _exists(path: Path) -> None:
         raise VideoReadError(path, "file not found")
 
 
-def read_video(path: str | os.PathLike[str], *, max_frames: int | None = None, check_complete: bool = True) -> Video:
+def read_video(path: str | os.PathLike[str], *, max_frames: int | None = None, check_complete: bool = True,
+               limits: Limits | None = None) -> Video:
     """Frames (``T×H×W×3`` uint8, RGB) and fps of a container, ``.npy``/``.npz`` or folder of frames.
 
     Raises :class:`VideoReadError` naming the file when it is missing, empty, truncated, corrupt
-    or not a video; a single image is read as a one-frame video.
+    or not a video, or when it is larger than ``limits`` allow (checked before decoding where
+    the file declares its size); a single image is read as a one-frame video.
     """
     path = Path(path)
     _exists(path)
+    limits = limits or DEFAULT_LIMITS
     kind = media_kind(path)
     if kind == "frames":
-        frames, meta = _frames.read_frame_folder(path, max_frames=max_frames), {"container": "frames"}
+        frames, meta = _frames.read_frame_folder(path, max_frames=max_frames, limits=limits), {"container": "frames"}
         fps = None
     elif kind == "video":
-        frames, meta = _pyav.read_container(path, max_frames=max_frames, check_complete=check_complete)
+        frames, meta = _pyav.read_container(path, max_frames=max_frames, check_complete=check_complete, limits=limits)
         fps = meta.pop("fps")
     elif kind == "image":
-        frames, meta, fps = _pyav.read_image_file(path)[None], {"container": "image"}, None
+        frames, meta, fps = _pyav.read_image_file(path, limits=limits)[None], {"container": "image"}, None
     elif kind == "array":
-        array, fps = _arrays.load_array(path)
+        array, fps = _arrays.load_array(path, limits)
         frames, meta = to_rgb_uint8(array, where=str(path)), {"container": path.suffix.lower()[1:]}
         frames = frames[:max_frames] if max_frames else frames
     else:
@@ -68,26 +72,27 @@ def read_video(path: str | os.PathLike[str], *, max_frames: int | None = None, c
     return Video(frames=frames, fps=fps, path=str(path), metadata=meta)
 
 
-def load_array(path: str | os.PathLike[str]) -> tuple[np.ndarray, float | None]:
-    """The raw array of a ``.npy`` or ``.npz`` (and the ``.npz``'s fps), not converted; VideoReadError if unreadable."""
+def load_array(path: str | os.PathLike[str], limits: Limits | None = None) -> tuple[np.ndarray, float | None]:
+    """The raw array of a ``.npy`` or ``.npz`` (and the ``.npz``'s fps), not converted; VideoReadError if
+    unreadable or larger than ``limits`` allow (read from the header, before the data)."""
     path = Path(path)
     _exists(path)
-    return _arrays.load_array(path)
+    return _arrays.load_array(path, limits)
 
 
-def read_image(path: str | os.PathLike[str]) -> np.ndarray:
+def read_image(path: str | os.PathLike[str], limits: Limits | None = None) -> np.ndarray:
     """One ``H×W×3`` uint8 picture: an image file, an ``H×W[×C]`` array, or the first frame of a video."""
     path = Path(path)
     _exists(path)
     kind = media_kind(path)
     if kind == "image":
-        return _pyav.read_image_file(path)
+        return _pyav.read_image_file(path, limits=limits)
     if kind == "array":
-        array, _ = _arrays.load_array(path)
+        array, _ = _arrays.load_array(path, limits)
         if np.ndim(array) == 4:
             return to_rgb_uint8(array, where=str(path))[0]
         return to_rgb_uint8(array, where=str(path), image=True)
-    return read_video(path, max_frames=1).frames[0]
+    return read_video(path, max_frames=1, limits=limits).frames[0]
 
 
 def write_video(path: str | os.PathLike[str], frames: np.ndarray, fps: float = 8.0, *,

@@ -26,13 +26,21 @@ def frame_files(folder: Path) -> list[Path]:
     return sorted(files, key=_natural_key)
 
 
-def read_frame_folder(folder: Path, *, max_frames: int | None = None) -> np.ndarray:
+def read_frame_folder(folder: Path, *, max_frames: int | None = None, limits=None) -> np.ndarray:
+    from wfeval.io._limits import DEFAULT_LIMITS, check_frames, check_video
     from wfeval.io._pyav import read_image_file
 
+    limits = limits or DEFAULT_LIMITS
     files = frame_files(folder)
     if not files:
         raise VideoReadError(folder, f"no frame files ({', '.join(FRAME_SUFFIXES)}) in the folder")
-    frames = [read_image_file(p) for p in files[:max_frames]]
+    files = files[:max_frames]
+    check_frames(folder, len(files), limits)
+    frames = []
+    for p in files:
+        frames.append(read_image_file(p, limits=limits))
+        if len(frames) == 1:
+            check_video(folder, len(files), frames[0].shape[0], frames[0].shape[1], limits)
     sizes = {f.shape for f in frames}
     if len(sizes) > 1:
         first = frames[0].shape

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from wfeval.io._errors import VideoReadError, VideoWriteError
+from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_frame, check_video
 
 #: suffix -> (FFmpeg muxer, default codec). ffv1 (in .mkv/.avi) and png (in .mov) are lossless.
 CONTAINERS = {
@@ -45,7 +46,7 @@ def _open_errors(av: Any) -> tuple[type[BaseException], ...]:
 
 
 def read_container(path: Path, *, max_frames: int | None = None,
-                   check_complete: bool = True) -> tuple[np.ndarray, dict]:
+                   check_complete: bool = True, limits: Limits | None = None) -> tuple[np.ndarray, dict]:
     """All frames (``T×H×W×3`` uint8) of the first video stream, plus fps/codec metadata.
 
     A file that decodes to fewer frames than its container declares (truncated) is an error
@@ -65,6 +66,11 @@ def read_container(path: Path, *, max_frames: int | None = None,
             raise VideoReadError(path, "the file has no video stream")
         stream = container.streams.video[0]
         context = stream.codec_context
+        limits = limits or DEFAULT_LIMITS
+        check_frame(path, int(context.height or 0), int(context.width or 0), limits)
+        declared = int(stream.frames or 0)
+        if declared and max_frames is None:
+            check_video(path, declared, int(context.height or 0), int(context.width or 0), limits)
         if (context.width or 0) * (context.height or 0) >= THREADED_PIXELS:
             stream.thread_type = "AUTO"  # worth it for large frames only: thread start-up costs more below
         else:
@@ -73,10 +79,19 @@ def read_container(path: Path, *, max_frames: int | None = None,
         last = None
         try:
             for frame in container.decode(stream):
+                if len(frames) >= limits.max_frames:  # more frames than declared: stop at the limit
+                    raise VideoReadError(path, f"more than {limits.max_frames:,} frames, the limit (raise it with "
+                                               f"benchmark.limits.max_frames=<the video's frame count>)")
+                if not frames:
+                    check_video(path, 1, frame.height, frame.width, limits)
+                elif (len(frames) + 1) * frame.height * frame.width > limits.max_video_pixels:
+                    check_video(path, len(frames) + 1, frame.height, frame.width, limits)
                 frames.append(_rgb(frame))
                 last = frame
                 if max_frames is not None and len(frames) >= max_frames:
                     break
+        except VideoReadError:
+            raise
         except errors as exc:
             raise VideoReadError(path, f"decoding failed after {len(frames)} frame(s) "
                                        f"(corrupt or truncated): {_reason(exc)}") from exc
@@ -154,8 +169,9 @@ def write_container(path: Path, frames: np.ndarray, fps: float, *, codec: str | 
         tmp.unlink(missing_ok=True)
 
 
-def read_image_file(path: Path) -> np.ndarray:
-    """The first picture of an image file (PNG, JPEG, BMP, ...) as ``H×W×3`` uint8."""
+def read_image_file(path: Path, limits: Limits | None = None) -> np.ndarray:
+    """The first picture of an image file (PNG, JPEG, BMP, ...) as ``H×W×3`` uint8; refused
+    (VideoReadError) before decoding when its size exceeds ``limits.max_frame_pixels``."""
     av = _av()
     errors = _open_errors(av)
     if path.is_file() and path.stat().st_size == 0:
@@ -164,6 +180,8 @@ def read_image_file(path: Path) -> np.ndarray:
         with av.open(str(path), mode="r") as container:
             if not container.streams.video:
                 raise VideoReadError(path, "the file holds no picture")
+            context = container.streams.video[0].codec_context
+            check_frame(path, int(context.height or 0), int(context.width or 0), limits or DEFAULT_LIMITS)
             for frame in container.decode(container.streams.video[0]):
                 return frame.to_ndarray(format="rgb24")
     except errors as exc:

@@ -11,15 +11,35 @@ from typing import Any, ClassVar, Sequence
 
 from wfeval import stats
 from wfeval.api import AggregateResult, MetricResult, MetricSpec
+from wfeval.metrics.outcomes import reason_category
+
+ON_FAILURE = ("exclude", "worst")
 
 
 REPRODUCIBILITY = ("deterministic", "stochastic", "judge-based")
 
 
 def _skip_key(result: MetricResult) -> str:
+    """The bucket of ``skip_breakdown``: the reason's category, never the sample-specific detail
+    (which stays on the sample's row)."""
     if result.status == "error":
         return f"error: {result.diagnostics.get('exception', 'Exception')}"
-    return result.skip_reason or "skipped"
+    category = result.diagnostics.get("skip_category")
+    if isinstance(category, str) and category:
+        return category
+    return reason_category(result.skip_reason or "skipped")
+
+
+def worst_value(metric: Any) -> float | None:
+    """The metric's worst value: its lower bound if higher is better, its upper bound if lower is
+    better; None when the direction or that bound is not declared (no penalised mean possible)."""
+    low, high = stats.check_bounds(getattr(metric, "bounds", None))
+    direction = getattr(metric, "higher_is_better", None)
+    if direction is True:
+        return low
+    if direction is False:
+        return high
+    return None
 
 
 def _numeric(value: Any) -> float | None:
@@ -39,14 +59,18 @@ def default_aggregate(
     ci: str = "auto",
     confidence: float = 0.95,
     seed: int = 0,
+    bounds: Any = None,
 ) -> AggregateResult:
-    """Aggregate ok/fail items; skip and error are excluded from the denominator and counted."""
+    """Aggregate ok/fail items; skip and error are excluded from the denominator and counted.
+
+    ``bounds``: the metric's valid range; a confidence interval never leaves it (a clip is
+    recorded in the interval's method)."""
     scored = [r for r in results if r.status in ("ok", "fail")]
     breakdown = Counter(_skip_key(r) for r in results if r.status not in ("ok", "fail"))
     raw = [v for v in (_numeric(r.raw_value) for r in scored) if v is not None]
     norm = [v for v in (r.normalized_value for r in scored) if v is not None]
     summary = stats.summarize(norm, aggregator=aggregator, statistics=statistics, ci=ci,
-                              confidence=confidence, seed=seed)
+                              confidence=confidence, seed=seed, bounds=bounds)
     raw_summary = stats.summarize(raw, aggregator=aggregator, statistics=statistics, ci="none")
     counts = Counter(r.status for r in results)
     diagnostics: dict[str, Any] = {
@@ -55,6 +79,9 @@ def default_aggregate(
         "aggregator": aggregator,
         "value": summary.value,
     }
+    penalised = sum(1 for r in scored if r.diagnostics.get("penalised"))
+    if penalised:
+        diagnostics["penalised"] = penalised  # failed generations scored at the metric's worst value
     if not scored:
         diagnostics["reason"] = (
             f"no item was scored: all {len(results)} skipped or errored" if results else "no items"
@@ -91,6 +118,11 @@ class BaseMetric:
     reproducibility: ClassVar[str] = "deterministic"
     # constructor parameters that are not config options (no schema field: the default applies)
     internal_parameters: ClassVar[tuple[str, ...]] = ("seed",)
+    #: the valid range of a per-sample value (None: open on that side); intervals never leave it
+    bounds: ClassVar[tuple[float | None, float | None]] = (None, None)
+    #: ``exclude``: a failed generation is left out of the mean (it lowers the coverage);
+    #: ``worst``: it is scored at :func:`worst_value` (a penalised mean). ``metric.<id>.on_failure``
+    on_failure: ClassVar[str] = "exclude"
 
     def __init__(self, confidence: float = 0.95, seed: int = 0):
         if not 0.0 < confidence < 1.0:
@@ -112,12 +144,12 @@ class BaseMetric:
             aggregator=cls.aggregator,
             statistics=cls.statistics,
             implementation=f"{cls.__module__}.{cls.__qualname__}",
-            metadata={"reproducibility": cls.reproducibility},
+            metadata={"reproducibility": cls.reproducibility, "bounds": list(cls.bounds)},
         )
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
         return default_aggregate(self.name, results, aggregator=self.aggregator, statistics=self.statistics,
-                                 ci=self.ci, confidence=self.confidence, seed=self.seed)
+                                 ci=self.ci, confidence=self.confidence, seed=self.seed, bounds=self.bounds)
 
 
 class DescribedMetric(BaseMetric):

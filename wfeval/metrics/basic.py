@@ -21,6 +21,7 @@ class GeneratedRate(BaseMetric):
     higher_is_better = True
     aggregator = "ratio"
     statistics = ("ratio",)
+    bounds = (0.0, 1.0)
     family = "coverage"
     output_unit = "fraction"
     description = "Share of samples for which the model produced every required output."
@@ -48,6 +49,7 @@ class ArtifactCount(BaseMetric):
     higher_is_better = None
     aggregator = "mean"
     statistics = ("mean", "min", "max")
+    bounds = (0.0, None)
     family = "coverage"
     output_unit = "artifacts"
     description = "Number of artifacts returned per sample."

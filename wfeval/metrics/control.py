@@ -58,6 +58,7 @@ class ActionFollowing(DescribedMetric):
     variant = "colour locator + nearest-move classification; blocked = noop; not found = wrong"
     required_artifacts = ("generated_video",)
     value_key = "accuracy"
+    bounds = (0.0, 1.0)
 
     def __init__(self, locator: Any = None, inverse_dynamics: Any = None, size: int = 8,
                  action_names: Sequence[str] | None = None, confidence: float = 0.95, seed: int = 0):
@@ -111,3 +112,4 @@ class AgentPositionError(ActionFollowing):
     description = "Mean distance between the located and the true agent position, in pixels."
     variant = "colour locator; euclidean px per frame; not found = frame diagonal"
     value_key = "position_error_px"
+    bounds = (0.0, None)  # at most the frame diagonal, which depends on the sample

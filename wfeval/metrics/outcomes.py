@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 import traceback
 from typing import Any, Mapping
 
@@ -36,8 +37,24 @@ def scored(
     )
 
 
-def skipped(sample_id: str, metric_id: str, reason: str, **diagnostics: Any) -> MetricResult:
-    """The metric could not score this item (missing input, unsupported sample, ...)."""
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?![A-Za-z_\d])")
+
+
+def reason_category(reason: str) -> str:
+    """A skip reason without its sample-specific detail (quoted names and numbers), so that
+    ``skip_breakdown`` counts by kind: ``"shape (16, 64, 64, 3) of 'x-0003'"`` -> ``"shape (N, N, N, N) of '…'"``."""
+    return _NUMBER.sub("N", _QUOTED.sub("'…'", str(reason)))
+
+
+def skipped(sample_id: str, metric_id: str, reason: str, *, category: str | None = None,
+            **diagnostics: Any) -> MetricResult:
+    """The metric could not score this item (missing input, unsupported sample, ...).
+
+    ``category`` (default: :func:`reason_category` of the reason) is the bucket the aggregate's
+    ``skip_breakdown`` counts it in; the full reason stays on this row."""
+    if category is not None:
+        diagnostics["skip_category"] = category
     return MetricResult(
         sample_id=sample_id,
         metric_id=metric_id,

@@ -85,7 +85,9 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
 
     from wfeval.metrics.schemas import schema_of
 
-    params = {k: v for k, v in dict(params or {}).items() if k != "aggregation"}
+    from wfeval.config.schema import METRIC_CORE_KEYS
+
+    params = {k: v for k, v in dict(params or {}).items() if k not in METRIC_CORE_KEYS}
     configured = params.pop(TARGET_KEY, None)
     if configured and target and str(configured).replace(":", ".") != str(target).replace(":", "."):
         raise MetricRecordError(f"metric {metric_id!r}: the run records class {target!r} but its config names "

@@ -37,6 +37,11 @@ class _ReferenceMetric(DescribedMetric):
             raise ValueError(f"metric.{self.name}.data_range must be > 0, got {data_range}")
         self.data_range = float(data_range)
         self.skip_frames = int(skip_frames)
+        self.bounds = self.value_bounds()
+
+    def value_bounds(self) -> tuple[float | None, float | None]:
+        """The valid range of a per-sample value for this configuration."""
+        return type(self).bounds
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         ref = request.references.get(self.reference_key)
@@ -79,6 +84,7 @@ class PSNR(_ReferenceMetric):
     display_name = "PSNR"
     description = "Peak signal-to-noise ratio against the reference video, per frame then averaged."
     variant = "psnr(average=frames, max_db=100)"
+    bounds = (0.0, 100.0)  # [0, max_db]: PSNR of in-range values is >= 0, capped at max_db
 
     def __init__(self, data_range: float = 255.0, skip_frames: int = 0, average: str = "frames",
                  max_db: float = 100.0, confidence: float = 0.95, seed: int = 0):
@@ -88,6 +94,7 @@ class PSNR(_ReferenceMetric):
         if not 0 < max_db < float("inf"):
             raise ValueError(f"metric.psnr.max_db must be a finite number > 0, got {max_db}")
         self.average, self.max_db = average, float(max_db)
+        self.bounds = (0.0, self.max_db)
 
     def describe(self) -> str:
         return f"psnr(average={self.average}, max_db={self.max_db:g}, data_range={self.data_range:g})"
@@ -115,6 +122,7 @@ class SSIM(_ReferenceMetric):
     display_name = "SSIM"
     description = "Structural similarity against the reference video, per frame then averaged."
     variant = "ssim(gaussian 11x11 sigma=1.5, K1=0.01, K2=0.03, population cov, valid, channel mean)"
+    bounds = (-1.0, 1.0)
 
     def score(self, preds, target):
         curve = F.ssim(preds, target, data_range=self.data_range, per_frame=True)
@@ -131,6 +139,10 @@ class MSE(_ReferenceMetric):
     display_name = "MSE"
     description = "Mean squared pixel error against the reference video."
     variant = "mse(per frame, mean over frames)"
+    bounds = (0.0, 255.0 ** 2)
+
+    def value_bounds(self):
+        return (0.0, self.data_range ** 2)
 
     def score(self, preds, target):
         curve = F.mse(preds, target, per_frame=True)
@@ -147,6 +159,10 @@ class MAE(_ReferenceMetric):
     display_name = "MAE"
     description = "Mean absolute pixel error against the reference video."
     variant = "mae(per frame, mean over frames)"
+    bounds = (0.0, 255.0)
+
+    def value_bounds(self):
+        return (0.0, self.data_range)
 
     def score(self, preds, target):
         curve = F.mae(preds, target, per_frame=True)

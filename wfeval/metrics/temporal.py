@@ -21,6 +21,7 @@ from wfeval.metrics.base import DescribedMetric
 
 class _TemporalMetric(DescribedMetric):
     required_artifacts = ("generated_video",)
+    bounds = (0.0, 1.0)  # each is a fraction or a score in [0, 1]
     family = "temporal"
     capability = "core_video"
     function: Callable[..., Any]

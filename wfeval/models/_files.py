@@ -34,3 +34,19 @@ def tree_digest(root: Path, mode: str = "content") -> dict[str, Any]:
         total.update(f"{rel.as_posix()}\0{file_digest(path, mode)}\n".encode())
         count += 1
     return {"sha256": total.hexdigest(), "files": count}
+
+
+def read_output(path: Path, *, check_complete: bool = True) -> tuple[Any, float | None]:
+    """(frames, fps) of a model's output file. A float ``.npy``/``.npz`` array is passed on as it
+    is, so that the pipeline's output contract converts it with the declared ``model.output_range``
+    (or refuses it, saying so); everything else is read into uint8 RGB by :func:`wfeval.io.read_video`."""
+    import numpy as np
+
+    from wfeval.io import load_array, media_kind, read_video
+
+    if media_kind(path) == "array":
+        array, fps = load_array(path)
+        if np.issubdtype(array.dtype, np.floating):
+            return array, fps
+    video = read_video(path, check_complete=check_complete)
+    return video.frames, video.fps

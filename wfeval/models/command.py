@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
-from wfeval.models._files import file_digest, tree_digest
+from wfeval.models._files import file_digest, read_output, tree_digest
 from wfeval.models.protocol import Generated, SampleFailed
 
 PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
@@ -114,6 +114,25 @@ class CommandModel:
         self.keep_work_dir = keep_work_dir
         self.fingerprint_paths = tuple(fingerprint_paths)
         self.log_tail_chars = log_tail_chars
+        self._check_executable()
+
+    def _check_executable(self) -> None:
+        """Refuse, before any sample, a program that cannot be started (ValueError -> exit 2)."""
+        exe = self.argv[0]
+        if any(token in exe for token in PLACEHOLDERS):
+            return
+        if os.sep in exe or (os.altsep and os.altsep in exe):
+            path = self.cwd / exe
+            if not path.is_file():
+                raise ValueError(f"model.argv[0]: {exe!r} does not exist (looked for {path}); nothing was run")
+            if not os.access(path, os.X_OK):
+                raise ValueError(f"model.argv[0]: {path} is not executable (chmod +x it, or start it through its "
+                                 f"interpreter, e.g. [python, {exe}, ...]); nothing was run")
+            return
+        search = {**os.environ, **self.env}.get("PATH", os.defpath)
+        if shutil.which(exe, path=search) is None:
+            raise ValueError(f"model.argv[0]: {exe!r} is not an executable on PATH ({search}); give its full path "
+                             "or fix model.env.PATH; nothing was run")
 
     # -- identity --------------------------------------------------------------------------------
 
@@ -198,7 +217,7 @@ class CommandModel:
         return code, self.retries + 1, seconds
 
     def _collect(self, index: int, request: GenerationRequest, outputs: Path, meta: dict[str, Any]) -> Any:
-        from wfeval.io import find_media, read_video
+        from wfeval.io import find_media
 
         error_file = outputs / f"{index:05d}.error.txt"
         if error_file.exists():
@@ -211,7 +230,7 @@ class CommandModel:
                 return SampleFailed(f"the program wrote {what} output for {key!r} of sample {request.sample_id!r} "
                                     f"(expected {index:05d}.{key}.npy, .mkv, .mp4, ... in the output folder)", meta)
             try:
-                arrays[key] = read_video(found[0]).frames
+                arrays[key] = read_output(found[0])[0]
             except ValueError as exc:
                 return SampleFailed(f"{type(exc).__name__}: {exc}", meta)
         return Generated(arrays, meta)

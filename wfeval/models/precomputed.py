@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wfeval.api import GenerationRequest
-from wfeval.models._files import tree_digest
+from wfeval.models._files import read_output, tree_digest
 from wfeval.models.protocol import Generated, NotGenerated, SampleFailed
 
 TEMPLATE_FIELDS = ("sample_id", "split", "benchmark", "task")
@@ -74,7 +74,7 @@ class PrecomputedModel:
         return self.root / rel
 
     def _one(self, request: GenerationRequest) -> Any:
-        from wfeval.io import VIDEO_SUFFIXES, find_media, read_video
+        from wfeval.io import VIDEO_SUFFIXES, find_media
 
         try:
             stem = self.stem(request)
@@ -92,11 +92,10 @@ class PrecomputedModel:
             return SampleFailed(f"several files for sample {request.sample_id!r} ({names}); keep one or set "
                                 "model.formats")
         try:
-            video = read_video(found[0], check_complete=self.check_complete)
+            frames, fps = read_output(found[0], check_complete=self.check_complete)
         except ValueError as exc:  # VideoReadError names the file
             return exc
-        return Generated({self.output_key: video.frames},
-                         {"source": str(found[0].relative_to(self.root)), "source_fps": video.fps})
+        return Generated({self.output_key: frames}, {"source": str(found[0].relative_to(self.root)), "source_fps": fps})
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         return [self._one(r) for r in requests]

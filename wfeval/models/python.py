@@ -86,6 +86,10 @@ class PythonModel:
             out["code"] = {"class": out["class"], "fingerprint_source": False}
         return out
 
+    def cannot_serve(self, request: GenerationRequest) -> str | None:
+        method = getattr(self.object, "cannot_serve", None)
+        return method(request) if callable(method) else None
+
     def setup(self) -> None:
         self.device = resolve_device(self.device_request)
         setup = getattr(self.object, "setup", None)

@@ -13,19 +13,27 @@ from omegaconf import MISSING
 
 
 @dataclass
-class OracleModelSchema:
+class ModelRulesSchema:
+    """Keys every model option accepts; the pipeline reads them, the model never sees them."""
+
+    # the range of a float output ([0, 1] or [0, 255]); null: outputs must be uint8 (docs/reliability.md)
+    output_range: Optional[List[float]] = None
+
+
+@dataclass
+class OracleModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.OracleModel"
     name: str = "oracle"
 
 
 @dataclass
-class StaticModelSchema:
+class StaticModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.StaticModel"
     name: str = "static"
 
 
 @dataclass
-class RandomActionsModelSchema:
+class RandomActionsModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.RandomActionsModel"
     name: str = "random_actions"
     seed: int = 0
@@ -33,7 +41,7 @@ class RandomActionsModelSchema:
 
 
 @dataclass
-class NoisyModelSchema:
+class NoisyModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.NoisyModel"
     name: str = "noisy"
     sigma: float = 10.0  # std of the Gaussian pixel noise, in uint8 levels
@@ -41,7 +49,7 @@ class NoisyModelSchema:
 
 
 @dataclass
-class BlurModelSchema:
+class BlurModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.BlurModel"
     name: str = "blur"
     kernel_size: int = 5  # odd
@@ -49,14 +57,14 @@ class BlurModelSchema:
 
 
 @dataclass
-class LaggedModelSchema:
+class LaggedModelSchema(ModelRulesSchema):
     _target_: str = "wfeval.benchmarks.gridworld.baselines.LaggedModel"
     name: str = "lagged"
     lag: int = 1  # steps by which every action is applied late
 
 
 @dataclass
-class PrecomputedModelSchema:
+class PrecomputedModelSchema(ModelRulesSchema):
     """Videos already generated elsewhere, one per sample (wfeval/models/precomputed.py)."""
 
     _target_: str = "wfeval.models.precomputed.PrecomputedModel"
@@ -71,7 +79,7 @@ class PrecomputedModelSchema:
 
 
 @dataclass
-class CommandModelSchema:
+class CommandModelSchema(ModelRulesSchema):
     """Your inference program, run once per batch without a shell (wfeval/models/command.py)."""
 
     _target_: str = "wfeval.models.command.CommandModel"
@@ -92,7 +100,7 @@ class CommandModelSchema:
 
 
 @dataclass
-class PythonModelSchema:
+class PythonModelSchema(ModelRulesSchema):
     """Any object with generate(requests), built from model.object._target_ (wfeval/models/python.py)."""
 
     _target_: str = "wfeval.models.python.PythonModel"
@@ -106,7 +114,7 @@ class PythonModelSchema:
 
 
 @dataclass
-class GameOracleModelSchema:
+class GameOracleModelSchema(ModelRulesSchema):
     """Recorded games (atari_*, crafter): the real game continued from the saved state, true actions."""
 
     _target_: str = "wfeval.benchmarks.recorded.baselines.SimulatorOracle"
@@ -114,7 +122,7 @@ class GameOracleModelSchema:
 
 
 @dataclass
-class GameRandomActionsModelSchema:
+class GameRandomActionsModelSchema(ModelRulesSchema):
     """Recorded games: the real game continued from the saved state with seeded random actions."""
 
     _target_: str = "wfeval.benchmarks.recorded.baselines.SimulatorRandomActions"

@@ -9,6 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 from wfeval.api import ContractError, EvaluationProtocolSpec, GenerationRequest, Metric, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter, input_error
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+from wfeval.config.schema import METRIC_CORE_KEYS
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.shard import parse_shard, shard_slice
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
@@ -159,6 +160,9 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
     return nodes
 
 
+METRIC_RULE_KEYS = METRIC_CORE_KEYS  # read by the core, never seen by the metric
+
+
 def _run_searchpath() -> list[str]:
     """``hydra.searchpath=[...]`` of the running Hydra job (none outside one, e.g. the compose API)."""
     try:
@@ -182,11 +186,13 @@ def _metric_options(searchpath: list[str]) -> list[str]:
 
 def build_metrics(nodes: Mapping[str, Any]) -> MetricSet:
     """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
-    checked now, not after scoring); the ``aggregation`` key never reaches the metric class."""
-    metrics, aggregation = {}, {}
+    checked now, not after scoring) and what a failed generation does to it (``on_failure``);
+    these keys never reach the metric class."""
+    metrics, aggregation, on_failure = {}, {}, {}
     for metric_id, node in nodes.items():
         has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
-        metric = instantiate_node(f"metric.{metric_id}", node, drop=("aggregation",) if has_aggregation else ())
+        drop = [k for k in METRIC_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
+        metric = instantiate_node(f"metric.{metric_id}", node, drop=drop)
         if not isinstance(metric, Metric):
             raise ConfigError(
                 f"metric.{metric_id}: {type(metric).__name__} does not implement the Metric protocol "
@@ -197,15 +203,59 @@ def build_metrics(nodes: Mapping[str, Any]) -> MetricSet:
                                                          else None)
         except ValueError as exc:
             raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+        choice = node.get("on_failure") if isinstance(node, (DictConfig, Mapping)) else None
+        on_failure[metric_id] = check_on_failure(metric_id, metric, choice if choice is not None else "exclude")
         metrics[metric_id] = metric
-    return MetricSet(metrics, aggregation)
+    return MetricSet(metrics, aggregation, on_failure)
+
+
+def check_on_failure(metric_id: str, metric: Any, choice: Any) -> str:
+    """``metric.<id>.on_failure``: ``exclude`` (default) or ``worst`` (a failed generation is scored
+    at the metric's worst declared value); refused when the metric declares no finite worst value."""
+    from wfeval.metrics.base import ON_FAILURE, worst_value
+
+    if choice not in ON_FAILURE:
+        raise ConfigError(f"metric.{metric_id}.on_failure: expected one of {', '.join(ON_FAILURE)}, got {choice!r}")
+    if choice == "worst" and worst_value(metric) is None:
+        direction = getattr(metric, "higher_is_better", None)
+        why = ("it declares no direction (higher_is_better is null)" if direction is None else
+               f"it declares no finite {'lower' if direction else 'upper'} bound (bounds = "
+               f"{list(getattr(metric, 'bounds', (None, None)))})")
+        raise ConfigError(f"metric.{metric_id}.on_failure=worst: {metric_id} has no worst value: {why}; "
+                          "use on_failure=exclude and read its coverage")
+    return str(choice)
+
+
+MODEL_RULE_KEYS = ("output_range",)  # read by the pipeline (wfeval/pipeline/contract.py), never by the model
+
+
+def identity_config(model_cfg: Any) -> Any:
+    """The model config as its identity sees it: rule keys left unset are not part of it, so a
+    model's key (and the run's config hash) is the same as before those keys existed."""
+    if isinstance(model_cfg, dict) and model_cfg.get("output_range", 0) is None:
+        return {k: v for k, v in model_cfg.items() if k != "output_range"}
+    return model_cfg
+
+
+def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config with unset rule keys (``model.output_range``, ``metric.<id>.on_failure``)
+    left out: what the run's config hash covers."""
+    plain = dict(plain_cfg)
+    if isinstance(plain.get("model"), dict):
+        plain["model"] = identity_config(plain["model"])
+    if isinstance(plain.get("metric"), dict):
+        plain["metric"] = {m: ({k: v for k, v in node.items() if not (k == "on_failure" and v is None)}
+                               if isinstance(node, dict) else node) for m, node in plain["metric"].items()}
+    return plain
 
 
 def build_model(cfg: DictConfig) -> ModelHandle:
-    model = instantiate_node("model", cfg.model)
+    node = cfg.model
+    drop = [k for k in MODEL_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
+    model = instantiate_node("model", node, drop=drop)
     if not callable(getattr(model, "generate", None)):
         raise ConfigError(f"model: {type(model).__name__} has no generate(requests) method")
-    return ModelHandle.wrap(model, to_plain(cfg.model))
+    return ModelHandle.wrap(model, identity_config(to_plain(cfg.model)))
 
 
 def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
@@ -215,6 +265,8 @@ def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfi
     An adapter offering cheap ``records()`` and ``materialize(record, ...)`` has only the chosen
     samples rendered and stored, so parallel shards do not repeat each other's data preparation.
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"run.limit: expected a positive number of samples or null (all), got {limit!r}")
     if shard is not None:  # a bad spec is a config error, found before any sample is prepared
         try:
             parse_shard(shard)

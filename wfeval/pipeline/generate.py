@@ -32,6 +32,7 @@ from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
 from wfeval.artifacts import ArtifactStore, atomic_write_bytes
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
+from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
 
 
 def request_key(request: GenerationRequest) -> str:
@@ -121,15 +122,10 @@ class GenerationCache:
         atomic_write_bytes(self._path(key), json.dumps(result.to_dict()).encode("utf-8"), durable=self.store.durable)
 
 
-def _store_outputs(store: ArtifactStore, request: GenerationRequest, outputs: Any) -> dict[str, ArtifactRef]:
-    if not isinstance(outputs, Mapping):
-        raise TypeError(f"model returned {type(outputs).__name__} for sample {request.sample_id!r}; "
-                        "expected a mapping of output key -> array")
+def _store_outputs(store: ArtifactStore, arrays: Mapping[str, np.ndarray]) -> dict[str, ArtifactRef]:
+    """Store outputs that met the contract; an OSError here is the store's, never the model's."""
     refs = {}
-    for key, value in outputs.items():
-        array = np.asarray(value)
-        if array.dtype == object:
-            raise TypeError(f"sample {request.sample_id!r}: output {key!r} is not a numeric array")
+    for key, array in arrays.items():
         kind = "video" if array.ndim == 4 else "image" if array.ndim == 3 else "array"
         refs[str(key)] = store.put_array(array, kind=kind)
     return refs
@@ -155,7 +151,7 @@ def _not_generated(request: GenerationRequest, reason: str, model_id: str, stop_
 
 
 def _outcome(request: GenerationRequest, out: Any, store: ArtifactStore, model_id: str,
-             latency: float | None) -> GenerationResult:
+             latency: float | None, contract: OutputContract | None = None) -> GenerationResult:
     """The result of one outcome the model returned (see wfeval.models.protocol)."""
     if isinstance(out, NotGenerated):
         return _not_generated(request, str(out), model_id, "not_generated", out.metadata)
@@ -165,9 +161,12 @@ def _outcome(request: GenerationRequest, out: Any, store: ArtifactStore, model_i
     if isinstance(out, Generated):
         metadata, out = dict(out.metadata), out.outputs
     try:
-        refs = _store_outputs(store, request, out)
-    except Exception as exc:
+        arrays, conversions = check_outputs(request, out, contract)
+    except ContractViolation as exc:  # the model broke the output contract: a failed generation
         return _failure(request, exc, model_id)
+    if conversions:
+        metadata["output_conversion"] = conversions
+    refs = _store_outputs(store, arrays)
     return GenerationResult(
         sample_id=request.sample_id, artifacts=refs, status="ok", latency_seconds=latency,
         steps=_steps_of(request), stop_reason="completed", model_id=model_id, metadata=metadata,
@@ -180,7 +179,7 @@ def _steps_of(request: GenerationRequest) -> int:
 
 def generate_batch(
     model: Any, batch: Sequence[GenerationRequest], store: ArtifactStore, model_id: str,
-    *, sample_timeout_s: float | None = None,
+    *, sample_timeout_s: float | None = None, contract: OutputContract | None = None,
 ) -> list[GenerationResult]:
     """Run one batch; if the batch raises (or times out), retry its requests one by one."""
     started = time.perf_counter()
@@ -191,11 +190,12 @@ def generate_batch(
             raise RuntimeError(f"model returned {len(outputs)} outputs for {len(batch)} requests")
     except Exception as exc:
         if len(batch) == 1:
-            return [_outcome(batch[0], exc, store, model_id, None)]
+            return [_outcome(batch[0], exc, store, model_id, None, contract)]
         return [r for request in batch
-                for r in generate_batch(model, [request], store, model_id, sample_timeout_s=sample_timeout_s)]
+                for r in generate_batch(model, [request], store, model_id, sample_timeout_s=sample_timeout_s,
+                                        contract=contract)]
     latency = (time.perf_counter() - started) / len(batch)
-    return [_outcome(request, out, store, model_id, latency) for request, out in zip(batch, outputs)]
+    return [_outcome(request, out, store, model_id, latency, contract) for request, out in zip(batch, outputs)]
 
 
 def generate_all(
@@ -208,6 +208,7 @@ def generate_all(
     on_result: Callable[[GenerationRequest, GenerationResult, bool], None],
     sample_timeout_s: float | None = None,
     fail_on_error: Any = None,
+    contract: OutputContract | None = None,
 ) -> list[GenerationResult]:
     """Results in request order; ``on_result(request, result, cached)`` is called for each.
 
@@ -234,7 +235,7 @@ def generate_all(
     for start in range(0, len(pending), max(1, batch_size)):
         chunk = pending[start:start + max(1, batch_size)]
         batch_results = generate_batch(model, [requests[i] for i in chunk], cache.store, model_id,
-                                       sample_timeout_s=sample_timeout_s)
+                                       sample_timeout_s=sample_timeout_s, contract=contract)
         for i, result in zip(chunk, batch_results):
             if result.status == "ok":
                 cache.put(keys[i], result)

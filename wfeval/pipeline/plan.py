@@ -17,7 +17,9 @@ from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
+from wfeval.pipeline.contract import OutputContract, build_contract
 from wfeval.pipeline.model import ModelHandle
+from wfeval.pipeline.serve import check_model_serves
 from wfeval.pipeline.stored import StoredRunError, load_generations
 from wfeval.results import MetricSet, dataset_hash
 
@@ -36,6 +38,7 @@ class RunPlan:
     model: ModelHandle | None = None
     source_run: str | None = None  # run.from_run: the run whose generations are re-scored
     source_pairs: list[tuple[GenerationRequest, GenerationResult]] | None = None
+    contract: OutputContract | None = None  # what the model's outputs must be (wfeval/pipeline/contract.py)
 
     @property
     def scorer(self) -> BenchmarkScorer | None:
@@ -63,13 +66,33 @@ def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
     requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
                                      limit=cfg.run.limit, shard=cfg.run.shard)
     build.check_requests_fit_task(requests, task)
+    try:
+        contract = build_contract(build.to_plain(cfg.model), task)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     model = build.build_model(cfg)
+    check_model_serves(model.model, requests, bench.spec.benchmark_id, model_choice=_choice("model"))
+    model_entry = model.manifest_entry()
+    if contract.output_range:  # float outputs are converted: say so wherever the results go
+        model_entry.update(output_range=list(contract.output_range),
+                           output_conversion=contract.describe()["conversion"])
     benchmark_entry = {"id": bench.spec.benchmark_id, "version": bench.spec.version,
                        "fingerprint": bench.fingerprint(), "n_samples": len(requests),
                        "dataset_hash": dataset_hash(requests), "metrics": [m.id for m in bench.spec.metrics]}
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
-                   model_entry=model.manifest_entry(), benchmark=bench, requests=requests, model=model)
+                   model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract)
+
+
+def _choice(group: str) -> str | None:
+    """The option chosen for a config group (``model=oracle`` -> ``oracle``), when Hydra knows it."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        choice = HydraConfig.get().runtime.choices.get(group)
+    except Exception:  # composed without a Hydra app (tests, the compose API)
+        return None
+    return str(choice) if choice is not None else None
 
 
 def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,

@@ -133,14 +133,25 @@ class RunRecorder:
 
     @contextlib.contextmanager
     def running(self) -> Iterator["RunRecorder"]:
-        """Record ``failed`` (or ``interrupted``) with the error if the block raises."""
+        """Record ``failed`` (or ``interrupted``) with the reason if the block raises
+        (:func:`wfeval.pipeline.failure.run_end` says what; docs/reliability.md lists the cases);
+        a storage ``OSError`` leaves as a :class:`~wfeval.pipeline.failure.StorageError`."""
+        from wfeval.pipeline.failure import run_end, signals_held, storage_error
+
         try:
             yield self
         except BaseException as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            self._finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", error=error)
-            self.event("run_failed", error=error,
-                       traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            status, fields, kind, event = run_end(exc, self.path)
+            if kind == "run_failed" and not isinstance(exc, (OSError, ConfigError)):
+                event["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            try:  # a full disk may refuse these too: the exception that got us here is what matters
+                with signals_held():  # a second Ctrl-C must not leave the manifest at "running"
+                    self._finish(status, **fields)
+                    self.event(kind, **event)
+            except OSError:
+                pass
+            if isinstance(exc, OSError):
+                raise storage_error(exc, "storage error:") from None
             raise
 
     def complete(self, **fields: Any) -> None:

@@ -8,6 +8,7 @@ gives the aggregates, and the run directory receives the files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build
 from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_all, timeout_enforceable, verify_artifacts
+from wfeval.pipeline.failure import ModelSetupError, storage_error
+from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
 from wfeval.pipeline.score import reusable_rows, score_all
@@ -45,11 +48,25 @@ class RunSummary:
 
 
 def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
-    """Run the evaluation described by a composed config, writing into ``output_dir``."""
-    plain = build.to_plain(cfg)
-    check_config(plain)  # code only from where the user chose it (wfeval/config/trust.py)
+    """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
+    process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`)."""
+    check_config(build.to_plain(cfg))  # code only from where the user chose it (wfeval/config/trust.py)
+    with contextlib.ExitStack() as held:
+        try:
+            Path(output_dir).mkdir(parents=True, exist_ok=True)
+            held.enter_context(run_lock(Path(output_dir)))
+        except OSError as exc:
+            raise storage_error(exc, "cannot create the run folder:") from None
+        return _run(cfg, output_dir)
+
+
+def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     store = ArtifactStore(cfg.run.store_dir, durable=cfg.run.durable_store)
-    recorder = RunRecorder.open(output_dir, plain_cfg=plain, store_dir=store.root, shard=cfg.run.shard)
+    try:
+        recorder = RunRecorder.open(output_dir, plain_cfg=build.plain_identity(build.to_plain(cfg)),
+                                    store_dir=store.root, shard=cfg.run.shard)
+    except OSError as exc:
+        raise storage_error(exc, "cannot write the run folder:") from None
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running():
         plan = plan_run(cfg, store)
@@ -85,6 +102,8 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
         failure_limit(run.fail_on_error, len(requests))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    if run.batch_size is None or run.batch_size < 1:
+        raise ConfigError(f"run.batch_size: expected a positive number of samples per batch, got {run.batch_size}")
     timeout_s = run.sample_timeout_s
     if timeout_s is not None and not timeout_s > 0:
         raise ConfigError(f"run.sample_timeout_s: expected a positive number of seconds or null, got {timeout_s}")
@@ -95,7 +114,8 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
         recorder.record_runtime(hook.prepare(context))
     recorder.event("phase_started", phase="generate", samples=len(requests), sample_timeout_s=timeout_s,
                    sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
-                   fail_on_error=run.fail_on_error, seed_mode=run.seed_mode)
+                   fail_on_error=run.fail_on_error, seed_mode=run.seed_mode,
+                   output_contract=plan.contract.describe() if plan.contract else None)
     progress = Progress("generate", len(requests), run.progress)
 
     def on_result(request: GenerationRequest, result: GenerationResult, cached: bool) -> None:
@@ -114,11 +134,18 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
 
     status = "failed"
     try:
-        model.setup()
+        try:
+            model.setup()
+        except (ConfigError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
+                                  f"{type(exc).__name__}: {exc}") from exc
         try:
             results = generate_all(requests, model, GenerationCache(store, model.key), model.key,
                                    batch_size=model.batch_size or run.batch_size, on_result=on_result,
-                                   sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error)
+                                   sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
+                                   contract=plan.contract)
             status = "completed"
         finally:
             model.close()

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
-from wfeval.metrics.outcomes import errored, skipped
+from wfeval.metrics.outcomes import errored, scored, skipped
 from wfeval.rundir import RunDirectory, read_jsonl
 
 
@@ -41,13 +41,28 @@ def reusable_rows(rundir: RunDirectory, metrics: Mapping[str, Any], records: Seq
     return done
 
 
-def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+def _penalised(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+    """A failed generation scored at the metric's worst value (``metric.<id>.on_failure=worst``)."""
+    from wfeval.metrics.base import worst_value
+
+    worst = worst_value(metric)
+    return scored(request.sample_id, metric_id, worst, passed=False,
+                  diagnostics={"penalised": True, "on_failure": "worst", "generation_status": result.status,
+                               "generation_error": result.error})
+
+
+def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult,
+              on_failure: str = "exclude") -> MetricResult:
     if result.stop_reason == INPUT_ERROR:  # the benchmark could not provide the inputs: not the model's fault
         return skipped(request.sample_id, metric_id, "input unavailable (benchmark data problem)",
-                       input_error=result.error)
+                       category="input unavailable (benchmark data problem)", input_error=result.error)
     missing = [k for k in getattr(metric, "required_artifacts", ()) if k not in result.artifacts]
+    if missing and result.status != "ok" and on_failure == "worst":
+        return _penalised(metric_id, metric, request, result)
     if missing:
-        return skipped(request.sample_id, metric_id, _missing_reason(missing, result))
+        category = f"missing required artifact(s) {', '.join(missing)}" + \
+            (f" (generation {result.status})" if result.status != "ok" else "")
+        return skipped(request.sample_id, metric_id, _missing_reason(missing, result), category=category)
     try:
         out = metric.compute_sample(request, result)
         if not isinstance(out, MetricResult):
@@ -66,13 +81,15 @@ def score_all(
     done: Mapping[tuple[str, str], MetricResult],
     on_result: Callable[[MetricResult, bool], None],
 ) -> dict[str, list[MetricResult]]:
-    """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``)."""
+    """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``); a
+    :class:`~wfeval.results.MetricSet` also says what a failed generation does to each metric."""
     out: dict[str, list[MetricResult]] = {}
+    on_failure = getattr(metrics, "on_failure", {})
     for metric_id, metric in metrics.items():
         rows = []
         for request, result in pairs:
             previous = done.get((metric_id, request.sample_id))
-            row = previous or score_one(metric_id, metric, request, result)
+            row = previous or score_one(metric_id, metric, request, result, on_failure.get(metric_id, "exclude"))
             on_result(row, previous is not None)
             rows.append(row)
         out[metric_id] = rows

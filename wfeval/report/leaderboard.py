@@ -64,7 +64,8 @@ def leaderboard(documents: Sequence[dict[str, Any]], primary: str | None = None)
         row += [fmt((doc.get("scorecard") or {}).get("score")), eligible, doc["run_id"]]
         body.append(row)
     legend = (f"sorted by {primary}; value [CI low, CI high]; {TIE} = interval overlaps the best's "
-              "(the difference is within the uncertainty)")
+              "(the difference is within the uncertainty); (k/n) = coverage below 1: the value rests on k of "
+              "n samples")
     return Leaderboard(header, body, primary, legend)
 
 
@@ -84,6 +85,8 @@ def _cell(cell: dict[str, Any] | None, best: dict[str, Any] | None) -> str:
         text += f" [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]"
     if best is not None and best is not cell and _overlaps(cell, best):
         text += f" {TIE}"
+    if cell["n_total"] and cell["n_valid"] < cell["n_total"]:
+        text += f" ({cell['n_valid']}/{cell['n_total']})"
     return text
 
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 from wfeval.results import headline
 
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
-              "n_valid", "n_total", "n_skipped", "valid", "higher_is_better", "eligible", "run_dir")
+              "n_valid", "n_total", "n_skipped", "coverage", "valid", "higher_is_better", "eligible", "run_dir")
 
 
 def find_results(paths: Iterable[str | Path]) -> list[Path]:
@@ -35,6 +35,12 @@ def load_document(path: Path) -> dict[str, Any]:
     return data
 
 
+def coverage(agg: dict[str, Any]) -> float | None:
+    """n_valid / n_total of an aggregate (None for an empty one): the share of samples its value rests on."""
+    total = agg.get("n_total") or 0
+    return agg.get("n_valid", 0) / total if total else None
+
+
 def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     eligible = (document.get("evidence") or {}).get("eligible")
     for measurement, agg in document["results"].items():
@@ -51,6 +57,7 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "n_valid": agg["n_valid"],
             "n_total": agg["n_total"],
             "n_skipped": agg["n_skipped"],
+            "coverage": coverage(agg),
             "valid": agg["valid"],
             "higher_is_better": (document.get("metrics") or {}).get(measurement, {}).get("higher_is_better"),
             "eligible": eligible,

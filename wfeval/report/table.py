@@ -30,8 +30,11 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
             note = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
         elif agg.skip_breakdown:
             note = next(iter(agg.skip_breakdown))
+        covered = f"{agg.n_valid}/{agg.n_total}"
+        if agg.n_total and agg.n_valid < agg.n_total:  # the value rests on part of the samples: say how much
+            covered += f" ({agg.n_valid / agg.n_total:.0%})"
         rows.append((key, _fmt(headline(agg)) if agg.valid else "n/a", interval,
-                     f"{agg.n_valid}/{agg.n_total}", str(agg.n_skipped), _clip(note, 70)))
+                     covered, str(agg.n_skipped), _clip(note, 70)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))

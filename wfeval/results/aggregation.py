@@ -32,9 +32,12 @@ class Aggregation:
 class MetricSet(dict):
     """Metric objects by id, with the aggregation chosen for each (``None``: the metric's own)."""
 
-    def __init__(self, metrics: Mapping[str, Any] = (), aggregation: Mapping[str, Aggregation | None] = ()):
+    def __init__(self, metrics: Mapping[str, Any] = (), aggregation: Mapping[str, Aggregation | None] = (),
+                 on_failure: Mapping[str, str] = ()):
         super().__init__(metrics)
         self.aggregation: dict[str, Aggregation | None] = {m: dict(aggregation).get(m) for m in self}
+        # what a failed generation does to each metric: "exclude" (default) or "worst" (a penalised mean)
+        self.on_failure: dict[str, str] = {m: dict(on_failure).get(m, "exclude") for m in self}
 
     def effective_aggregation(self, metric_id: str) -> Aggregation | None:
         """What aggregates this metric's rows: the chosen aggregation, else the declared one."""
@@ -77,7 +80,8 @@ def aggregate_metric(metric_id: str, metric: Any, rows: Sequence[MetricResult],
         else:
             agg = default_aggregate(metric.name, rows, aggregator=aggregation.aggregator,
                                     statistics=aggregation.statistics, ci=aggregation.ci,
-                                    confidence=metric.confidence, seed=metric.seed)
+                                    confidence=metric.confidence, seed=metric.seed,
+                                    bounds=getattr(metric, "bounds", None))
         if not isinstance(agg, AggregateResult):
             raise TypeError(f"aggregate returned {type(agg).__name__}, expected AggregateResult")
     except Exception as exc:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -38,7 +39,16 @@ class FolderBenchmark:
         check_complete: bool = True,
         metrics: Sequence[str] = (),
         tags: Sequence[str] = (),
+        follow_symlinks: bool = False,
+        limits: Mapping[str, Any] | None = None,
     ):
+        from wfeval.io import Limits
+
+        try:
+            self.limits = Limits.from_mapping(limits, "benchmark.limits")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self.strict, self.follow_symlinks = bool(strict), bool(follow_symlinks)
         root = Path(dataset_root).expanduser().resolve()
         if not root.is_dir():
             raise ConfigError(f"benchmark.dataset_root: {root} is not a folder")
@@ -58,6 +68,8 @@ class FolderBenchmark:
         self._files = {r.sample_id: {**r.inputs, **{f"reference.{k}": p for k, p in r.references.items()}}
                        for r in self._records}
         self.problems += [mf.Problem(r.line, m, r.sample_id, refused=False) for r in self._records for m in r.missing]
+        self._escapes = {r.sample_id: self._escaping(r) for r in self._records}
+        self.problems += [mf.Problem(self._lines[s], m, s, refused=False) for s, ms in self._escapes.items() for m in ms]
         if strict and self.problems:
             raise ConfigError(self.report(header="benchmark.strict: the dataset has problems; nothing was generated"))
         all_splits = sorted({r.split for r in records})
@@ -94,6 +106,23 @@ class FolderBenchmark:
                               + self.report())
         return chosen
 
+    def _escaping(self, record: mf.Record) -> list[str]:
+        """Files of ``record`` that resolve outside the dataset root (a symlink leaving it), unless
+        ``follow_symlinks``; each is the sample's input error."""
+        if self.follow_symlinks:
+            return []
+        named = [(_label(k, "image"), p) for k, p in record.inputs.items()]
+        named += [(_label(k, "video"), p) for k, p in record.references.items()]
+        if isinstance(record.actions, str):
+            named.append(("actions", record.actions))
+        out = []
+        for label, rel in named:
+            target = (self.root / rel).resolve()
+            if target != self.root and self.root not in target.parents:
+                out.append(f"{label} {rel!r}: resolves to {target}, outside the dataset root (a symlink leaving "
+                           "it); set benchmark.follow_symlinks=true to read it anyway")
+        return out
+
     def records(self) -> list[mf.Record]:
         """The selected, usable manifest lines in file order (cheap: nothing decoded)."""
         return list(self._records)
@@ -109,7 +138,8 @@ class FolderBenchmark:
     def materialize(self, record: mf.Record, *, store: ArtifactStore, task: WorldTaskConfig,
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
         """Decode and store one sample; a file that cannot be read marks it unreadable (never raises)."""
-        inputs, references, errors = {}, {}, list(record.missing)
+        inputs, references = {}, {}
+        errors = list(record.missing) + list(self._escapes.get(record.sample_id, ()))
         actions = record.actions
         if not errors:
             for target, files, slot in ((inputs, record.inputs, "image"), (references, record.references, "video")):
@@ -117,15 +147,25 @@ class FolderBenchmark:
                     label = _label(key, slot)
                     try:
                         array, kind = self._read(self.root / rel, exact=slot if key == slot else None)
+                        if kind == "video":
+                            from wfeval.io._limits import check_frames
+
+                            check_frames(self.root / rel, int(array.shape[0]), self.limits)
                     except ValueError as exc:  # wfeval.io.MediaError is a ValueError
                         errors.append(f"{label} {rel!r}: {getattr(exc, 'reason', exc)}")
                         continue
                     target[key] = store.put_array(array, kind=kind)
             if isinstance(actions, str):
                 try:
-                    actions = _load_actions(self.root / actions)
+                    actions = _load_actions(self.root / actions, self.limits)
                 except ValueError as exc:
-                    errors.append(f"actions {record.actions!r}: {exc}")
+                    errors.append(f"actions {record.actions!r}: {getattr(exc, 'reason', exc)}")
+            problem = _action_problem(actions, self.limits) if isinstance(actions, list) else None
+            if problem:
+                errors.append(f"actions: {problem}")
+            if record.num_frames is not None and record.num_frames > self.limits.max_frames:
+                errors.append(f"num_frames {record.num_frames:,} exceeds the limit of {self.limits.max_frames:,} "
+                              f"(raise it with benchmark.limits.max_frames={record.num_frames} if it is right)")
             if not errors and "image" not in inputs and "video" in references:
                 from wfeval.artifacts import read_array
 
@@ -148,6 +188,9 @@ class FolderBenchmark:
             known = {(p.line, p.message) for p in self.problems}
             self.problems += [mf.Problem(record.line, e, record.sample_id, refused=False)
                               for e in errors if (record.line, e) not in known]
+            if self.strict:  # every kind of unreadable sample stops a strict run, before any generation
+                raise ConfigError(self.report(header="benchmark.strict: the dataset has problems; nothing was "
+                                                     "generated"))
         generation = {**dict(task.generation_defaults or {}), "fps": record.fps or self.fps}
         if num_frames is not None:
             generation["num_frames"] = int(num_frames)
@@ -163,11 +206,11 @@ class FolderBenchmark:
 
         kind = media_kind(path)
         if exact == "image" or (exact is None and kind == "image"):
-            return read_image(path), "image"
+            return read_image(path, limits=self.limits), "image"
         if exact == "video" or kind in ("video", "frames"):
-            return read_video(path, check_complete=self.check_complete).frames, "video"
+            return read_video(path, check_complete=self.check_complete, limits=self.limits).frames, "video"
         if kind == "array":
-            return load_array(path)[0], "array"
+            return load_array(path, self.limits)[0], "array"
         raise VideoReadError(path, f"unsupported file type {path.suffix!r}")
 
     def requests(self, *, store: ArtifactStore, task: WorldTaskConfig,
@@ -197,10 +240,29 @@ class FolderBenchmark:
         return "\n".join(lines)
 
 
-def _load_actions(path: Path) -> list:
+def _load_actions(path: Path, limits: Any = None) -> list:
     if path.suffix == ".npy":
-        return np.load(path, allow_pickle=False).tolist()
+        from wfeval.io import load_array
+
+        return load_array(path, limits)[0].tolist()
     return mf.read_json_file(path, list, f"actions file {path}")
+
+
+def _action_problem(actions: list, limits: Any) -> str | None:
+    """Why a list of actions cannot be given to a model (too many, a non-finite number), or None."""
+    if len(actions) > limits.max_actions:
+        return (f"{len(actions):,} actions exceed the limit of {limits.max_actions:,} "
+                f"(raise it with benchmark.limits.max_actions={len(actions)} if they are right)")
+    stack = [(i, a) for i, a in enumerate(actions)]
+    while stack:
+        index, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"action {index} holds a non-finite number ({value!r}); actions must be finite"
+        if isinstance(value, (list, tuple)):
+            stack.extend((index, v) for v in value)
+        elif isinstance(value, dict):
+            stack.extend((index, v) for v in value.values())
+    return None
 
 
 def _label(key: str, slot: str) -> str:

@@ -42,6 +42,7 @@ class GridworldBenchmark:
         self.fps = fps
         self.action_repeat = action_repeat
         self.world_spec = _world_spec(world or {})
+        _check_size(num_frames, self.world_spec)
         self.spec = BenchmarkSpec(
             name=name,
             version=version,
@@ -105,6 +106,18 @@ class GridworldBenchmark:
             "num_frames": self.num_frames,
             "world": self.world_spec.to_dict(),
         }
+
+
+def _check_size(num_frames: int, spec: world.WorldSpec) -> None:
+    """Refuse (before anything is rendered) videos beyond the input limits of :mod:`wfeval.io`."""
+    from wfeval.io import DEFAULT_LIMITS as limits
+
+    if num_frames > limits.max_frames:
+        raise ValueError(f"benchmark.num_frames={num_frames:,} exceeds the limit of {limits.max_frames:,} frames")
+    pixels = spec.height * spec.width
+    if pixels > limits.max_frame_pixels or num_frames * pixels > limits.max_video_pixels:
+        raise ValueError(f"benchmark.world: {spec.height}×{spec.width} frames × {num_frames} exceed the limits of "
+                         f"{limits.max_frame_pixels:,} pixels per frame and {limits.max_video_pixels:,} per video")
 
 
 def _world_spec(params: Mapping[str, Any]) -> world.WorldSpec:

@@ -28,6 +28,13 @@ def _world_state(request: GenerationRequest) -> world.WorldState:
         ) from None
 
 
+def _needs_world(request: GenerationRequest) -> str | None:
+    if "world" in request.metadata:
+        return None
+    return ("needs the gridworld simulator state (metadata['world']), which only the gridworld "
+            "benchmark provides")
+
+
 class _Baseline:
     name = "baseline"
     version = "1.0"
@@ -35,6 +42,11 @@ class _Baseline:
     def __init__(self, name: str | None = None):
         if name:
             self.name = name
+
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        """Why this baseline cannot produce an output for ``request`` (checked before generation)."""
+        return _needs_world(request)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Mapping[str, np.ndarray]]:
         return [{"generated_video": self.generate_one(r)} for r in requests]
@@ -44,19 +56,53 @@ class _Baseline:
 
 
 class OracleModel(_Baseline):
-    """The true simulator: replays the given actions from the true initial state."""
+    """The ground truth of any benchmark that has one (the upper bound): the gridworld simulator
+    replaying the given actions from the true state; on a simulator-recorded benchmark (atari_*,
+    crafter) the real game continued from its saved state; elsewhere the reference video itself."""
 
     name = "oracle"
 
+    def __init__(self, name: str | None = None):
+        super().__init__(name)
+        self._simulators: dict = {}
+
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        if "world" in request.metadata or "simulator" in request.metadata or "video" in request.references:
+            return None
+        return "no ground truth: neither a simulator state nor a reference video"
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        video, _ = world.rollout(_world_state(request), actions_of(request))
-        return video
+        if "world" in request.metadata:
+            video, _ = world.rollout(_world_state(request), actions_of(request))
+            return video
+        if "simulator" in request.metadata:
+            from wfeval.benchmarks.recorded.baselines import continue_game
+
+            return continue_game(request, actions_of(request), self.__dict__.setdefault("_simulators", {}))
+        if "video" in request.references:
+            from wfeval.artifacts import read_array
+
+            return read_array(request.references["video"])
+        return _world_state(request)  # raises: names the sample and what is missing
+
+    def close(self) -> None:
+        simulators = getattr(self, "_simulators", {})  # a subclass may not have called __init__
+        for sim in simulators.values():
+            close = getattr(sim, "close", None)
+            if callable(close):
+                close()
+        simulators.clear()
 
 
 class StaticModel(_Baseline):
     """Repeats the initial frame once per action (plus the initial frame itself)."""
 
     name = "static"
+
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return None if "image" in request.inputs else "needs an initial frame (inputs['image'])"
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         frame = initial_frame(request)

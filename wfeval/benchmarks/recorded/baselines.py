@@ -60,6 +60,14 @@ class _GameBaseline:
             self.name = name
         self._simulators: dict[str, Any] = {}
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        """Why this baseline cannot produce an output for ``request`` (checked before generation)."""
+        info = request.metadata.get("simulator")
+        if isinstance(info, Mapping) and "family" in info:
+            return None
+        return "needs a saved game state (metadata['simulator']), which only atari_* and crafter provide"
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         out: list[Any] = []
         for request in requests:

@@ -1,0 +1,80 @@
+"""Refuse, before generation, a model that cannot serve the chosen benchmark.
+
+A model may declare ``cannot_serve(request) -> str | None`` (a class method or a method): the
+reason it cannot produce an output for that request (e.g. a simulator baseline on a benchmark
+without its simulator), or None. If any request is refused, the run stops with exit 2 before
+``setup()`` and names the built-in models that can serve the benchmark.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Sequence
+
+from wfeval.api import GenerationRequest
+from wfeval.config.errors import ConfigError
+
+
+def refusal(model: Any, request: GenerationRequest) -> str | None:
+    method = getattr(model, "cannot_serve", None)
+    if not callable(method):
+        return None
+    reason = method(request)
+    return str(reason) if reason else None
+
+
+def _builtin_models() -> dict[str, Any]:
+    """Built-in model options whose class is a wfeval class: option name -> class (not instantiated)."""
+    from pathlib import Path
+
+    import yaml
+
+    import wfeval.conf
+
+    out = {}
+    for path in sorted((Path(wfeval.conf.__file__).parent / "model").glob("*.yaml")):
+        try:
+            target = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("_target_", "")
+        except (OSError, yaml.YAMLError):
+            continue
+        if not isinstance(target, str) or not target.startswith("wfeval."):
+            continue
+        module, _, name = target.rpartition(".")
+        try:
+            out[path.stem] = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    return out
+
+
+def models_that_serve(request: GenerationRequest) -> list[str]:
+    """Built-in model options that declare they can serve ``request``."""
+    able = []
+    for option, cls in _builtin_models().items():
+        method = getattr(cls, "cannot_serve", None)
+        if not callable(method):
+            continue
+        try:
+            if not method(request):
+                able.append(option)
+        except TypeError:  # an instance method that needs its object: not decidable here
+            continue
+    return able
+
+
+def check_model_serves(model: Any, requests: Sequence[GenerationRequest], benchmark_id: str,
+                       model_choice: str | None = None) -> None:
+    """ConfigError (exit 2) when the model refuses any request whose inputs are available."""
+    from wfeval.benchmarks.base import input_error
+
+    refused = [(r, why) for r in requests if not input_error(r) for why in [refusal(model, r)] if why]
+    if not refused:
+        return
+    request, why = refused[0]
+    name = model_choice or getattr(model, "name", type(model).__name__)
+    able = [m for m in models_that_serve(request) if m != name]
+    raise ConfigError(
+        f"model={name} cannot serve benchmark {benchmark_id!r} ({len(refused)} of {len(requests)} sample(s); "
+        f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none built in)'}; "
+        "or bring your own outputs with model=precomputed, command or python. Nothing was generated."
+    )
