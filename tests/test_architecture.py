@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"functional"},  # formulas (numpy / torch)
     {"metrics", "models"},  # metric classes; the model contract and generic adapters
     {"benchmarks"},  # families: datasets, simulators, their baselines
+    {"protocols"},  # drivers (autoregressive, closed loop, planning), policies, planner
     {"results"},  # rows → aggregates, slices, scorecard, evidence, results.json
     {"report"},  # renderings of results
     {"pipeline"},  # build → generate → score → results → write

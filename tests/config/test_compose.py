@@ -132,8 +132,8 @@ def test_generated_rate_checks_the_outputs_the_task_declares():
 
 
 def test_an_unsupported_protocol_driver_is_a_config_error():
-    with pytest.raises(build.ConfigError, match="protocol.driver: 'closed_loop' is not supported"):
-        build.build_protocol(compose(["protocol.driver=closed_loop"]))
+    with pytest.raises(build.ConfigError, match="protocol.driver: 'teleport' is not supported"):
+        build.build_protocol(compose(["protocol.driver=teleport"]))
 
 
 def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(tmp_path):

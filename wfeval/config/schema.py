@@ -42,7 +42,9 @@ class ProtocolSchema:
     name: str = MISSING
     metric_ids: List[str] = field(default_factory=list)
     metric_groups: List[str] = field(default_factory=list)
-    driver: str = "open_loop"  # how generation is driven
+    driver: str = "open_loop"  # how generation is driven: open_loop | autoregressive | closed_loop | planning
+    chunk: int = 1  # actions per model step (autoregressive)
+    planner: Dict[str, Any] = field(default_factory=dict)  # planning: method, candidates, horizon, ...
     context_frames: int = 1  # frames of the reference handed to the model
     description: str = ""
     metadata: Dict[str, Any] = field(default_factory=dict)
@@ -130,6 +132,7 @@ class WfevalSchema:
     benchmark: Any = MISSING
     model: Any = MISSING
     protocol: ProtocolSchema = MISSING
+    policy: Any = None  # protocol=closed_loop: who picks the actions (conf/policy)
     metric: Dict[str, Any] = field(default_factory=dict)
     extra_metrics: List[str] = field(default_factory=list)
     run: RunSchema = field(default_factory=RunSchema)

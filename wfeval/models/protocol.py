@@ -23,12 +23,29 @@ time, so one bad sample cannot take its neighbours down. Each request carries it
 ``request.generation["seed"]`` (derived per sample from ``run.seed``, see ``run.seed_mode``).
 The model never writes files into the store and never sees a metric or a reference output it
 was not given.
+
+**The step interface** (optional, beside or instead of ``generate``; docs/protocols.md)::
+
+    def start(self, request) -> state          # state after the context frame(s) and the seed
+    def step(self, state, actions) -> StepOutput  # advance by a chunk of actions; never mutates state
+    def step_many(self, states, actions) -> list[StepOutput]   # optional: batched stepping
+
+``start`` returns an opaque state after the request's context frame(s) (``request.inputs["image"]``)
+and seed (``request.generation["seed"]``); no frame is returned: the context frame is frame 0.
+``step`` returns the new state and one frame per action of the chunk (``k×H×W×3`` uint8). It
+must not mutate the state it was given, so a planner can branch several futures from one state.
+For a deterministic model, ``[context frame] + step(start(r), actions).frames ==
+generate([r])[0]["generated_video"]``. The protocol drivers (``protocol=autoregressive``,
+``closed_loop``, the ``goal_reaching`` planner) use it; a model with only the step interface
+also runs open loop (the driver loops) and a model with only ``generate`` runs open loop only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
 
 
 class NotGenerated(Exception):
@@ -53,3 +70,53 @@ class Generated:
 
     outputs: Mapping[str, Any]
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepOutput:
+    """What one ``step`` returns: the new state (opaque to the pipeline) and one frame per action."""
+
+    state: Any
+    frames: np.ndarray  # k×H×W×3 uint8: one frame per action of the chunk
+
+
+@runtime_checkable
+class StepModel(Protocol):
+    """A model driven one action (or one chunk of actions) at a time; see the module docstring."""
+
+    def start(self, request: Any) -> Any: ...
+
+    def step(self, state: Any, actions: Sequence[Any]) -> StepOutput: ...
+
+
+def has_step_interface(model: Any) -> bool:
+    """True when ``model`` has callable ``start`` and ``step``."""
+    return callable(getattr(model, "start", None)) and callable(getattr(model, "step", None))
+
+
+def has_generate(model: Any) -> bool:
+    return callable(getattr(model, "generate", None))
+
+
+def step_many(model: Any, states: Sequence[Any], actions: Sequence[Sequence[Any]]) -> list[StepOutput]:
+    """``model.step_many`` when the model has it, else one ``step`` per state (same results)."""
+    if len(states) != len(actions):
+        raise ValueError(f"step_many: {len(states)} states but {len(actions)} action chunks")
+    batched = getattr(model, "step_many", None)
+    if callable(batched):
+        out = list(batched(list(states), [list(a) for a in actions]))
+        if len(out) != len(states):
+            raise RuntimeError(f"{type(model).__name__}.step_many returned {len(out)} outputs for {len(states)} states")
+        return out
+    return [model.step(s, list(a)) for s, a in zip(states, actions)]
+
+
+def check_step_output(out: Any, n_actions: int, who: str) -> np.ndarray:
+    """The frames of a step output, checked: a StepOutput with k×H×W×3 uint8 frames, k = actions."""
+    if not isinstance(out, StepOutput):
+        raise TypeError(f"{who}.step returned {type(out).__name__}; expected wfeval.models.protocol.StepOutput")
+    frames = np.asarray(out.frames)
+    if frames.ndim != 4 or frames.shape[0] != n_actions or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"{who}.step returned frames of shape {frames.shape} dtype {frames.dtype} for "
+                         f"{n_actions} action(s); expected {n_actions}×H×W×3 uint8 (one frame per action)")
+    return frames

@@ -26,7 +26,7 @@ def build_task(cfg: DictConfig) -> WorldTaskConfig:
         raise ConfigError(f"task: {exc}") from exc
 
 
-SUPPORTED_DRIVERS = ("open_loop",)
+SUPPORTED_DRIVERS = ("open_loop", "autoregressive", "closed_loop", "planning")  # wfeval/protocols
 
 
 def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
@@ -35,9 +35,12 @@ def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
     except ContractError as exc:
         raise ConfigError(f"protocol: {exc}") from exc
     task_protocol = cfg.task.get("protocol") if "task" in cfg else None
-    if task_protocol and task_protocol != spec.name:
-        raise ConfigError(f"task.protocol: task {cfg.task.name!r} expects protocol {task_protocol!r} but "
-                          f"protocol={spec.name!r} is selected; pick protocol={task_protocol} or another task")
+    # task.metadata.protocols: every protocol the task can run under (task.protocol is its default)
+    listed = list((cfg.task.get("metadata") or {}).get("protocols") or []) if "task" in cfg else []
+    allowed = listed if task_protocol in listed else [task_protocol]
+    if task_protocol and spec.name not in allowed:
+        raise ConfigError(f"task.protocol: task {cfg.task.name!r} expects protocol {' or '.join(map(repr, allowed))} "
+                          f"but protocol={spec.name!r} is selected; pick protocol={task_protocol} or another task")
     driver = spec.metadata.get("driver", "open_loop")
     if driver not in SUPPORTED_DRIVERS:
         raise ConfigError(f"protocol.driver: {driver!r} is not supported; supported: {', '.join(SUPPORTED_DRIVERS)}")
@@ -253,8 +256,11 @@ def build_model(cfg: DictConfig) -> ModelHandle:
     node = cfg.model
     drop = [k for k in MODEL_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
     model = instantiate_node("model", node, drop=drop)
-    if not callable(getattr(model, "generate", None)):
-        raise ConfigError(f"model: {type(model).__name__} has no generate(requests) method")
+    from wfeval.models.protocol import has_generate, has_step_interface
+
+    if not has_generate(model) and not has_step_interface(model):
+        raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
+                          "(start(request), step(state, actions))")
     return ModelHandle.wrap(model, identity_config(to_plain(cfg.model)))
 
 

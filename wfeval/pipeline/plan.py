@@ -6,12 +6,14 @@ generations of another run instead (no benchmark, no model).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from omegaconf import DictConfig
 
+from wfeval._hashing import sha256_json
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
 from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
@@ -21,6 +23,7 @@ from wfeval.pipeline.contract import OutputContract, build_contract
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.serve import check_model_serves
 from wfeval.pipeline.stored import StoredRunError, load_generations
+from wfeval.protocols import build_driver, protocol_identity, protocol_record
 from wfeval.results import MetricSet, dataset_hash
 
 
@@ -39,6 +42,8 @@ class RunPlan:
     source_run: str | None = None  # run.from_run: the run whose generations are re-scored
     source_pairs: list[tuple[GenerationRequest, GenerationResult]] | None = None
     contract: OutputContract | None = None  # what the model's outputs must be (wfeval/pipeline/contract.py)
+    protocol_entry: dict[str, Any] | None = None  # what the manifest records of the protocol (wfeval.protocols)
+    finalize: Callable[[list, ArtifactStore], list] | None = None  # closed loop / planning: replayed references
 
     @property
     def scorer(self) -> BenchmarkScorer | None:
@@ -54,7 +59,7 @@ class RunPlan:
                              "aggregator": aggregation.aggregator if aggregation else None,
                              "statistics": list(aggregation.statistics) if aggregation else []}
         return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
-                "metrics": metrics, "source_run": self.source_run}
+                "metrics": metrics, "source_run": self.source_run, "protocol": self.protocol_entry}
 
 
 def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
@@ -70,8 +75,9 @@ def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
         contract = build_contract(build.to_plain(cfg.model), task)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    model = build.build_model(cfg)
-    check_model_serves(model.model, requests, bench.spec.benchmark_id, model_choice=_choice("model"))
+    handle = build.build_model(cfg)
+    check_model_serves(handle.model, requests, bench.spec.benchmark_id, model_choice=_choice("model"))
+    model = drive(cfg, protocol, handle, bench, store)  # the protocol's driver around the model
     model_entry = model.manifest_entry()
     if contract.output_range:  # float outputs are converted: say so wherever the results go
         model_entry.update(output_range=list(contract.output_range),
@@ -81,7 +87,9 @@ def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
                        "dataset_hash": dataset_hash(requests), "metrics": [m.id for m in bench.spec.metrics]}
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
-                   model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract)
+                   model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
+                   protocol_entry=protocol_record(build.to_plain(cfg)),
+                   finalize=getattr(model.model, "finalize", None))
 
 
 def _choice(group: str) -> str | None:
@@ -93,6 +101,21 @@ def _choice(group: str) -> str | None:
     except Exception:  # composed without a Hydra app (tests, the compose API)
         return None
     return str(choice) if choice is not None else None
+
+
+def drive(cfg: DictConfig, protocol: EvaluationProtocolSpec, handle: ModelHandle, bench: BenchmarkAdapter,
+          store: ArtifactStore) -> ModelHandle:
+    """The model handle generation calls: the model itself under open loop, else the protocol's driver
+    (wfeval.protocols), whose settings join the generation key (protocols never share generations)."""
+    plain = build.to_plain(cfg)
+    needs_policy = protocol.metadata.get("driver") == "closed_loop" and cfg.get("policy") is not None
+    policy = build.instantiate_node("policy", cfg.policy) if needs_policy else None
+    driven = build_driver(plain, protocol, handle.model, bench, store, policy=policy)
+    identity = protocol_identity(plain)
+    if driven is handle.model and identity is None:
+        return handle
+    key = handle.key if identity is None else sha256_json({"model": handle.key, "protocol": identity})[:32]
+    return dataclasses.replace(handle, model=driven, key=key)
 
 
 def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
@@ -109,4 +132,5 @@ def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationPr
     rules: Mapping[str, Any] = build.benchmark_rules(cfg) if same else source.get("rules", {})
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=dict(rules), benchmark_id=benchmark_id,
                    benchmark_entry=source["benchmark"], model_entry=source["model"],
-                   source_run=str(Path(cfg.run.from_run).resolve()), source_pairs=pairs)
+                   source_run=str(Path(cfg.run.from_run).resolve()), source_pairs=pairs,
+                   protocol_entry=source.get("protocol") or {"name": "open_loop", "driver": "open_loop"})

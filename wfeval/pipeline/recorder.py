@@ -114,10 +114,14 @@ class RunRecorder:
         self.rundir.append("steps.jsonl", row)
 
     def record_plan(self, *, benchmark: Mapping[str, Any], model: Mapping[str, Any], rules: Mapping[str, Any],
-                    metrics: Mapping[str, Any], source_run: str | None = None) -> None:
-        """What is evaluated: the benchmark (samples, dataset hash), the model, the rules, the metrics."""
+                    metrics: Mapping[str, Any], source_run: str | None = None,
+                    protocol: Mapping[str, Any] | None = None) -> None:
+        """What is evaluated: the benchmark (samples, dataset hash), the model, the rules, the metrics,
+        the protocol it was generated under."""
         if source_run is not None:
             self._manifest["source_run"] = source_run
+        if protocol is not None:
+            self._manifest["protocol"] = dict(protocol)
         self._manifest.update(benchmark=dict(benchmark), rules=dict(rules), model=dict(model), metrics=dict(metrics))
         self._write()
 

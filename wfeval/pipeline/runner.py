@@ -76,6 +76,8 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
             pairs, summary.cached = plan.source_pairs, len(plan.source_pairs)
         else:
             pairs = _generate(plan, cfg.run, store, recorder, summary)
+            if plan.finalize is not None:  # closed loop / planning: the chosen actions replayed into the reference
+                pairs = plan.finalize(pairs, store)
         if cfg.run.verify_artifacts:
             pairs = verify_artifacts(pairs, store)
             recorder.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
@@ -130,6 +132,9 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
             if key in result.metadata:
                 step[key] = result.metadata[key]
         recorder.step(step)
+        for row in result.metadata.get("steps") or ():  # the protocol driver's per-call rows
+            recorder.step({"time": step["time"], "sample_id": request.sample_id, "phase": "step", "cached": cached,
+                           **row})
         progress.update()
 
     status = "failed"

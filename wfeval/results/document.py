@@ -70,6 +70,7 @@ def build_results(
         "config_hash": manifest["config_hash"],
         "benchmark": benchmark,
         "model": manifest["model"],
+        "protocol": manifest.get("protocol") or {"name": "open_loop", "driver": "open_loop"},
         "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m]} for m in metrics},
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
         "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},

@@ -96,6 +96,12 @@ class GridworldBenchmark:
     ) -> list[GenerationRequest]:
         return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self.records()]
 
+    def simulate(self, request: GenerationRequest, actions: Sequence[int]) -> tuple[Any, dict[str, Any]]:
+        """The true world from the sample's start under ``actions`` (closed loop and planning
+        replay the chosen actions here to make the reference): the video and the true track."""
+        video, positions = world.rollout(world.WorldState.from_dict(request.metadata["world"]), actions)
+        return video, {"agent_positions": positions.tolist()}
+
     def fingerprint(self) -> dict[str, Any]:
         return {
             "family": "gridworld",

@@ -4,18 +4,27 @@ They bracket what a metric must rank: ``oracle`` is exact, ``static`` ignores ti
 ``random_actions`` has the right dynamics but ignores the given actions; ``noisy`` (Gaussian
 pixel noise of σ levels) and ``blur`` degrade the oracle's pixels but not its control, and
 ``lagged`` renders sharp frames that follow the actions one step late.
+
+Every baseline also implements the step interface (``start``/``step``, wfeval.models.protocol):
+its state is an immutable value (a :class:`world.WorldState`, plus the step count, the pending
+actions of ``lagged`` or the noise generator's state of ``noisy``; off the gridworld, the oracle's
+game snapshot or reference video), so stepping never changes a state another branch holds, and
+``[initial frame] + step(start(r), actions).frames`` equals ``generate([r])`` byte for byte.
+Frame 0 is always the given initial frame (the context).
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.gridworld import world
 from wfeval.models.base import actions_of, initial_frame
+from wfeval.models.protocol import StepOutput
 
 
 def _world_state(request: GenerationRequest) -> world.WorldState:
@@ -33,6 +42,30 @@ def _needs_world(request: GenerationRequest) -> str | None:
         return None
     return ("needs the gridworld simulator state (metadata['world']), which only the gridworld "
             "benchmark provides")
+
+
+@dataclass(frozen=True)
+class SimState:
+    """Step state of the simulator baselines (immutable: ``step`` returns a new one)."""
+
+    world: world.WorldState
+    t: int = 0  # actions applied so far
+    pending: tuple[int, ...] = ()  # lagged: actions not applied yet (oldest first)
+    extra: Any = None  # per-model data (noisy: the noise generator's state; random_actions: its seed)
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The oracle's step state off the gridworld: a recorded game's snapshot
+    (:class:`~wfeval.benchmarks.recorded.baselines.GameState`) or the read-only reference video."""
+
+    inner: Any
+    t: int = 0
+    extra: Any = None
+
+
+def _frames(states: Sequence[world.WorldState]) -> np.ndarray:
+    return np.stack([world.render(s) for s in states])
 
 
 class _Baseline:
@@ -53,6 +86,28 @@ class _Baseline:
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         raise NotImplementedError
+
+    # -- step interface: the true world advanced by (possibly altered) actions ----------------------
+
+    def start(self, request: GenerationRequest) -> Any:
+        return SimState(_world_state(request))
+
+    def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
+        """The actions the world really applies for this chunk, and the state's bookkeeping after it."""
+        return [int(a) for a in actions], replace(state, t=state.t + len(actions))
+
+    def _post(self, state: Any, frames: np.ndarray) -> tuple[np.ndarray, Any]:
+        return frames, state
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        applied, after = self._actions(state, actions)
+        w, worlds = state.world, []
+        for a in applied:
+            w = world.step(w, a)
+            worlds.append(w)
+        frames = _frames(worlds) if worlds else np.empty((0, w.spec.height, w.spec.width, 3), np.uint8)
+        frames, after = self._post(after, frames)
+        return StepOutput(replace(after, world=w), frames)
 
 
 class OracleModel(_Baseline):
@@ -86,6 +141,36 @@ class OracleModel(_Baseline):
             return read_array(request.references["video"])
         return _world_state(request)  # raises: names the sample and what is missing
 
+    def start(self, request: GenerationRequest) -> Any:
+        if "world" in request.metadata:
+            return SimState(_world_state(request))
+        if "simulator" in request.metadata:
+            from wfeval.benchmarks.recorded.baselines import start_game
+
+            return SourceState(start_game(request))
+        if "video" in request.references:
+            from wfeval.artifacts import read_array
+
+            video = read_array(request.references["video"])
+            video.flags.writeable = False
+            return SourceState(video)
+        return SimState(_world_state(request))  # raises: names the sample and what is missing
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if isinstance(state, SimState):
+            return super().step(state, actions)
+        n = len(actions)
+        if isinstance(state.inner, np.ndarray):  # the reference video: its next frames, whatever the actions
+            frames, inner = state.inner[state.t + 1:state.t + 1 + n], state.inner
+            if len(frames) < n:
+                raise ValueError(f"the reference video has {len(state.inner)} frames; step {state.t + n} is past it")
+        else:
+            from wfeval.benchmarks.recorded.baselines import step_game
+
+            frames, inner = step_game(state.inner, actions, self.__dict__.setdefault("_simulators", {}))
+        frames, after = self._post(SourceState(inner, state.t + n, state.extra), frames)
+        return StepOutput(after, frames)
+
     def close(self) -> None:
         simulators = getattr(self, "_simulators", {})  # a subclass may not have called __init__
         for sim in simulators.values():
@@ -108,6 +193,14 @@ class StaticModel(_Baseline):
         frame = initial_frame(request)
         return np.repeat(frame[None], len(actions_of(request)) + 1, axis=0)
 
+    def start(self, request: GenerationRequest) -> np.ndarray:
+        frame = initial_frame(request).copy()
+        frame.flags.writeable = False
+        return frame
+
+    def step(self, state: np.ndarray, actions: Sequence[Any]) -> StepOutput:
+        return StepOutput(state, np.repeat(state[None], len(actions), axis=0))
+
 
 class RandomActionsModel(_Baseline):
     """The true simulator driven by seeded random actions of the same length."""
@@ -119,11 +212,23 @@ class RandomActionsModel(_Baseline):
         self.seed = seed
         self.p_repeat = p_repeat
 
+    def _rng_seed(self, request: GenerationRequest) -> int:
+        return (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         n = len(actions_of(request))
-        rng_seed = (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
-        video, _ = world.rollout(_world_state(request), world.sample_actions(rng_seed, n, p_repeat=self.p_repeat))
+        video, _ = world.rollout(_world_state(request),
+                                 world.sample_actions(self._rng_seed(request), n, p_repeat=self.p_repeat))
         return video
+
+    def start(self, request: GenerationRequest) -> SimState:
+        return SimState(_world_state(request), extra=self._rng_seed(request))
+
+    def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
+        # its own actions, a prefix-stable sequence: the same as generate's for the same step count
+        end = state.t + len(actions)
+        own = world.sample_actions(state.extra, end, p_repeat=self.p_repeat)[state.t:end]
+        return list(own), replace(state, t=end)
 
 
 def _sample_rng(seed: int, sample_id: str) -> np.random.Generator:
@@ -144,10 +249,25 @@ class NoisyModel(OracleModel):
             raise ValueError(f"model.sigma must be >= 0, got {sigma}")
         self.sigma, self.seed = float(sigma), int(seed)
 
+    version = "1.1"  # 1.1: frame 0 is the given initial frame (no noise), as for every model
+
+    def _noise(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        noisy = frames.astype(np.float64) + rng.normal(0.0, self.sigma, frames.shape)
+        return np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        video = super().generate_one(request).astype(np.float64)
-        video += _sample_rng(self.seed, request.sample_id).normal(0.0, self.sigma, video.shape)
-        return np.clip(np.rint(video), 0, 255).astype(np.uint8)
+        video = super().generate_one(request)
+        return np.concatenate([video[:1], self._noise(video[1:], _sample_rng(self.seed, request.sample_id))])
+
+    def start(self, request: GenerationRequest) -> Any:
+        return replace(super().start(request), extra=_sample_rng(self.seed, request.sample_id).bit_generator.state)
+
+    def _post(self, state: Any, frames: np.ndarray) -> tuple[np.ndarray, Any]:
+        # the noise stream continues where the last step left it: the same noise as one long draw
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = state.extra
+        noisy = self._noise(frames, rng)
+        return noisy, replace(state, extra=rng.bit_generator.state)
 
 
 def gaussian_blur(video: np.ndarray, kernel_size: int, sigma: float) -> np.ndarray:
@@ -177,8 +297,14 @@ class BlurModel(OracleModel):
             raise ValueError(f"model.sigma must be > 0, got {sigma}")
         self.kernel_size, self.sigma = int(kernel_size), float(sigma)
 
+    version = "1.1"  # 1.1: frame 0 is the given initial frame (not blurred), as for every model
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        return gaussian_blur(super().generate_one(request), self.kernel_size, self.sigma)
+        video = super().generate_one(request)
+        return np.concatenate([video[:1], gaussian_blur(video[1:], self.kernel_size, self.sigma)])
+
+    def _post(self, state: Any, frames: np.ndarray) -> tuple[np.ndarray, Any]:
+        return (gaussian_blur(frames, self.kernel_size, self.sigma) if len(frames) else frames), state
 
 
 class LaggedModel(_Baseline):
@@ -198,3 +324,11 @@ class LaggedModel(_Baseline):
         late = ((noop,) * self.lag + actions)[: len(actions)]
         video, _ = world.rollout(_world_state(request), late)
         return video
+
+    def start(self, request: GenerationRequest) -> SimState:
+        return SimState(_world_state(request), pending=(world.ACTIONS.index("noop"),) * self.lag)
+
+    def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
+        queue = state.pending + tuple(int(a) for a in actions)
+        n = len(actions)
+        return list(queue[:n]), replace(state, t=state.t + n, pending=queue[n:])

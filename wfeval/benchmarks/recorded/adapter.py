@@ -290,6 +290,24 @@ class RecordedBenchmark:
                  protocol: EvaluationProtocolSpec) -> list[GenerationRequest]:
         return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self.records()]
 
+    def simulate(self, request: GenerationRequest, actions: Sequence[int]) -> tuple[np.ndarray, dict[str, Any]]:
+        """The real game continued from the sample's saved state under ``actions`` (closed loop
+        replays the chosen actions here to make the reference): the video (initial frame first)
+        and the rewards and episode ends of those steps, as the recording stores them."""
+        info = request.metadata["simulator"]
+        sim = self.simulator()
+        sim.restore(info["state"])
+        steps = [sim.step(int(a)) for a in actions]
+        first = np.asarray(initial_frame_of(request))[None]
+        video = first if not steps else np.concatenate([first, area_resize(np.stack([s.frame for s in steps]),
+                                                                           info.get("resize"))])
+        terminated = [bool(s.terminated) for s in steps]
+        truncated = [bool(s.truncated) for s in steps]
+        info_keys = sorted({k for s in steps for k in s.info})
+        return video, {"step_info": {k: [s.info.get(k) for s in steps] for k in info_keys},"rewards": [float(s.reward) for s in steps], "return": float(sum(s.reward for s in steps)),
+                       "terminated": terminated, "truncated": truncated,
+                       "episode_ends": [k + 1 for k, (a, b) in enumerate(zip(terminated, truncated)) if a or b]}
+
     def sample_metadata(self) -> dict[str, Any]:
         """Family fields added to every sample's metadata (e.g. the game)."""
         return {}
@@ -305,6 +323,12 @@ class RecordedBenchmark:
             "recordings": {t: self._trajectories[int(t)]["key"] for t in recorded},
             "recording_sha256": sha256_json(recorded) if recorded else None,
         }
+
+
+def initial_frame_of(request: GenerationRequest) -> np.ndarray:
+    from wfeval.artifacts import read_array
+
+    return read_array(request.inputs["image"])
 
 
 def _entry(ref: ArtifactRef) -> dict[str, Any]:

@@ -8,11 +8,17 @@ simulator and works on every benchmark as is.
 
 :func:`continue_game` is the family-independent hook: any model (e.g. the gridworld ``oracle``)
 can call it for a request that carries ``metadata["simulator"]``.
+
+Both implement the step interface (wfeval.models.protocol): the state is the simulator's own
+snapshot (the ALE's saved emulator state with its RNG for Atari, seed plus actions for
+Crafter) plus the step count; ``step`` restores it, plays the chunk and snapshots again, so
+states never change under a planner's branches and the frames equal ``generate``'s byte for byte.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +29,7 @@ from wfeval.benchmarks.recorded.policy import sticky_actions
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.simulator import family_module
 from wfeval.models.base import actions_of, initial_frame
+from wfeval.models.protocol import StepOutput
 
 
 def simulator_info(request: GenerationRequest) -> Mapping[str, Any]:
@@ -35,20 +42,59 @@ def simulator_info(request: GenerationRequest) -> Mapping[str, Any]:
     return info
 
 
-def continue_game(request: GenerationRequest, actions: Sequence[int], simulators: dict | None = None) -> np.ndarray:
-    """The initial frame, then one frame per action, simulated from the sample's saved snapshot."""
-    info = simulator_info(request)
+def _simulator(info: Mapping[str, Any], simulators: dict | None) -> Any:
     key = canonical_json([info["family"], info["config"]])
     sims = simulators if simulators is not None else {}
     if key not in sims:
         sims[key] = family_module(info["family"]).make(dict(info["config"]))
-    sim = sims[key]
-    sim.restore(info["state"])
+    return sims[key]
+
+
+def play(info: Mapping[str, Any], snapshot: Mapping[str, Any], actions: Sequence[int],
+         simulators: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """One (resized) frame per action played from ``snapshot``, and the snapshot after them."""
+    sim = _simulator(info, simulators)
+    sim.restore(snapshot)
     frames = [sim.step(int(a)).frame for a in actions]
-    first = initial_frame(request)
+    after = sim.snapshot()
     if not frames:
+        return np.empty((0, 0, 0, 3), np.uint8), after
+    return area_resize(np.stack(frames), info.get("resize")), after
+
+
+def continue_game(request: GenerationRequest, actions: Sequence[int], simulators: dict | None = None) -> np.ndarray:
+    """The initial frame, then one frame per action, simulated from the sample's saved snapshot."""
+    info = simulator_info(request)
+    first = initial_frame(request)
+    if not actions:
         return first[None]
-    return np.concatenate([first[None], area_resize(np.stack(frames), info.get("resize"))])
+    frames, _ = play(info, info["state"], actions, simulators)
+    return np.concatenate([first[None], frames])
+
+
+@dataclass(frozen=True)
+class GameState:
+    """Step state of the game baselines: the simulator snapshot after ``t`` actions (never mutated)."""
+
+    info: Mapping[str, Any]  # family, config, resize (the request's metadata["simulator"])
+    snapshot: Mapping[str, Any]
+    t: int = 0
+    shape: tuple[int, ...] = ()  # H×W×3 of the frames (for an empty chunk)
+    extra: Any = None  # game_random_actions: (seed, number of actions)
+
+
+def start_game(request: GenerationRequest) -> GameState:
+    """The step state at the sample's last context frame (its saved snapshot)."""
+    info = simulator_info(request)
+    return GameState(info=info, snapshot=info["state"], shape=tuple(initial_frame(request).shape))
+
+
+def step_game(state: GameState, actions: Sequence[int], simulators: dict | None = None) -> tuple[np.ndarray, GameState]:
+    """One frame per action played from ``state`` (which is left as it was), and the state after them."""
+    if not actions:
+        return np.empty((0, *state.shape), np.uint8), state
+    frames, after = play(state.info, state.snapshot, [int(a) for a in actions], simulators)
+    return frames, GameState(state.info, after, state.t + len(actions), state.shape, state.extra)
 
 
 class _GameBaseline:
@@ -80,6 +126,16 @@ class _GameBaseline:
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         raise NotImplementedError
 
+    def start(self, request: GenerationRequest) -> GameState:
+        return start_game(request)
+
+    def _actions(self, state: GameState, actions: Sequence[int]) -> list[int]:
+        return [int(a) for a in actions]
+
+    def step(self, state: GameState, actions: Sequence[int]) -> StepOutput:
+        frames, after = step_game(state, self._actions(state, actions), self._simulators)
+        return StepOutput(after, frames)
+
     def close(self) -> None:
         for sim in self._simulators.values():
             close = getattr(sim, "close", None)
@@ -108,9 +164,20 @@ class SimulatorRandomActions(_GameBaseline):
             raise ValueError(f"model.p_repeat must be in [0, 1], got {p_repeat}")
         self.seed, self.p_repeat = int(seed), float(p_repeat)
 
-    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+    def _own(self, request: GenerationRequest) -> tuple[int, int]:
         n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
         digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
-        actions = sticky_actions(int.from_bytes(digest[:4], "little"), len(actions_of(request)), n_actions,
-                                 self.p_repeat)
+        return int.from_bytes(digest[:4], "little"), n_actions
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        seed, n_actions = self._own(request)
+        actions = sticky_actions(seed, len(actions_of(request)), n_actions, self.p_repeat)
         return continue_game(request, actions, self._simulators)
+
+    def start(self, request: GenerationRequest) -> GameState:
+        state = super().start(request)
+        return GameState(state.info, state.snapshot, 0, state.shape, self._own(request))
+
+    def _actions(self, state: GameState, actions: Sequence[int]) -> list[int]:
+        seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
+        return sticky_actions(seed, state.t + len(actions), n_actions, self.p_repeat)[state.t:]

@@ -1,0 +1,95 @@
+"""Policies for ``protocol=closed_loop`` (config group ``policy``): who picks the next action.
+
+A policy is any object with ``act(frame, context) -> action``: ``frame`` is the model's latest
+frame (H×W×3 uint8; the initial frame at step 0), ``context`` a :class:`PolicyContext` (the
+request, the step index, the actions chosen so far, the action names, the horizon, the seed).
+It must be a pure function of its arguments (no hidden state across samples), so a rollout is
+reproducible and cacheable. Built-in: ``random`` (seeded per sample), ``scripted`` (the
+benchmark's own action list: closed loop then replays open loop), ``noop``; a user policy is
+``policy._target_=my_pkg.MyPolicy``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from wfeval.api import GenerationRequest
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    request: GenerationRequest
+    step: int  # index of the action to choose (0 = the first)
+    actions: tuple[Any, ...]  # chosen so far
+    action_names: tuple[str, ...]
+    horizon: int  # actions in the rollout
+    seed: int  # the sample's generation seed
+
+
+def action_names_of(request: GenerationRequest) -> tuple[str, ...]:
+    names = request.controls.get("action_names")
+    if names:
+        return tuple(str(n) for n in names)
+    raise ValueError(f"sample {request.sample_id!r}: no controls['action_names'], so a policy cannot know "
+                     "the action set")
+
+
+def _uniform(*parts: Any) -> float:
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2.0**64
+
+
+class RandomPolicy:
+    """Uniform random actions; with ``p_repeat`` > 0 the previous action is kept with that
+    probability (runs of one action). Seeded from (``seed``, the sample's seed, the step)."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0, p_repeat: float = 0.5):
+        if not 0.0 <= p_repeat <= 1.0:
+            raise ValueError(f"policy.p_repeat must be in [0, 1], got {p_repeat}")
+        self.seed, self.p_repeat = int(seed), float(p_repeat)
+
+    def act(self, frame: np.ndarray, context: PolicyContext) -> int:
+        n = len(context.action_names)
+        key = (self.seed, context.seed, context.request.sample_id, context.step)
+        if context.actions and _uniform("repeat", *key) < self.p_repeat:
+            return int(context.actions[-1])
+        return min(int(_uniform("fresh", *key) * n), n - 1)
+
+
+class ScriptedPolicy:
+    """The benchmark's fixed action list for the sample (``controls["actions"]``), in order."""
+
+    name = "scripted"
+
+    def act(self, frame: np.ndarray, context: PolicyContext) -> Any:
+        script = context.request.controls.get("actions")
+        if script is None or context.step >= len(script):
+            raise ValueError(f"sample {context.request.sample_id!r}: the scripted policy has no action for step "
+                             f"{context.step} (controls['actions'] has {len(script or ())})")
+        return script[context.step]
+
+
+class NoopPolicy:
+    """Always the action named ``noop`` (any case; ``NOOP`` on Atari), else action 0."""
+
+    name = "noop"
+
+    def act(self, frame: np.ndarray, context: PolicyContext) -> int:
+        lowered = [n.lower() for n in context.action_names]
+        return lowered.index("noop") if "noop" in lowered else 0
+
+
+def check_policy(policy: Any) -> Any:
+    if not callable(getattr(policy, "act", None)):
+        raise ValueError(f"policy: {type(policy).__name__} has no act(frame, context) method "
+                         "(see wfeval/protocols/policies.py)")
+    return policy
+
+
+__all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of"]
