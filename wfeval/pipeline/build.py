@@ -103,17 +103,35 @@ def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
 
 def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
     """Selected metric configs plus ``extra_metrics`` (resolved from the metric group)."""
-    nodes = {str(k): v for k, v in cfg.metric.items()}
-    extra = [m for m in cfg.extra_metrics if m not in nodes]
-    if extra:
-        from wfeval.config.trust import check_config
+    return metric_nodes_with_rules(cfg)[0]
 
-        composed = compose_metric_nodes(extra)
-        check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
-        nodes.update(composed)
+
+def metric_nodes_with_rules(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """The metric configs in selection order, and the rule that selected each
+    (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
+    from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
+
+    chosen = {str(k): v for k, v in cfg.metric.items()}
+    try:
+        selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(cfg),
+                                   protocol=to_plain(cfg.get("protocol")), task=to_plain(cfg.get("task")),
+                                   extra=[str(m) for m in cfg.extra_metrics])
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    nodes, rules = dict(chosen), {m: next(s.rule for s in selection if s.metric_id == m) for m in chosen}
+    for rule in ("protocol", "task", "extra_metrics"):
+        wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
+        if wanted:
+            from wfeval.config.trust import check_config
+
+            before = set(nodes)
+            composed = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
+            check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
+            nodes.update(composed)
+            rules.update({k: rule for k in nodes if k not in before})
     if not nodes:
         raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
-    return nodes
+    return nodes, rules
 
 
 def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ class RunPlan:
     source_run: str | None = None  # run.from_run: the run whose generations are re-scored
     source_pairs: list[tuple[GenerationRequest, GenerationResult]] | None = None
     contract: OutputContract | None = None  # what the model's outputs must be (wfeval/pipeline/contract.py)
+    metric_selection: dict[str, str] | None = None  # metric id -> the rule that selected it
     protocol_entry: dict[str, Any] | None = None  # what the manifest records of the protocol (wfeval.protocols)
     finalize: Callable[[list, ArtifactStore], list] | None = None  # closed loop / planning: replayed references
 
@@ -59,14 +60,16 @@ class RunPlan:
                              "aggregator": aggregation.aggregator if aggregation else None,
                              "statistics": list(aggregation.statistics) if aggregation else []}
         return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
-                "metrics": metrics, "source_run": self.source_run, "protocol": self.protocol_entry}
+                "metrics": metrics, "source_run": self.source_run, "protocol": self.protocol_entry,
+                "metric_selection": self.metric_selection}
 
 
 def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
     task, protocol = build.build_task(cfg), build.build_protocol(cfg)
-    metrics = build.build_metrics(build.metric_nodes(cfg))
+    nodes, selection = build.metric_nodes_with_rules(cfg)
+    metrics = build.build_metrics(nodes)
     if cfg.run.from_run:
-        return _plan_rescore(cfg, task, protocol, metrics)
+        return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection)
     bench = build.build_benchmark(cfg)
     requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
                                      limit=cfg.run.limit, shard=cfg.run.shard)
@@ -88,7 +91,7 @@ def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
-                   protocol_entry=protocol_record(build.to_plain(cfg)),
+                   protocol_entry=protocol_record(build.to_plain(cfg)), metric_selection=selection,
                    finalize=getattr(model.model, "finalize", None))
 
 

@@ -115,13 +115,15 @@ class RunRecorder:
 
     def record_plan(self, *, benchmark: Mapping[str, Any], model: Mapping[str, Any], rules: Mapping[str, Any],
                     metrics: Mapping[str, Any], source_run: str | None = None,
-                    protocol: Mapping[str, Any] | None = None) -> None:
+                    protocol: Mapping[str, Any] | None = None, metric_selection: Mapping[str, str] | None = None) -> None:
         """What is evaluated: the benchmark (samples, dataset hash), the model, the rules, the metrics,
         the protocol it was generated under."""
         if source_run is not None:
             self._manifest["source_run"] = source_run
         if protocol is not None:
             self._manifest["protocol"] = dict(protocol)
+        if metric_selection is not None:
+            self._manifest["metric_selection"] = dict(metric_selection)
         self._manifest.update(benchmark=dict(benchmark), rules=dict(rules), model=dict(model), metrics=dict(metrics))
         self._write()
 

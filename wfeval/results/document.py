@@ -71,7 +71,10 @@ def build_results(
         "benchmark": benchmark,
         "model": manifest["model"],
         "protocol": manifest.get("protocol") or {"name": "open_loop", "driver": "open_loop"},
-        "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m]} for m in metrics},
+        "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m],
+                                  **({"selected_by": manifest["metric_selection"][m]}
+                                     if m in (manifest.get("metric_selection") or {}) else {})} for m in metrics},
+        "metric_selection": dict(manifest.get("metric_selection") or {}),
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
         "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},
         "scorecard": card,
