@@ -13,7 +13,7 @@ They read the episode summary the planning driver records in the result
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.outcomes import scored, skipped
@@ -24,7 +24,7 @@ NO_EPISODE = "no planning episode in the result (run with task=goal_reaching)"
 
 def episode(result: GenerationResult) -> dict[str, Any] | None:
     info = result.metadata.get("planning") if result.status == "ok" else None
-    return dict(info) if isinstance(info, dict) and "success" in info else None
+    return dict(info) if isinstance(info, Mapping) and "success" in info else None
 
 
 def _skip(request: GenerationRequest, result: GenerationResult, name: str) -> MetricResult:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
 from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.gridworld import world
@@ -74,13 +76,19 @@ class GridworldBenchmark:
         state = world.initial_state(episode_seed, self.world_spec)
         actions = world.sample_actions(episode_seed + 1, self.num_frames - 1, p_repeat=self.action_repeat)
         video, positions = world.rollout(state, actions)
+        goal = (task.data or {}).get("goal")  # task=goal_reaching: a goal cell at a path distance
+        extra_inputs, extra_meta = {}, {}
+        if goal:
+            extra_meta["goal"] = goal_for(state, episode_seed, **dict(goal))
+            extra_inputs["goal_image"] = store.put_array(world.render(_agent_at(state, extra_meta["goal"]["cell"])),
+                                                         kind="image")
         return GenerationRequest(
             sample_id=sample_id,
             task_id=task.task_id,
             benchmark_id=self.spec.benchmark_id,
             split=self.split,
             protocol=protocol.name,
-            inputs={"image": store.put_array(video[0], kind="image")},
+            inputs={"image": store.put_array(video[0], kind="image"), **extra_inputs},
             controls={"actions": actions, "action_names": world.ACTIONS},
             references={"video": store.put_array(video, kind="video")},
             generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.num_frames},
@@ -88,6 +96,7 @@ class GridworldBenchmark:
                 "world": state.to_dict(),
                 "agent_positions": positions.tolist(),
                 "episode_seed": episode_seed,
+                **extra_meta,
             },
         )
 
@@ -101,6 +110,12 @@ class GridworldBenchmark:
         replay the chosen actions here to make the reference): the video and the true track."""
         video, positions = world.rollout(world.WorldState.from_dict(request.metadata["world"]), actions)
         return video, {"agent_positions": positions.tolist()}
+
+    def environment(self, request: GenerationRequest) -> "GoalEnvironment":
+        """The true world of a goal-reaching sample, for a planner to act in (protocol=planning)."""
+        if "goal" not in request.metadata:
+            raise ValueError(f"sample {request.sample_id!r} has no goal: planning runs with task=goal_reaching")
+        return GoalEnvironment(request)
 
     def fingerprint(self) -> dict[str, Any]:
         return {
@@ -124,6 +139,95 @@ def _check_size(num_frames: int, spec: world.WorldSpec) -> None:
     if pixels > limits.max_frame_pixels or num_frames * pixels > limits.max_video_pixels:
         raise ValueError(f"benchmark.world: {spec.height}×{spec.width} frames × {num_frames} exceed the limits of "
                          f"{limits.max_frame_pixels:,} pixels per frame and {limits.max_video_pixels:,} per video")
+
+
+def path_distances(state: world.WorldState) -> dict[tuple[int, int], int]:
+    """Shortest number of agent moves from the agent's cell to every reachable cell (walls block)."""
+    rows, cols, walls = state.spec.rows, state.spec.cols, set(state.walls)
+    dist = {tuple(state.agent): 0}
+    frontier = [tuple(state.agent)]
+    while frontier:
+        nxt = []
+        for r, c in frontier:
+            for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                cell = (r + dr, c + dc)
+                if 0 <= cell[0] < rows and 0 <= cell[1] < cols and cell not in walls and cell not in dist:
+                    dist[cell] = dist[(r, c)] + 1
+                    nxt.append(cell)
+        frontier = nxt
+    return dist
+
+
+def goal_for(state: world.WorldState, episode_seed: int, min_distance: int = 3, max_distance: int = 6,
+             max_steps: int = 16) -> dict[str, Any]:
+    """A goal cell whose shortest path from the start is within [min_distance, max_distance]
+    (else the farthest reachable cell), picked with a generator seeded by the episode."""
+    if not 1 <= min_distance <= max_distance or max_steps < 1:
+        raise ValueError(f"task.data.goal: need 1 <= min_distance <= max_distance and max_steps >= 1, got "
+                         f"{min_distance}, {max_distance}, {max_steps}")
+    dist = path_distances(state)
+    cells = sorted(c for c, d in dist.items() if min_distance <= d <= max_distance)
+    if not cells:
+        far = max(dist.values())
+        cells = sorted(c for c, d in dist.items() if d == far)
+    rng = np.random.default_rng((episode_seed, 0x60A1))
+    cell = cells[int(rng.integers(len(cells)))]
+    size = state.spec.cell
+    return {"cell": list(cell), "position_px": [cell[0] * size, cell[1] * size], "distance": dist[cell],
+            "max_steps": int(max_steps)}
+
+
+def _agent_at(state: world.WorldState, cell: Sequence[int]) -> world.WorldState:
+    return world.WorldState(seed=state.seed, spec=state.spec, agent=tuple(cell), walls=state.walls,
+                            objects=state.objects)
+
+
+class GoalEnvironment:
+    """The true gridworld of one goal-reaching sample: step it, observe it, re-ground a model on it."""
+
+    def __init__(self, request: GenerationRequest):
+        from wfeval.functional.control import ColorLocator
+
+        self.base = request
+        self.state = world.WorldState.from_dict(request.metadata["world"])
+        goal = request.metadata["goal"]
+        self.goal_cell = tuple(goal["cell"])
+        self.goal_px = np.asarray(goal["position_px"], dtype=np.float64)
+        self.max_steps = int(goal["max_steps"])
+        self.optimal_steps = int(goal["distance"])
+        self.n_actions = len(world.ACTIONS)
+        self.locator = ColorLocator(color=world.AGENT_COLOR, size=self.state.spec.cell)
+        spec = self.state.spec
+        self.miss_px = float(np.hypot(spec.height, spec.width))  # agent not found in a frame
+
+    @property
+    def at_goal(self) -> bool:
+        return tuple(self.state.agent) == self.goal_cell
+
+    @property
+    def distance(self) -> int:
+        """Cells between the agent and the goal (Manhattan)."""
+        return abs(self.state.agent[0] - self.goal_cell[0]) + abs(self.state.agent[1] - self.goal_cell[1])
+
+    def step(self, action: int) -> np.ndarray:
+        self.state = world.step(self.state, int(action))
+        return world.render(self.state)
+
+    def request(self, store: ArtifactStore) -> GenerationRequest:
+        """The sample re-grounded on the true current state: its image and world are the present."""
+        import dataclasses
+
+        return dataclasses.replace(self.base, inputs={**self.base.inputs,
+                                                      "image": store.put_array(world.render(self.state), kind="image")},
+                                   metadata={**self.base.metadata, "world": self.state.to_dict()})
+
+    def distances(self, frames: np.ndarray) -> np.ndarray:
+        """Pixels between the located agent and the goal in each frame (``miss_px`` when not found)."""
+        flat = frames.reshape(-1, *frames.shape[-3:])
+        found = self.locator(flat)
+        out = np.array([self.miss_px if p is None else float(np.hypot(*(np.asarray(p) - self.goal_px)))
+                        for p in found])
+        return out.reshape(frames.shape[:-3])
 
 
 def _world_spec(params: Mapping[str, Any]) -> world.WorldSpec:
