@@ -1,0 +1,63 @@
+"""Metric selection precedence: metric= replaces everything; otherwise the benchmark's suite, then
+the protocol's and the task's metric_ids/metric_groups join; extra_metrics always adds; each
+selected metric carries the rule that selected it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import compose
+from wfeval.config.errors import ConfigError
+from wfeval.metrics.registry import REGISTRY
+from wfeval.metrics.selection import METRIC_GROUPS, select_metrics
+from wfeval.pipeline import build
+
+
+def _rules(selection):
+    return [(s.metric_id, s.rule) for s in selection]
+
+
+def test_suite_then_protocol_then_task_then_extra_each_once():
+    got = select_metrics(chosen=["psnr", "ssim"], explicit=False,
+                         protocol={"metric_ids": ["fvd"], "metric_groups": ["interactive"]},
+                         task={"metric_ids": ["ssim", "spl"], "metric_groups": []}, extra=["psnr", "mse"])
+    assert _rules(got) == [("psnr", "benchmark"), ("ssim", "benchmark"), ("fvd", "protocol"),
+                           ("step_latency", "protocol"), ("real_time_factor", "protocol"), ("spl", "task"),
+                           ("mse", "extra_metrics")]
+    assert got[3].source == "protocol.metric_groups[interactive]" and got[5].source == "task.metric_ids"
+
+
+def test_an_explicit_metric_list_replaces_protocol_and_task_but_extra_still_adds():
+    got = select_metrics(chosen=["ssim"], explicit=True, protocol={"metric_groups": ["interactive"]},
+                         task={"metric_groups": ["planning"]}, extra=["fvd"])
+    assert _rules(got) == [("ssim", "metric"), ("fvd", "extra_metrics")]
+
+
+def test_an_unknown_group_names_the_key_and_the_known_groups():
+    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: reference"):
+        select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
+
+
+def test_every_grouped_metric_is_registered_and_has_a_config_file():
+    from wfeval.config.errors import group_options
+
+    files = set(group_options("metric"))
+    for group, ids in METRIC_GROUPS.items():
+        for metric_id in ids:
+            assert REGISTRY.spec(metric_id).id == metric_id, (group, metric_id)
+            assert metric_id in files, metric_id
+
+
+def test_composed_configs_follow_the_precedence():
+    nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "extra_metrics=[mse]"]))
+    assert list(nodes)[-3:] == ["step_latency", "real_time_factor", "mse"]
+    assert rules["psnr"] == "benchmark" and rules["step_latency"] == "protocol" and rules["mse"] == "extra_metrics"
+    nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "metric=[ssim]",
+                                                          "extra_metrics=[mse]"]))
+    assert rules == {"ssim": "metric", "mse": "extra_metrics"}
+    _, rules = build.metric_nodes_with_rules(compose(["task=goal_reaching"]))
+    assert rules["goal_success"] == "protocol" and rules["ssim"] == "benchmark"
+    _, rules = build.metric_nodes_with_rules(compose(["task=goal_reaching", "task.metric_ids=[mae]"]))
+    assert rules["mae"] == "task"
+    with pytest.raises(ConfigError, match="task.metric_groups: unknown group 'nope'"):
+        build.metric_nodes_with_rules(compose(["task.metric_groups=[nope]"]))
