@@ -64,7 +64,7 @@ def test_a_declared_accelerator_that_is_missing_stops_before_generation(tmp_path
 
 def test_an_object_without_generate_is_refused_naming_the_key(tmp_path, store, monkeypatch):
     monkeypatch.setenv("WFEVAL_TRUST", "builtins.dict")  # in-process: no command line, trusted explicitly
-    with pytest.raises(ConfigError, match="model.object: dict has no generate"):
+    with pytest.raises(ConfigError, match="model.object: dict has neither generate"):
         _run(tmp_path, store, "model.object._target_=builtins.dict")
 
 

@@ -73,3 +73,23 @@ class SpinningModel(RecordingModel):
                 while time.monotonic() < end:
                     pass
         return super().generate(requests)
+
+
+class SteppingOnlyModel:
+    """Only the step interface: the frame shifts one pixel right per action; a state is (frame, t)."""
+
+    name = "stepping_only"
+    version = "1.0"
+
+    def start(self, request):
+        return (initial_frame(request), 0)
+
+    def step(self, state, actions):
+        from wfeval.models.protocol import StepOutput
+
+        frame, t = state
+        frames = []
+        for _ in actions:
+            frame = np.roll(frame, 1, axis=1)
+            frames.append(frame)
+        return StepOutput((frame, t + len(actions)), np.stack(frames))

@@ -21,6 +21,11 @@ Exit status 0: every sample gets its output (or its error). Non-zero, a crash or
 ``timeout_s``: the batch is retried up to ``retries`` times, then fails with the tail of stderr
 (the pipeline then tries its samples one by one). stderr is kept in ``<batch>/stderr.txt`` and
 its tail in each result (``steps.jsonl``: ``log``).
+
+``step_argv`` (optional) names a long-running program that serves the step interface over a JSON
+line protocol (wfeval/models/command_steps.py, docs/protocols.md); with it the step protocols
+(autoregressive, closed_loop, planning) drive the program. ``argv`` may then be left out: open
+loop also runs through the step program (one step with every action).
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 class CommandModel:
     def __init__(
         self,
-        argv: Sequence[str],
+        argv: Sequence[str] | None = None,
         name: str = "command",
         version: str = "1.0",
         cwd: str | None = None,
@@ -97,13 +102,20 @@ class CommandModel:
         keep_work_dir: bool = False,
         fingerprint_paths: Sequence[str] = (),
         log_tail_chars: int = 4000,
+        step_argv: Sequence[str] | None = None,
     ):
-        if isinstance(argv, str) or not argv or not all(isinstance(a, (str, int, float)) for a in argv):
-            raise ValueError("model.argv: expected a non-empty list of strings, e.g. [python, infer.py, "
-                             "'{requests}', '{output_dir}'] (no shell is used)")
+        for key, value in (("argv", argv), ("step_argv", step_argv)):
+            if value is None:
+                continue
+            if isinstance(value, str) or not value or not all(isinstance(a, (str, int, float)) for a in value):
+                raise ValueError(f"model.{key}: expected a non-empty list of strings, e.g. [python, infer.py, "
+                                 "'{requests}', '{output_dir}'] (no shell is used)")
+        if argv is None and step_argv is None:
+            raise ValueError("model.argv: required (or model.step_argv, a program serving the step interface)")
         if retries < 0 or (timeout_s is not None and timeout_s <= 0):
             raise ValueError("model.retries must be >= 0 and model.timeout_s positive or null")
-        self.argv = [str(a) for a in argv]
+        self.argv = [str(a) for a in argv] if argv is not None else None
+        self.step_argv = [str(a) for a in step_argv] if step_argv is not None else None
         self.name, self.version = name, version
         self.cwd = Path(cwd).expanduser().resolve() if cwd else Path.cwd()
         self.env = {str(k): str(v) for k, v in (env or {}).items()}
@@ -114,24 +126,34 @@ class CommandModel:
         self.keep_work_dir = keep_work_dir
         self.fingerprint_paths = tuple(fingerprint_paths)
         self.log_tail_chars = log_tail_chars
-        self._check_executable()
+        for key, value in (("argv", self.argv), ("step_argv", self.step_argv)):
+            if value is not None:
+                self._check_executable(value, key)
+        self._session = None
+        if self.step_argv is not None:  # the step interface, only when a step program is configured
+            from wfeval.models.command_steps import StepSession
 
-    def _check_executable(self) -> None:
+            self._session = StepSession(self.step_argv, cwd=self.cwd, env=self.env, timeout_s=timeout_s,
+                                        work_dir=self.work_dir, request_line=self._step_request_line,
+                                        log_tail_chars=log_tail_chars)
+            self.start, self.step = self._session.start, self._session.step
+
+    def _check_executable(self, argv: Sequence[str], key: str = "argv") -> None:
         """Refuse, before any sample, a program that cannot be started (ValueError -> exit 2)."""
-        exe = self.argv[0]
+        exe = argv[0]
         if any(token in exe for token in PLACEHOLDERS):
             return
         if os.sep in exe or (os.altsep and os.altsep in exe):
             path = self.cwd / exe
             if not path.is_file():
-                raise ValueError(f"model.argv[0]: {exe!r} does not exist (looked for {path}); nothing was run")
+                raise ValueError(f"model.{key}[0]: {exe!r} does not exist (looked for {path}); nothing was run")
             if not os.access(path, os.X_OK):
-                raise ValueError(f"model.argv[0]: {path} is not executable (chmod +x it, or start it through its "
+                raise ValueError(f"model.{key}[0]: {path} is not executable (chmod +x it, or start it through its "
                                  f"interpreter, e.g. [python, {exe}, ...]); nothing was run")
             return
         search = {**os.environ, **self.env}.get("PATH", os.defpath)
         if shutil.which(exe, path=search) is None:
-            raise ValueError(f"model.argv[0]: {exe!r} is not an executable on PATH ({search}); give its full path "
+            raise ValueError(f"model.{key}[0]: {exe!r} is not an executable on PATH ({search}); give its full path "
                              "or fix model.env.PATH; nothing was run")
 
     # -- identity --------------------------------------------------------------------------------
@@ -139,7 +161,7 @@ class CommandModel:
     def fingerprint(self) -> dict[str, Any]:
         """Content digests of every argv item that names a file (your script) and of ``fingerprint_paths``."""
         files = {}
-        for arg in self.argv:
+        for arg in [*(self.argv or ()), *(self.step_argv or ())]:
             path = self.cwd / arg
             if path.is_file():
                 files[arg] = file_digest(path)
@@ -169,6 +191,16 @@ class CommandModel:
             "outputs": {key: str(outputs / f"{index:05d}.{key}") for key in self.output_keys},
             "error_path": str(outputs / f"{index:05d}.error.txt"),
         }
+
+    def _step_request_line(self, request: GenerationRequest) -> dict[str, Any]:
+        line = self._request_line(0, request, Path("."))
+        for key in ("index", "outputs", "error_path"):
+            line.pop(key)
+        return line
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
 
     def _argv(self, batch: Path) -> list[str]:
         values = {"{requests}": str(batch / "requests.jsonl"), "{output_dir}": str(batch / "outputs"),
@@ -236,6 +268,10 @@ class CommandModel:
         return Generated(arrays, meta)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        if self.argv is None:  # only a step program: open loop steps once with every action
+            from wfeval.protocols.stepping import StepLoop
+
+            return StepLoop(self).generate(requests)
         if self.work_dir is not None:
             self.work_dir.mkdir(parents=True, exist_ok=True)
         batch = Path(tempfile.mkdtemp(prefix="wfeval-batch-", dir=self.work_dir))

@@ -9,6 +9,11 @@ a declared accelerator that is not there stops the run before any generation. Th
 (generation cache key) includes the code the object's class runs -- its module and the modules
 of your own it imports (wfeval/models/identity.py) -- so editing your model's code does not
 serve stale generations.
+
+The object may have ``generate``, the step interface (``start``/``step``, optional ``step_many``;
+wfeval/models/protocol.py) or both: the adapter exposes exactly what the object has, so the step
+protocols (autoregressive, closed_loop, planning) drive a stepping object, and an object with only
+the step interface also runs open loop (one ``step`` with every action).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
-from wfeval.models.protocol import Generated
+from wfeval.models.protocol import Generated, has_generate, has_step_interface
 
 
 def _build(obj: Any) -> Any:
@@ -63,9 +68,13 @@ class PythonModel:
         fingerprint_source: bool = True,
     ):
         self.object = _build(object)
-        if not callable(getattr(self.object, "generate", None)):
-            raise ValueError(f"model.object: {type(self.object).__name__} has no generate(requests) method "
-                             "(see wfeval/models/protocol.py)")
+        if not has_generate(self.object) and not has_step_interface(self.object):
+            raise ValueError(f"model.object: {type(self.object).__name__} has neither generate(requests) nor the step "
+                             "interface start(request) / step(state, actions) (see wfeval/models/protocol.py)")
+        if has_step_interface(self.object):  # exposed only when the object steps (drivers check for it)
+            self.start, self.step = self.object.start, self.object.step
+            if callable(getattr(self.object, "step_many", None)):
+                self.step_many = self.object.step_many
         self.name = name or str(getattr(self.object, "name", "") or type(self.object).__name__)
         self.version = str(version or getattr(self.object, "version", "") or "0")
         self.device_request = device
@@ -102,7 +111,12 @@ class PythonModel:
                 setup()
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
-        outcomes = list(self.object.generate(list(requests)))
+        if not has_generate(self.object):  # a stepping object runs open loop through one step call
+            from wfeval.protocols.stepping import StepLoop
+
+            outcomes = StepLoop(self.object).generate(list(requests))
+        else:
+            outcomes = list(self.object.generate(list(requests)))
         return [Generated(o, {"device": self.device}) if isinstance(o, Mapping) else o for o in outcomes]
 
     def close(self) -> None:

@@ -1,0 +1,169 @@
+"""The step interface of ``model=command``: one long-running program spoken to in JSON lines.
+
+With ``model.step_argv`` set, wfeval starts that program once (no shell, its own process group,
+``cwd``/``env`` as for ``argv``) and writes one JSON object per line to its stdin; the program
+answers each with one JSON line on stdout, ``{"ok": true}`` or ``{"ok": false, "error": "why"}``
+(anything else it prints must go to stderr, kept in ``<work dir>/step-stderr.txt``)::
+
+    {"op": "start", "state": "s1", "request": {...}}
+        # a new session from the request (the same fields as a line of requests.jsonl, without
+        # outputs/error_path): remember its state under the name "s1"
+    {"op": "step", "state": "s1", "new_state": "s2", "actions": [3, 3], "frames_path": "/abs/s2.npy"}
+        # advance state "s1" by the actions WITHOUT changing "s1" (a planner steps it again), name
+        # the result "s2", write one frame per action to frames_path (k×H×W×3 uint8 .npy)
+    {"op": "close"}
+        # the run is over: exit
+
+wfeval never refers to a state created before the latest ``start`` again, so the program may
+forget older states when a ``start`` arrives. A reply slower than ``timeout_s`` (per message),
+an exit or an unreadable frame file fails that sample (with the stderr tail) and the program is
+started afresh for the next one. ``examples/command_model/step_model.py`` is a complete example.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from wfeval.models.protocol import StepOutput
+
+
+@dataclass(frozen=True)
+class CommandState:
+    """A state held by the program, named by wfeval."""
+
+    name: str
+
+
+class StepSession:
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float | None,
+                 work_dir: Path | None, request_line: Callable[[Any], dict], log_tail_chars: int = 4000):
+        self.argv, self.cwd, self.env = list(argv), cwd, dict(env)
+        self.timeout_s, self.work_dir, self.request_line = timeout_s, work_dir, request_line
+        self.log_tail_chars = log_tail_chars
+        self._proc: subprocess.Popen | None = None
+        self._dir: Path | None = None
+        self._buf = b""
+        self._names = itertools.count(1)
+
+    # -- the program ---------------------------------------------------------------------------
+
+    def _folder(self) -> Path:
+        if self._dir is None:
+            if self.work_dir is not None:
+                self.work_dir.mkdir(parents=True, exist_ok=True)
+            self._dir = Path(tempfile.mkdtemp(prefix="wfeval-steps-", dir=self.work_dir))
+        return self._dir
+
+    def _ensure(self) -> subprocess.Popen:
+        if self._proc is None or self._proc.poll() is not None:
+            err = (self._folder() / "step-stderr.txt").open("ab")
+            try:
+                self._proc = subprocess.Popen(self.argv, cwd=self.cwd, env={**os.environ, **self.env},
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                              start_new_session=True)
+            except OSError as exc:
+                raise RuntimeError(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from exc
+            finally:
+                err.close()
+            self._buf = b""
+        return self._proc
+
+    def _tail(self) -> str:
+        try:
+            data = (self._folder() / "step-stderr.txt").read_bytes()
+        except OSError:
+            return ""
+        return data[-self.log_tail_chars:].decode("utf-8", errors="replace").strip()
+
+    def _fail(self, why: str) -> RuntimeError:
+        self._stop()
+        return RuntimeError(f"{self.argv[0]} (step_argv) {why}; stderr tail: {self._tail()[-500:] or '(empty)'}")
+
+    def _readline(self, proc: subprocess.Popen) -> bytes:
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise self._fail(f"gave no answer within timeout_s={self.timeout_s:g}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise self._fail(f"exited (status {proc.wait()}) instead of answering")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
+
+    def call(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        proc = self._ensure()
+        try:
+            proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._fail("closed its input") from None
+        try:
+            reply = json.loads(self._readline(proc))
+        except ValueError as exc:
+            raise self._fail(f"answered a line that is not JSON ({exc})") from None
+        if not isinstance(reply, dict) or not reply.get("ok"):
+            error = reply.get("error") if isinstance(reply, dict) else reply
+            raise RuntimeError(f"the program reported: {str(error)[:2000]}")
+        return reply
+
+    def _stop(self) -> None:
+        from wfeval.models.command import _kill_group
+
+        if self._proc is not None:
+            _kill_group(self._proc)
+            for stream in (self._proc.stdin, self._proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            self._proc = None
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                self._proc.stdin.write(b'{"op": "close"}\n')
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._stop()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    # -- the step interface --------------------------------------------------------------------
+
+    def start(self, request: Any) -> CommandState:
+        state = CommandState(f"s{next(self._names)}")
+        self.call({"op": "start", "state": state.name, "request": self.request_line(request)})
+        return state
+
+    def step(self, state: CommandState, actions: Sequence[Any]) -> StepOutput:
+        new = CommandState(f"s{next(self._names)}")
+        path = self._folder() / f"{new.name}.npy"
+        acts = [a.item() if isinstance(a, np.generic) else a for a in actions]
+        self.call({"op": "step", "state": state.name, "new_state": new.name, "actions": acts,
+                   "frames_path": str(path)})
+        try:
+            frames = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise RuntimeError(f"the program answered ok but {path} is not a readable .npy ({exc})") from exc
+        finally:
+            path.unlink(missing_ok=True)
+        return StepOutput(new, frames)
