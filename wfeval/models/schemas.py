@@ -83,7 +83,7 @@ class CommandModelSchema(ModelRulesSchema):
     """Your inference program, run once per batch without a shell (wfeval/models/command.py)."""
 
     _target_: str = "wfeval.models.command.CommandModel"
-    argv: Optional[List[str]] = None  # the batch program (required unless step_argv is given)
+    argv: Optional[List[str]] = MISSING  # the batch program; null when step_argv alone serves the model
     step_argv: Optional[List[str]] = None  # a long-running program serving the step interface (docs/protocols.md)
     name: str = "command"
     version: str = "1.0"  # bump when outputs change in a way no file hash shows
