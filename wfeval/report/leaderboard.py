@@ -1,5 +1,10 @@
 """Leaderboard: models × measurements with value and interval, eligibility, sorted by the primary.
 
+Runs of different protocols (open loop, autoregressive, closed loop with a given policy,
+planning) are kept apart: when a table holds more than open loop, a ``protocol`` column shows
+each run's protocol, ranks restart per protocol and the best value (and its ``≈`` ties) is
+found within the protocol only.
+
 A cell whose interval overlaps the interval of the column's best value is marked ``≈``: the
 difference from the best is within the uncertainty and does not rank them.
 """
@@ -9,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from wfeval.report.rows import fmt, rows
+from wfeval.report.rows import fmt, protocol_label, rows
 
 TIE = "≈"
 
@@ -44,21 +49,27 @@ def leaderboard(documents: Sequence[dict[str, Any]], primary: str | None = None)
         primary = f"{bench}.{card_primary}" if card_primary else (measurements[0] if measurements else "")
     elif primary not in measurements:
         raise ValueError(f"primary measurement {primary!r} not in results; available: {', '.join(measurements)}")
-    best: dict[str, dict[str, Any]] = {}
+    labels = [protocol_label(d) for d in documents]
+    groups = list(dict.fromkeys(labels))  # protocols in order of first appearance
+    best: dict[tuple[str, str], dict[str, Any]] = {}
     for m in measurements:
-        for cells in table:
+        for label, cells in zip(labels, table):
             cell = cells.get(m)
-            if cell and cell["value"] is not None and (m not in best or _better(cell["value"], best[m]["value"],
-                                                                                    cell["higher_is_better"])):
-                best[m] = cell
-    order = sorted(range(len(documents)), key=lambda i: _sort_key(table[i].get(primary)))
-    header = ["rank", "model", *measurements, "score", "eligible", "run"]
+            key = (label, m)
+            if cell and cell["value"] is not None and (key not in best or _better(
+                    cell["value"], best[key]["value"], cell["higher_is_better"])):
+                best[key] = cell
+    order = sorted(range(len(documents)), key=lambda i: (groups.index(labels[i]), _sort_key(table[i].get(primary))))
+    show_protocol = groups != ["open_loop"]
+    header = ["rank", "model", *(["protocol"] if show_protocol else []), *measurements, "score", "eligible", "run"]
     body = []
-    for rank, i in enumerate(order, 1):
+    ranks: dict[str, int] = {}
+    for i in order:
         doc, cells = documents[i], table[i]
-        row = [str(rank), doc["model"]["name"]]
+        ranks[labels[i]] = rank = ranks.get(labels[i], 0) + 1
+        row = [str(rank), doc["model"]["name"], *([labels[i]] if show_protocol else [])]
         for m in measurements:
-            row.append(_cell(cells.get(m), best.get(m)))
+            row.append(_cell(cells.get(m), best.get((labels[i], m))))
         evidence = doc.get("evidence") or {}
         eligible = "yes" if evidence.get("eligible") else f"no ({len(evidence.get('reasons', []))} reasons)"
         row += [fmt((doc.get("scorecard") or {}).get("score")), eligible, doc["run_id"]]
@@ -66,6 +77,8 @@ def leaderboard(documents: Sequence[dict[str, Any]], primary: str | None = None)
     legend = (f"sorted by {primary}; value [CI low, CI high]; {TIE} = interval overlaps the best's "
               "(the difference is within the uncertainty); (k/n) = coverage below 1: the value rests on k of "
               "n samples")
+    if show_protocol:
+        legend += "; ranked within each protocol (results of different protocols are not comparable)"
     return Leaderboard(header, body, primary, legend)
 
 

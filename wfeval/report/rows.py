@@ -9,7 +9,23 @@ from typing import Any, Iterable, Iterator
 from wfeval.results import headline
 
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
-              "n_valid", "n_total", "n_skipped", "coverage", "valid", "higher_is_better", "eligible", "run_dir")
+              "n_valid", "n_total", "n_skipped", "coverage", "valid", "higher_is_better", "eligible", "run_dir",
+              "protocol")
+
+
+def protocol_label(document: dict[str, Any]) -> str:
+    """The protocol a run was generated under, with its policy (``closed_loop(random)``) or planner
+    method: results of different protocols measure different things and are never ranked together."""
+    record = document.get("protocol") or {}
+    label = str(record.get("name") or "open_loop")
+    policy = record.get("policy")
+    if isinstance(policy, dict) and policy.get("_target_"):
+        short = str(policy["_target_"]).rsplit(".", 1)[-1].removesuffix("Policy").lower() or "policy"
+        label += f"({short})"
+    planner = record.get("planner")
+    if isinstance(planner, dict) and planner.get("method"):
+        label += f"({planner['method']})"
+    return label
 
 
 def find_results(paths: Iterable[str | Path]) -> list[Path]:
@@ -62,6 +78,7 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "higher_is_better": (document.get("metrics") or {}).get(measurement, {}).get("higher_is_better"),
             "eligible": eligible,
             "run_dir": document.get("_run_dir"),
+            "protocol": protocol_label(document),
         }
 
 
