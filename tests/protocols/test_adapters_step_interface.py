@@ -22,9 +22,9 @@ BATCH_PROGRAM = f"model.argv=[{sys.executable},{ROOT / 'examples/command_model/m
 def test_a_python_object_with_only_the_step_interface_runs_open_loop_and_autoregressive(tmp_path):
     obj = ["model=python", "model.object._target_=wfeval_test_models.SteppingOnlyModel", "benchmark.num_samples=2",
            "metric=[psnr]"]
-    assert has_step_interface(build.build_model(compose(obj)))
+    assert has_step_interface(build.build_model(compose(obj)).model)
     assert not has_step_interface(build.build_model(compose(["model=python",
-                                                             "model.object._target_=wfeval_test_models.RecordingModel"])))
+                                                             "model.object._target_=wfeval_test_models.RecordingModel"])).model)
     open_loop, stepped = _videos(_run(tmp_path, "ol", *obj)), _videos(_run(tmp_path, "ar", *obj, "protocol=autoregressive"))
     for sample, video in open_loop.items():
         assert video.shape == (16, 64, 64, 3)

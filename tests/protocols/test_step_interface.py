@@ -42,7 +42,7 @@ def _stepped(model, request, chunks):
 
 @pytest.mark.parametrize("name", GRID_MODELS)
 def test_gridworld_baseline_steps_equal_its_open_loop_video(grid_requests, name):
-    model = build.build_model(compose([f"model={name}"]))
+    model = build.build_model(compose([f"model={name}"])).model
     assert has_step_interface(model)
     videos = [o["generated_video"] for o in model.generate(grid_requests)]
     for request, video in zip(grid_requests, videos):
@@ -52,7 +52,7 @@ def test_gridworld_baseline_steps_equal_its_open_loop_video(grid_requests, name)
 
 @pytest.mark.parametrize("name", GRID_MODELS)
 def test_stepping_never_changes_the_state_it_was_given(grid_requests, name):
-    model = build.build_model(compose([f"model={name}"]))
+    model = build.build_model(compose([f"model={name}"])).model
     request = grid_requests[0]
     state = model.start(request)
     first = model.step(state, [4, 4, 2])
@@ -65,7 +65,7 @@ def test_stepping_never_changes_the_state_it_was_given(grid_requests, name):
 
 
 def test_oracle_branches_differ_by_their_actions(grid_requests):
-    model = build.build_model(compose(["model=oracle"]))
+    model = build.build_model(compose(["model=oracle"])).model
     state = model.start(grid_requests[1])
     right, left = step_many(model, [state, state], [[4, 4], [3, 3]])
     assert not np.array_equal(right.frames, left.frames)
@@ -78,7 +78,7 @@ def test_game_baseline_steps_equal_generate_byte_for_byte(tmp_path, benchmark, m
     requests = _requests(tmp_path, f"benchmark={benchmark}", "benchmark.num_trajectories=1",
                          "benchmark.windows_per_trajectory=1", "benchmark.horizon=5")
     for name in models:
-        model = build.build_model(compose([f"benchmark={benchmark}", f"model={name}"]))
+        model = build.build_model(compose([f"benchmark={benchmark}", f"model={name}"])).model
         try:
             for request, out in zip(requests, model.generate(requests)):
                 video = out["generated_video"]

@@ -269,7 +269,7 @@ class CommandModel:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         if self.argv is None:  # only a step program: open loop steps once with every action
-            from wfeval.protocols.stepping import StepLoop
+            from wfeval.models.stepping import StepLoop
 
             return StepLoop(self).generate(requests)
         if self.work_dir is not None:

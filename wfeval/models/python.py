@@ -112,7 +112,7 @@ class PythonModel:
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         if not has_generate(self.object):  # a stepping object runs open loop through one step call
-            from wfeval.protocols.stepping import StepLoop
+            from wfeval.models.stepping import StepLoop
 
             outcomes = StepLoop(self.object).generate(list(requests))
         else:
