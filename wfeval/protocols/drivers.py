@@ -138,5 +138,5 @@ def replay_references(pairs: list[tuple[GenerationRequest, GenerationResult]], s
             request, controls=controls, references={**request.references, "video": store.put_array(video, kind="video")},
             metadata={**request.metadata, **dict(metadata), key: {"replayed_by": "benchmark simulator",
                                                                    "actions": len(actions)}})
-        out.append((request, result))
+        out.append((request, dataclasses.replace(result, steps=len(actions))))  # actions actually taken
     return out
