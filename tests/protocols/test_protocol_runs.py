@@ -134,3 +134,15 @@ def test_closed_loop_on_recorded_games_is_exact_for_the_game_oracle(tmp_path, be
     assert static["psnr"] < 60 and static["ssim"] < 1.0
     row = read_jsonl(oracle / "generations.jsonl")[0]
     assert len(row["request"]["metadata"]["rewards"]) == 5  # the replay's own rewards, not the recording's
+
+
+def test_a_user_policy_by_target_chooses_every_action(tmp_path):
+    run = _run(tmp_path, "user", "benchmark.num_samples=2", "protocol=closed_loop", "policy=user",
+               "policy._target_=wfeval_test_models.TowardsPolicy", "+policy.action=down", "metric=[psnr]")
+    rows = read_jsonl(run / "generations.jsonl")
+    assert all(set(r["request"]["controls"]["actions"]) == {2} for r in rows)  # "down" is action 2
+    assert _values(run)["psnr"] == 100.0
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["protocol"]["policy"] == {"_target_": "wfeval_test_models.TowardsPolicy", "action": "down"}
+    with pytest.raises(ConfigError, match="policy"):
+        _run(tmp_path, "none", "benchmark.num_samples=1", "protocol=closed_loop", "policy=user")

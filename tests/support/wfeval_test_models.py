@@ -93,3 +93,13 @@ class SteppingOnlyModel:
             frame = np.roll(frame, 1, axis=1)
             frames.append(frame)
         return StepOutput((frame, t + len(actions)), np.stack(frames))
+
+
+class TowardsPolicy:
+    """A user policy (policy=user): always the action named ``action``."""
+
+    def __init__(self, action: str = "right"):
+        self.action = action
+
+    def act(self, frame, context):
+        return context.action_names.index(self.action)

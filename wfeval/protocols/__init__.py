@@ -90,7 +90,7 @@ def build_driver(plain_cfg: Mapping[str, Any], protocol: Any, model: Any, bench:
         simulate = _need_simulator(bench, driver)
         if policy is None:
             raise ConfigError("protocol=closed_loop needs a policy: policy=random, scripted, noop or your own "
-                              "(policy._target_=my_pkg.MyPolicy)")
+                              "(policy=user policy._target_=my_pkg.MyPolicy)")
         try:
             check_policy(policy)
         except ValueError as exc:

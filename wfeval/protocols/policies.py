@@ -6,7 +6,7 @@ request, the step index, the actions chosen so far, the action names, the horizo
 It must be a pure function of its arguments (no hidden state across samples), so a rollout is
 reproducible and cacheable. Built-in: ``random`` (seeded per sample), ``scripted`` (the
 benchmark's own action list: closed loop then replays open loop), ``noop``; a user policy is
-``policy._target_=my_pkg.MyPolicy``.
+``policy=user policy._target_=my_pkg.MyPolicy``.
 """
 
 from __future__ import annotations
