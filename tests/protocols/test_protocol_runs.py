@@ -146,3 +146,12 @@ def test_a_user_policy_by_target_chooses_every_action(tmp_path):
     assert manifest["protocol"]["policy"] == {"_target_": "wfeval_test_models.TowardsPolicy", "action": "down"}
     with pytest.raises(ConfigError, match="policy"):
         _run(tmp_path, "none", "benchmark.num_samples=1", "protocol=closed_loop", "policy=user")
+
+
+def test_a_greedy_planner_exposes_lagged_while_its_frames_stay_pretty(tmp_path):
+    greedy = ["task=goal_reaching", "benchmark.num_samples=6", "protocol.planner.horizon=1",
+              "protocol.planner.candidates=8", "task.data.goal.max_steps=10"]
+    oracle = _values(_run(tmp_path, "or", *greedy))
+    lagged = _values(_run(tmp_path, "lag", *greedy, "model=lagged"))
+    assert oracle["goal_success"] >= 5 / 6 and lagged["goal_success"] <= 1 / 6
+    assert lagged["ssim"] > 0.9  # sharp, nearly right frames: pixel quality does not show the failure
