@@ -10,6 +10,9 @@ from wfeval.api import ContractError, EvaluationProtocolSpec, GenerationRequest,
 from wfeval.benchmarks.base import BenchmarkAdapter, input_error
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 from wfeval.config.schema import METRIC_CORE_KEYS
+from wfeval.config.trust import check_config
+from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
+from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.shard import parse_shard, shard_slice
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
@@ -109,8 +112,6 @@ def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
 def metric_nodes_with_rules(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """The metric configs in selection order, and the rule that selected each
     (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
-    from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
-
     chosen = {str(k): v for k, v in cfg.metric.items()}
     try:
         selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(cfg),
@@ -122,8 +123,6 @@ def metric_nodes_with_rules(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, 
     for rule in ("protocol", "task", "extra_metrics"):
         wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
         if wanted:
-            from wfeval.config.trust import check_config
-
             before = set(nodes)
             composed = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
             check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
@@ -274,8 +273,6 @@ def build_model(cfg: DictConfig) -> ModelHandle:
     node = cfg.model
     drop = [k for k in MODEL_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
     model = instantiate_node("model", node, drop=drop)
-    from wfeval.models.protocol import has_generate, has_step_interface
-
     if not has_generate(model) and not has_step_interface(model):
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
                           "(start(request), step(state, actions))")

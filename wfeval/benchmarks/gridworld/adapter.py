@@ -82,13 +82,21 @@ class GridworldBenchmark:
             extra_meta["goal"] = goal_for(state, episode_seed, **dict(goal))
             extra_inputs["goal_image"] = store.put_array(world.render(_agent_at(state, extra_meta["goal"]["cell"])),
                                                          kind="image")
+        if goal:  # a start and a goal: no script, no reference (the planner's actions, replayed, give both)
+            return GenerationRequest(
+                sample_id=sample_id, task_id=task.task_id, benchmark_id=self.spec.benchmark_id, split=self.split,
+                protocol=protocol.name, inputs={"image": store.put_array(video[0], kind="image"), **extra_inputs},
+                controls={"action_names": world.ACTIONS},
+                generation={**dict(task.generation_defaults), "fps": self.fps},
+                metadata={"world": state.to_dict(), "episode_seed": episode_seed, **extra_meta},
+            )
         return GenerationRequest(
             sample_id=sample_id,
             task_id=task.task_id,
             benchmark_id=self.spec.benchmark_id,
             split=self.split,
             protocol=protocol.name,
-            inputs={"image": store.put_array(video[0], kind="image"), **extra_inputs},
+            inputs={"image": store.put_array(video[0], kind="image")},
             controls={"actions": actions, "action_names": world.ACTIONS},
             references={"video": store.put_array(video, kind="video")},
             generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.num_frames},
@@ -96,7 +104,6 @@ class GridworldBenchmark:
                 "world": state.to_dict(),
                 "agent_positions": positions.tolist(),
                 "episode_seed": episode_seed,
-                **extra_meta,
             },
         )
 
