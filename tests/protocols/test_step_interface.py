@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import compose
+from tests.conftest import ROOT, compose
 from wfeval.artifacts import ArtifactStore, read_array
 from wfeval.models.protocol import StepOutput, has_step_interface, step_many
 from wfeval.pipeline import build
@@ -92,3 +92,18 @@ def test_game_baseline_steps_equal_generate_byte_for_byte(tmp_path, benchmark, m
                     np.testing.assert_array_equal(out["generated_video"], read_array(request.references["video"]))
         finally:
             model.close()
+
+
+def test_oracle_and_noisy_step_on_every_benchmark_the_oracle_serves(tmp_path):
+    pytest.importorskip("ale_py")
+    games = _requests(tmp_path / "a", "benchmark=atari_pong", "benchmark.num_trajectories=1",
+                      "benchmark.windows_per_trajectory=1", "benchmark.horizon=4")
+    folder = _requests(tmp_path / "f", "benchmark=folder", f"benchmark.dataset_root={ROOT / 'examples/datasets/gridworld_tiny'}")
+    for name in ("oracle", "noisy"):
+        model = build.build_model(compose([f"model={name}"])).model
+        for request in [*games, *folder[:2]]:
+            video = model.generate([request])[0]["generated_video"]
+            n = len(request.controls["actions"])
+            np.testing.assert_array_equal(_stepped(model, request, [1] * n), video)
+            np.testing.assert_array_equal(_stepped(model, request, [n]), video)
+        model.close()
