@@ -57,7 +57,7 @@ def _values(job, metric: str) -> dict[str, float]:
 
 
 def _group(page: str, measurement: str, model: str) -> str:
-    block = page.split(f'<div class="metric-strips" data-measurement="{measurement}">', 1)[1]
+    block = page.split(f'<div class="metric-strips" id="strips-{measurement}" data-measurement="{measurement}">', 1)[1]
     block = block.split('<div class="metric-strips"', 1)[0]
     return block.split(f"<h4>{model} ", 1)[1].split('<div class="strip-group">', 1)[0]
 
@@ -83,8 +83,8 @@ def test_leaderboard_ranks_models_by_the_primary_metric_with_intervals_coverage_
         agg = docs[model]["results"]["gridworld.psnr"]
         assert headline(agg) == pytest.approx(means[model])
         ci = agg["confidence_interval"]
-        assert f"{headline(agg):.4g} <span class=\"ci\">[{ci['low']:.4g}, {ci['high']:.4g}]</span>" in row
-        assert "6/6" in row
+        assert f"{headline(agg):.4g}<br><span class=\"ci\">[{ci['low']:.4g}, {ci['high']:.4g}]</span>" in row
+        assert "6/6 valid" in row
         evidence = docs[model]["evidence"]
         assert not evidence["eligible"] and f"no ({len(evidence['reasons'])})" in row
         for reason in evidence["reasons"]:
@@ -147,6 +147,29 @@ def test_provenance_has_the_hashes_versions_and_the_command_line(sweep_report):
     for text in (manifest["config_hash"], manifest["benchmark"]["dataset_hash"], manifest["versions"]["numpy"],
                  "python -m wfeval -m model=oracle,static,random_actions", "python -m wfeval model=random_actions"):
         assert text in page
+
+
+def test_provenance_shows_the_fvd_recipe_and_weights_hash(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    run = tmp_path / "with_fvd"
+    shutil.copytree(sweep_report.job("static"), run)
+    doc = json.loads((run / "results.json").read_text())
+    recipe = {"clip_length": 16, "resize": 224, "resize_mode": "bilinear", "covariance": "N"}
+    doc["results"]["gridworld.fvd"] = {
+        "metric_id": "fvd", "n_total": 6, "n_valid": 6, "n_skipped": 0, "valid": True, "raw_stats": {"fvd": 812.5},
+        "normalized_stats": {}, "confidence_interval": {}, "skip_breakdown": {},
+        "diagnostics": {"value": 812.5, "recipe": recipe, "recipe_digest": "d1g3st", "n_real": 6, "n_generated": 6,
+                        "weights": {"sha256": "ab" * 32, "format": "flax"}, "rank_note": "rank-deficient: N < 400"}}
+    (run / "results.json").write_text(json.dumps(doc))
+    page = write_report([run], tmp_path / "r.html").read_text()
+    provenance = page.split('<section id="provenance">', 1)[1]
+    assert "ab" * 32 in provenance and "d1g3st" in provenance and "rank-deficient: N &lt; 400" in provenance
+    assert "clip_length=16, resize=224, resize_mode=bilinear, covariance=N" in provenance
+    assert "812.5" in page.split('<section id="leaderboard">', 1)[1].split("</section>", 1)[0]
+    # no per-sample value for it: a note instead of pictures
+    block = page.split('id="strips-gridworld.fvd"', 1)[1].split("</section>", 1)[0]
+    assert '<p class="note">no per-sample values' in block and "<img" not in block
 
 
 def _small_run(tmp_path, *overrides, name="run"):

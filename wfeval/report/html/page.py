@@ -182,7 +182,7 @@ def horizon_charts(runs: list[RunData]) -> list[dict[str, Any]]:
                                        [m + h for m, h in zip(mean, half)], charts.color(i)))
         if curves:
             out.append({"metric": metric, "component": component, "uri": charts.curve_chart(
-                f"{metric} · {component}", curves, xlabel, f"{metric} {component}")})
+                f"{metric} · {component}", curves, xlabel, component)})
     return out
 
 
@@ -348,7 +348,10 @@ def provenance(run: RunData) -> dict[str, Any]:
     for m, agg in (doc.get("results") or {}).items():
         diag = agg.get("diagnostics") or {}
         if "recipe" in diag or "weights" in diag:
-            fvd.append({"measurement": m, "recipe": diag.get("recipe"), "recipe_digest": diag.get("recipe_digest"),
+            recipe = diag.get("recipe")
+            if isinstance(recipe, dict):
+                recipe = ", ".join(f"{k}={v}" for k, v in recipe.items())
+            fvd.append({"measurement": m, "recipe": recipe, "recipe_digest": diag.get("recipe_digest"),
                         "weights": (diag.get("weights") or {}).get("sha256") or "–",
                         "n": f"{diag.get('n_real', '–')} reference / {diag.get('n_generated', '–')} generated",
                         "rank_note": diag.get("rank_note")})
