@@ -5,8 +5,9 @@ Run: ``python benchmarks/report_size.py [--samples 1000] [--repeats 3] [--browse
 1. Default run (``python -m wfeval``, 32 gridworld samples, the suite's 7 metrics) with
    ``run.report=true`` and ``run.report=false``, alternated, each as a fresh process on a warm
    store: median wall and CPU seconds of each, and the difference.
-2. A ``--samples``-sample run (``model=static``, cheap metrics psnr, mse, flicker,
-   generated_rate, its own report off), then ``python -m wfeval.report`` on it: seconds to
+2. A ``--samples``-sample run (``model=static``, by default the cheap metrics psnr, mse,
+   flicker, generated_rate; ``--metrics suite`` for the gridworld suite's 7; its own report
+   off), then ``python -m wfeval.report`` on it: seconds to
    write, file size, and the time headless Chromium takes to load and render it (``--dump-dom``
    wall time minus that of an empty page, median of ``--repeats``).
 """
@@ -67,15 +68,15 @@ def _browse(browser: str, page: Path, profile: Path) -> float:
     return time.perf_counter() - started
 
 
-def large_run_report(work: Path, samples: int, repeats: int, browser: str | None) -> None:
+def large_run_report(work: Path, samples: int, repeats: int, browser: str | None, metrics: str) -> None:
     run_dir = work / "large"
-    _run([sys.executable, "-m", "wfeval", f"benchmark.num_samples={samples}", "model=static",
-          "metric=[generated_rate,psnr,mse,flicker]", f"run.store_dir={work / 'store'}", "run.progress=off",
-          "run.report=false", f"hydra.run.dir={run_dir}"], work)
+    selection = [] if metrics == "suite" else [f"metric=[{metrics}]"]
+    _run([sys.executable, "-m", "wfeval", f"benchmark.num_samples={samples}", "model=static", *selection,
+          f"run.store_dir={work / 'store'}", "run.progress=off", "run.report=false", f"hydra.run.dir={run_dir}"], work)
     page = work / "large.html"
     wall, cpu = _run([sys.executable, "-m", "wfeval.report", str(run_dir), "--out", str(page)], work)
     size = page.stat().st_size
-    print(f"\n{samples}-sample run (model=static, 4 metrics): python -m wfeval.report")
+    print(f"\n{samples}-sample run (model=static, metrics: {metrics}): python -m wfeval.report")
     print(f"  written in      wall {wall:6.2f} s   cpu {cpu:6.2f} s (fresh process, imports included)")
     print(f"  file size       {size / 1e6:6.2f} MB ({size:,} bytes)")
     if browser is None:
@@ -95,13 +96,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--browser", default=shutil.which("chromium") or shutil.which("chromium-browser"))
+    parser.add_argument("--metrics", default="generated_rate,psnr,mse,flicker",
+                        help="metric ids of the large run, or 'suite' for the benchmark's 7")
     parser.add_argument("--skip-default", action="store_true", help="only the large-run measurement")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wfeval-report-size-") as tmp:
         work = Path(tmp)
         if not args.skip_default:
             default_run_overhead(work, args.repeats)
-        large_run_report(work, args.samples, args.repeats, args.browser)
+        large_run_report(work, args.samples, args.repeats, args.browser, args.metrics)
 
 
 if __name__ == "__main__":
