@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from wfeval.report.html import charts
+from wfeval.results import headline as results_headline
 from wfeval.report.html.load import RunData
 
 MAX_SAMPLE_ROWS = 2000
@@ -46,11 +47,8 @@ def _number(value: Any) -> float | None:
 
 
 def headline(agg: dict[str, Any]) -> float | None:
-    """The aggregate's headline number (``diagnostics.value``, else the normalized mean); None if invalid."""
-    if not agg.get("valid"):
-        return None
-    value = (agg.get("diagnostics") or {}).get("value")
-    return _number(value if value is not None else (agg.get("normalized_stats") or {}).get("mean"))
+    """The aggregate's headline number (:func:`wfeval.results.headline`) when it is a finite number."""
+    return _number(results_headline(agg))
 
 
 def measurements_of(runs: Iterable[RunData]) -> list[str]:
