@@ -268,3 +268,15 @@ def test_report_cli_errors_and_help_import_no_report_library(tmp_path):
         proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path, env=cli_env(),
                               capture_output=True, text=True, timeout=120)
         assert "LOADED []" in proc.stdout, (args, proc.stdout[-300:], proc.stderr[-300:])
+
+
+@pytest.mark.parametrize("argv0, program", [
+    ("/src/wfeval/__main__.py", "python -m wfeval"),  # python -m wfeval puts the file in argv[0]
+    ("/venv/lib/python3.11/site-packages/wfeval/resume.py", "python -m wfeval.resume"),
+    ("/home/me/wfeval/wfeval/__main__.py", "python -m wfeval"),  # a checkout named like the package
+    ("/venv/bin/wfeval", "/venv/bin/wfeval"),  # the console script
+])
+def test_the_reproduce_command_names_the_module_that_ran(argv0, program):
+    from wfeval.report.html.page import _program
+
+    assert _program(argv0) == program

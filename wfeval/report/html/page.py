@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import shlex
 from collections import defaultdict
+from pathlib import PurePath
 from typing import Any, Iterable
 
 from wfeval.report.html import charts
@@ -337,10 +338,19 @@ def sample_table(run: RunData) -> dict[str, Any]:
     return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, len(ids) - MAX_SAMPLE_ROWS)}
 
 
+def _program(path: str) -> str:
+    """``python -m wfeval.resume`` for ``.../wfeval/resume.py`` (``-m`` puts the file in argv[0])."""
+    parts = PurePath(path).with_suffix("").parts
+    if "wfeval" in parts and path.endswith(".py"):
+        module = list(parts[len(parts) - 1 - parts[::-1].index("wfeval"):])
+        return "python -m " + ".".join(module[:-1] if module[-1] == "__main__" else module)
+    return shlex.quote(path)  # a console script (``wfeval``) or a program of the user's
+
+
 def provenance(run: RunData) -> dict[str, Any]:
     manifest, doc = run.manifest, run.results or {}
     argv = [str(a) for a in manifest.get("argv") or []]
-    command = "python -m wfeval " + shlex.join(argv[1:]) if argv else ""
+    command = " ".join([_program(argv[0]), shlex.join(argv[1:])]).strip() if argv else ""
     single = "python -m wfeval " + shlex.join(run.overrides) if run.overrides is not None else ""
     fvd = []
     for m, agg in (doc.get("results") or {}).items():
