@@ -98,6 +98,7 @@ def test_one_chart_per_metric_and_a_horizon_curve_per_model(sweep_report):
     assert [c["data-measurement"] for c in charts] == measurements
     horizon = {c["data-metric"] for c in elements(page, "figure", "horizon-chart")}
     assert {"psnr", "ssim", "flicker"} <= horizon
+    assert "action_following agent_position_error" in horizon  # the same per-frame error curve: one chart
     [psnr] = [i["src"] for i in elements(page, "img") if i.get("alt") == "psnr per frame"]
     svg = base64.b64decode(psnr.split(",", 1)[1]).decode()
     assert all(f">{model}<" in svg for model in ("oracle", "static", "random_actions"))  # the legend

@@ -153,11 +153,15 @@ def _row_value(row: dict[str, Any]) -> float | None:
 
 
 def horizon_charts(runs: list[RunData]) -> list[dict[str, Any]]:
-    """Mean per-frame curve of each metric that keeps one (``components``), per model, with a 95% band."""
+    """Mean per-frame curve of each metric that keeps one (``components``), per model, with a 95% band.
+
+    Metrics that keep the same curve (action_following and agent_position_error both keep the
+    agent's per-frame position error) share one chart.
+    """
     metrics: list[str] = []
     for run in runs:
         metrics += [m for m in run.metric_rows if m not in metrics]
-    out = []
+    found: dict[tuple, dict[str, Any]] = {}
     for metric in metrics:
         curves, xlabel, component = [], "frame", ""
         for i, run in enumerate(runs):
@@ -180,9 +184,12 @@ def horizon_charts(runs: list[RunData]) -> list[dict[str, Any]]:
             curves.append(charts.Curve(run.label, xs, mean, [m - h for m, h in zip(mean, half)],
                                        [m + h for m, h in zip(mean, half)], charts.color(i)))
         if curves:
-            out.append({"metric": metric, "component": component, "uri": charts.curve_chart(
-                f"{metric} · {component}", curves, xlabel, component)})
-    return out
+            key = (component, tuple((c.label, tuple(c.x), tuple(c.y)) for c in curves))
+            found.setdefault(key, {"metrics": [], "component": component, "xlabel": xlabel, "curves": curves})
+            found[key]["metrics"].append(metric)
+    return [{"metric": " ".join(f["metrics"]), "component": f["component"], "uri": charts.curve_chart(
+        f"{', '.join(f['metrics'])} · {f['component']}", f["curves"], f["xlabel"], f["component"])}
+        for f in found.values()]
 
 
 def _std(values: list[float]) -> float:
