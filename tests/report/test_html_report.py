@@ -281,3 +281,24 @@ def test_the_reproduce_command_names_the_module_that_ran(argv0, program):
     from wfeval.report.html.page import _program
 
     assert _program(argv0) == program
+
+
+def test_failures_are_grouped_by_reason_and_the_list_stays_bounded(tmp_path):
+    from wfeval.report.html.load import RunData
+    from wfeval.report.html.page import MAX_GROUPS, MAX_IDS, failures
+
+    rows = {f"s{i:04d}": {"sample_id": f"s{i:04d}", "metric_id": "psnr", "valid": False,
+                          "skip_reason": "no reference video" if i < 30 else f"error: ValueError: bad s{i:04d}",
+                          "diagnostics": {"status": "skip" if i < 30 else "error"}} for i in range(250)}
+    samples = [{"sample_id": "s0000", "success": False, "stop_reason": "timeout",
+                "metadata": {"generation_error": "took longer than 5 s"}}]
+    run = RunData(path=tmp_path, manifest={"status": "completed"}, results=None, samples=samples,
+                  metric_rows={"psnr": rows})
+    out = failures(run)
+    first, second = out["reasons"][:2]
+    assert (first["where"], first["status"], first["reason"], first["count"]) == (
+        "generation", "timeout", "took longer than 5 s", 1)  # generation first
+    assert (second["reason"], second["count"], second["more"]) == ("no reference video", 30, 30 - MAX_IDS)
+    assert second["ids"] == [f"s{i:04d}" for i in range(MAX_IDS)]
+    assert len(out["reasons"]) == MAX_GROUPS and out["total"] == 251
+    assert (out["hidden_groups"], out["hidden_items"]) == (220 + 2 - MAX_GROUPS, 220 + 2 - MAX_GROUPS)

@@ -2,9 +2,9 @@
 
 Everything here reads :class:`~wfeval.report.html.load.RunData` (plain data); charts and
 pictures are made by :mod:`.charts` and :mod:`.media`. Size bounds, whatever the number of
-samples: three strips (best, median, worst) per metric and run, a grouped list of failures
-(reason → count → the first ``MAX_IDS`` sample ids), and a per-sample table of at most
-``MAX_SAMPLE_ROWS`` rows per run.
+samples: three strips (best, median, worst) per metric and run, the failures grouped by reason
+(the ``MAX_GROUPS`` largest groups, each with its count and first ``MAX_IDS`` sample ids), and
+a per-sample table of at most ``MAX_SAMPLE_ROWS`` rows per run.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from wfeval.report.html.load import RunData
 
 MAX_SAMPLE_ROWS = 2000
 MAX_IDS = 12
+MAX_GROUPS = 100
 MAX_ACTIONS = 64
 CURVE_KEYS = (  # components key → (x of item i given the row's components, what x means)
     ("per_frame", lambda c, i: int(c.get("first_frame") or 0) + i, "frame"),
@@ -317,8 +318,11 @@ def failures(run: RunData) -> dict[str, Any]:
                 groups[(metric, status, str(row.get("skip_reason") or ""))].append(sample_id)
     items = [{"where": where, "status": status, "reason": reason, "count": len(ids),
               "ids": sorted(ids)[:MAX_IDS], "more": max(0, len(ids) - MAX_IDS)}
-             for (where, status, reason), ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
-    return {"label": run.label, "reasons": items, "total": sum(i["count"] for i in items),
+             for (where, status, reason), ids in sorted(
+                 groups.items(), key=lambda kv: (kv[0][0] != "generation", -len(kv[1]), kv[0]))]
+    hidden = items[MAX_GROUPS:]  # e.g. an error message that names its sample: one group per sample
+    return {"label": run.label, "reasons": items[:MAX_GROUPS], "total": sum(i["count"] for i in items),
+            "hidden_groups": len(hidden), "hidden_items": sum(i["count"] for i in hidden),
             "run_status": run.status, "run_error": run.manifest.get("error")}
 
 
