@@ -302,3 +302,16 @@ def test_failures_are_grouped_by_reason_and_the_list_stays_bounded(tmp_path):
     assert second["ids"] == [f"s{i:04d}" for i in range(MAX_IDS)]
     assert len(out["reasons"]) == MAX_GROUPS and out["total"] == 251
     assert (out["hidden_groups"], out["hidden_items"]) == (220 + 2 - MAX_GROUPS, 220 + 2 - MAX_GROUPS)
+
+
+def test_a_report_that_cannot_even_log_its_failure_still_returns_quietly(tmp_path):
+    from wfeval.report.html import write_run_report
+
+    def full_disk(kind, **fields):
+        raise OSError(28, "No space left on device")
+
+    with pytest.warns(RuntimeWarning) as caught:
+        assert write_run_report(tmp_path / "not_a_run", event=full_disk) is None
+    messages = [str(w.message) for w in caught]
+    assert any("events.jsonl: report_failed not recorded" in m for m in messages)
+    assert any(m.startswith("report.html not written: FileNotFoundError") for m in messages)

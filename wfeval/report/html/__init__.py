@@ -65,11 +65,19 @@ def write_run_report(run_dir: str | Path, event: Callable[..., None] | None = No
         out = write_report([run_dir], Path(run_dir) / REPORT_NAME)
     except Exception as exc:  # noqa: BLE001 - a report must never fail the run it describes
         message = f"{type(exc).__name__}: {exc}"
-        if event is not None:
-            event("report_failed", error=message)
+        _record(event, "report_failed", error=message)
         warnings.warn(f"report.html not written: {message} (the run's results are complete; "
                       f"retry with python -m wfeval.report {run_dir})", RuntimeWarning, stacklevel=2)
         return None
-    if event is not None:
-        event("report_written", path=REPORT_NAME, seconds=round(time.perf_counter() - started, 3))
+    _record(event, "report_written", path=REPORT_NAME, seconds=round(time.perf_counter() - started, 3))
     return out
+
+
+def _record(event: Callable[..., None] | None, kind: str, **fields) -> None:
+    """Log the event; a full disk that refuses even that line must not fail the finished run."""
+    if event is None:
+        return
+    try:
+        event(kind, **fields)
+    except OSError as exc:
+        warnings.warn(f"events.jsonl: {kind} not recorded: {exc}", RuntimeWarning, stacklevel=3)
