@@ -278,14 +278,14 @@ def test_report_cli_errors_and_help_import_no_report_library(tmp_path):
     ("/venv/bin/wfeval", "/venv/bin/wfeval"),  # the console script
 ])
 def test_the_reproduce_command_names_the_module_that_ran(argv0, program):
-    from wfeval.report.html.page import _program
+    from wfeval.report.html.provenance import _program
 
     assert _program(argv0) == program
 
 
 def test_failures_are_grouped_by_reason_and_the_list_stays_bounded(tmp_path):
     from wfeval.report.html.load import RunData
-    from wfeval.report.html.page import MAX_GROUPS, MAX_IDS, failures
+    from wfeval.report.html.samples import MAX_GROUPS, MAX_IDS, failures
 
     rows = {f"s{i:04d}": {"sample_id": f"s{i:04d}", "metric_id": "psnr", "valid": False,
                           "skip_reason": "no reference video" if i < 30 else f"error: ValueError: bad s{i:04d}",
