@@ -51,3 +51,4 @@ def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "gridworld.generated_rate" in run.stdout
     assert list((tmp_path / "outputs" / "runs").glob("*/results.json"))
+    assert list((tmp_path / "outputs" / "runs").glob("*/report.html"))  # the report's templates are shipped

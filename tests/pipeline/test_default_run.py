@@ -7,7 +7,7 @@ import json
 from tests.conftest import only_run_dir, read_jsonl, run_cli
 
 RUN_FILES = ("manifest.json", "events.jsonl", "steps.jsonl", "generations.jsonl", "samples.jsonl",
-             "metrics.jsonl", "results.json")
+             "metrics.jsonl", "results.json", "report.html")
 
 
 def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
@@ -42,7 +42,7 @@ def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
     assert len(read_jsonl(run / "metrics.jsonl")) == 7 * 32
     assert len(read_jsonl(run / "steps.jsonl")) == 32
     events = [e["event"] for e in read_jsonl(run / "events.jsonl")]
-    assert events[0] == "run_started" and events[-1] == "run_finished"
+    assert events[0] == "run_started" and events[-2:] == ["run_finished", "report_written"]
     assert "gridworld.generated_rate" in proc.stdout  # the results table
 
 

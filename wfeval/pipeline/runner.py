@@ -94,6 +94,9 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
                                                f"({recorder.path})"))
     print(evidence_line(document["evidence"]))
+    if cfg.run.report:  # report.html; a failure is an event and a warning, never a failed run
+        from wfeval.report.html import write_run_report
+        write_run_report(recorder.path, event=recorder.event)
     return summary
 
 

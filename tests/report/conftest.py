@@ -1,0 +1,39 @@
+"""A real 3-model sweep (6 gridworld samples each) and its HTML report, made once per session."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli_env, run_cli
+
+MODELS = ("oracle", "static", "random_actions")
+
+
+@dataclass
+class SweepReport:
+    root: Path
+    sweep: Path
+    html: Path
+
+    def job(self, model: str) -> Path:
+        [path] = [p for p in self.sweep.iterdir() if p.is_dir() and p.name.endswith(f"_{model}")]
+        return path
+
+
+@pytest.fixture(scope="session")
+def sweep_report(tmp_path_factory) -> SweepReport:
+    root = tmp_path_factory.mktemp("sweep_report")
+    proc = run_cli(["-m", f"model={','.join(MODELS)}", "benchmark.num_samples=6", "run.progress=off",
+                    f"run.store_dir={root / 'store'}"], cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [sweep] = (root / "outputs" / "multirun").iterdir()
+    html = root / "report.html"
+    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(sweep), "--out", str(html)], cwd=root,
+                          env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    return SweepReport(root, sweep, html)

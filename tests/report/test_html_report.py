@@ -1,0 +1,317 @@
+"""The HTML report: what it shows, read back from the page and checked against the run's own files."""
+
+from __future__ import annotations
+
+import base64
+import html as htmllib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+from tests.conftest import cli_env, compose, read_jsonl
+from wfeval.pipeline.runner import run_from_config
+
+
+class _Elements(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, dict(attrs)))
+
+
+def elements(page: str, tag: str, cls: str | None = None) -> list[dict]:
+    parser = _Elements()
+    parser.feed(page)
+    return [a for t, a in parser.found if t == tag and (cls is None or cls in (a.get("class") or "").split())]
+
+
+def webp_frames(uri: str, frame_ms: int = 125) -> list[np.ndarray]:
+    """The video frames of an animated WebP; the encoder merges equal consecutive frames into one
+    longer frame, which is expanded back by its duration (gridworld plays at 8 fps: 125 ms)."""
+    from PIL import Image, ImageSequence
+
+    assert uri.startswith("data:image/webp;base64,")
+    image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    frames = []
+    for frame in ImageSequence.Iterator(image):
+        frames += [np.asarray(frame.convert("RGB"))] * round(frame.info["duration"] / frame_ms)
+    return frames
+
+
+def headline(agg: dict) -> float:
+    return agg["diagnostics"].get("value", agg["normalized_stats"].get("mean"))
+
+
+def _values(job, metric: str) -> dict[str, float]:
+    return {r["sample_id"]: r["normalized_value"] for r in read_jsonl(job / "metrics.jsonl")
+            if r["metric_id"] == metric and r["diagnostics"]["status"] in ("ok", "fail")}
+
+
+def _group(page: str, measurement: str, model: str) -> str:
+    block = page.split(f'<div class="metric-strips" id="strips-{measurement}" data-measurement="{measurement}">', 1)[1]
+    block = block.split('<div class="metric-strips"', 1)[0]
+    return block.split(f"<h4>{model} ", 1)[1].split('<div class="strip-group">', 1)[0]
+
+
+def test_every_run_of_the_sweep_wrote_its_own_report(sweep_report):
+    for model in ("oracle", "static", "random_actions"):
+        page = (sweep_report.job(model) / "report.html").read_text()
+        assert f"<title>{model} on gridworld</title>" in page
+        events = [e["event"] for e in read_jsonl(sweep_report.job(model) / "events.jsonl")]
+        assert events[-2:] == ["run_finished", "report_written"]
+
+
+def test_leaderboard_ranks_models_by_the_primary_metric_with_intervals_coverage_and_reasons(sweep_report):
+    page = sweep_report.html.read_text()
+    docs = {m: json.loads((sweep_report.job(m) / "results.json").read_text())
+            for m in ("oracle", "static", "random_actions")}
+    # an independent ranking: mean PSNR of the per-sample rows, higher first
+    means = {m: np.mean(list(_values(sweep_report.job(m), "psnr").values())) for m in docs}
+    expected = sorted(means, key=lambda m: -means[m])
+    rows = re.findall(r'<tr class="board-row">(.*?)</tr>', page, re.S)
+    assert [re.search(r'<td class="model">(.*?)</td>', r).group(1) for r in rows] == expected
+    for row, model in zip(rows, expected):
+        agg = docs[model]["results"]["gridworld.psnr"]
+        assert headline(agg) == pytest.approx(means[model])
+        ci = agg["confidence_interval"]
+        assert f"{headline(agg):.4g}<br><span class=\"ci\">[{ci['low']:.4g}, {ci['high']:.4g}]</span>" in row
+        assert "6/6 valid" in row
+        evidence = docs[model]["evidence"]
+        assert not evidence["eligible"] and f"no ({len(evidence['reasons'])})" in row
+        for reason in evidence["reasons"]:
+            assert f"<li>{htmllib.escape(reason)}</li>" in row
+
+
+def test_one_chart_per_metric_and_a_horizon_curve_per_model(sweep_report):
+    page = sweep_report.html.read_text()
+    measurements = list(json.loads((sweep_report.job("oracle") / "results.json").read_text())["results"])
+    charts = elements(page, "figure", "metric-chart")
+    assert [c["data-measurement"] for c in charts] == measurements
+    horizon = {c["data-metric"] for c in elements(page, "figure", "horizon-chart")}
+    assert {"psnr", "ssim", "flicker"} <= horizon
+    assert "action_following agent_position_error" in horizon  # the same per-frame error curve: one chart
+    [psnr] = [i["src"] for i in elements(page, "img") if i.get("alt") == "psnr per frame"]
+    svg = base64.b64decode(psnr.split(",", 1)[1]).decode()
+    assert all(f">{model}<" in svg for model in ("oracle", "static", "random_actions"))  # the legend
+
+
+def test_strips_show_the_best_median_and_worst_samples_by_value(sweep_report):
+    page = sweep_report.html.read_text()
+    values = _values(sweep_report.job("static"), "psnr")
+    ranked = sorted(values, key=lambda s: (-values[s], s))
+    group = _group(page, "gridworld.psnr", "static")
+    picks = re.findall(r'<figure class="strip" data-rank="(\w+)" data-sample="([^"]+)">', group)
+    assert picks == [("best", ranked[0]), ("median", ranked[len(ranked) // 2]), ("worst", ranked[-1])]
+    assert f"psnr = <b>{values[ranked[0]]:.4g}</b>" in group
+
+
+def test_strip_frames_are_reference_generated_and_difference_side_by_side(sweep_report):
+    from wfeval.api import ArtifactRef
+    from wfeval.artifacts import read_array
+
+    job = sweep_report.job("static")
+    group = _group(sweep_report.html.read_text(), "gridworld.psnr", "static")
+    sample = re.search(r'data-rank="best" data-sample="([^"]+)"', group).group(1)
+    uri = re.search(r'<img class="strip-anim"[^>]*src="([^"]+)"', group).group(1)
+    [record] = [r for r in read_jsonl(job / "generations.jsonl") if r["request"]["sample_id"] == sample]
+    reference = read_array(ArtifactRef.from_dict(record["request"]["references"]["video"]))
+    generated = read_array(ArtifactRef.from_dict(record["result"]["artifacts"]["generated_video"]))
+    frames = webp_frames(uri)
+    assert len(frames) == len(reference) == 16
+    width = reference.shape[2]
+    assert frames[0].shape == (reference.shape[1], 3 * width + 2 * 2, 3)
+    diff = np.clip(np.abs(generated.astype(int) - reference.astype(int)) * 4, 0, 255)
+    for t in (0, 7, 15):  # lossy WebP: close to the arrays, not equal
+        panels = frames[t][:, :width], frames[t][:, width + 2:2 * width + 2], frames[t][:, 2 * width + 4:]
+        for shown, truth in zip(panels, (reference[t], generated[t], diff[t])):
+            assert np.abs(shown.astype(int) - truth).mean() < 6
+    assert np.abs(frames[15][:, 2 * width + 4:].astype(int)).mean() > 10  # static is wrong by then
+
+
+def test_a_metric_whose_samples_are_all_equal_gets_one_picture(sweep_report):
+    group = _group(sweep_report.html.read_text(), "gridworld.psnr", "oracle")
+    assert re.findall(r'data-rank="([^"]+)"', group) == ["all 6 equal"]
+
+
+def test_provenance_has_the_hashes_versions_and_the_command_line(sweep_report):
+    page = sweep_report.html.read_text()
+    manifest = json.loads((sweep_report.job("random_actions") / "manifest.json").read_text())
+    for text in (manifest["config_hash"], manifest["benchmark"]["dataset_hash"], manifest["versions"]["numpy"],
+                 "python -m wfeval -m model=oracle,static,random_actions", "python -m wfeval model=random_actions"):
+        assert text in page
+
+
+def test_provenance_shows_the_fvd_recipe_and_weights_hash(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    run = tmp_path / "with_fvd"
+    shutil.copytree(sweep_report.job("static"), run)
+    doc = json.loads((run / "results.json").read_text())
+    recipe = {"clip_length": 16, "resize": 224, "resize_mode": "bilinear", "covariance": "N"}
+    doc["results"]["gridworld.fvd"] = {
+        "metric_id": "fvd", "n_total": 6, "n_valid": 6, "n_skipped": 0, "valid": True, "raw_stats": {"fvd": 812.5},
+        "normalized_stats": {}, "confidence_interval": {}, "skip_breakdown": {},
+        "diagnostics": {"value": 812.5, "recipe": recipe, "recipe_digest": "d1g3st", "n_real": 6, "n_generated": 6,
+                        "weights": {"sha256": "ab" * 32, "format": "flax"}, "rank_note": "rank-deficient: N < 400"}}
+    (run / "results.json").write_text(json.dumps(doc))
+    page = write_report([run], tmp_path / "r.html").read_text()
+    provenance = page.split('<section id="provenance">', 1)[1]
+    assert "ab" * 32 in provenance and "d1g3st" in provenance and "rank-deficient: N &lt; 400" in provenance
+    assert "clip_length=16, resize=224, resize_mode=bilinear, covariance=N" in provenance
+    assert "812.5" in page.split('<section id="leaderboard">', 1)[1].split("</section>", 1)[0]
+    # no per-sample value for it: a note instead of pictures
+    block = page.split('id="strips-gridworld.fvd"', 1)[1].split("</section>", 1)[0]
+    assert '<p class="note">no per-sample values' in block and "<img" not in block
+
+
+def _small_run(tmp_path, *overrides, name="run"):
+    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=5", *overrides])
+    run_from_config(cfg, output_dir=tmp_path / name)
+    return tmp_path / name
+
+
+def test_failed_and_skipped_samples_are_listed_with_their_reasons(tmp_path):
+    run = _small_run(tmp_path, "model=python", "model.object._target_=wfeval_test_models.RecordingModel",
+                     "+model.object.missing=[2]", "+model.object.broken=[4]", "metric=[psnr,generated_rate]")
+    page = (run / "report.html").read_text()
+    section = page.split('<section id="failures">', 1)[1].split("</section>", 1)[0]
+    not_scored = [r for r in read_jsonl(run / "metrics.jsonl") if r["diagnostics"]["status"] in ("skip", "error")]
+    assert {r["sample_id"] for r in not_scored} == {"gridworld-test-00002", "gridworld-test-00004"}
+    for row in not_scored:
+        assert htmllib.escape(row["skip_reason"]) in section
+    failed = [r for r in read_jsonl(run / "samples.jsonl") if not r["success"]]
+    assert len(failed) == 2
+    for row in failed:
+        assert htmllib.escape(row["metadata"]["generation_error"]) in section
+
+
+def test_a_missing_store_object_is_shown_as_missing(tmp_path):
+    from wfeval.report.html import write_report
+
+    run = _small_run(tmp_path, "metric=[psnr]", "model=static")
+    shutil.rmtree(tmp_path / "store" / "objects")
+    page = write_report([run], tmp_path / "again.html").read_text()
+    assert "missing from the store" in page
+    assert not elements(page, "img", "strip-anim")
+    assert len(re.findall(r'<tr class="board-row">', page)) == 1
+
+
+def test_latency_per_step_is_charted_only_for_step_wise_runs(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    assert 'class="chart latency-chart"' not in sweep_report.html.read_text()  # open loop: one step per sample
+    run = tmp_path / "stepwise"
+    shutil.copytree(sweep_report.job("static"), run)
+    latencies = {0: [0.1, 0.3, 0.2], 1: [0.5, 0.4, 0.6], 2: [0.2, 0.2, 0.9]}
+    with (run / "steps.jsonl").open("a") as handle:
+        for step, values in latencies.items():
+            for i, value in enumerate(values):
+                handle.write(json.dumps({"sample_id": f"s{i}", "step": step, "latency_seconds": value,
+                                         "cached": False}) + "\n")
+    page = write_report([run], tmp_path / "r.html").read_text()
+    assert 'class="chart latency-chart"' in page
+    every = [v for vs in latencies.values() for v in vs] + [
+        r["latency_seconds"] for r in read_jsonl(sweep_report.job("static") / "steps.jsonl") if not r["cached"]]
+    assert f"<td>{np.median(every):.4g}</td>" in page
+
+
+def test_a_failing_report_is_an_event_and_a_warning_never_a_failed_run(tmp_path, monkeypatch):
+    import wfeval.report.html as report_html
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no disk for the report")
+
+    monkeypatch.setattr(report_html, "render", broken)
+    with pytest.warns(RuntimeWarning, match="report.html not written: RuntimeError: no disk for the report"):
+        run = _small_run(tmp_path, "metric=[generated_rate]")
+    assert json.loads((run / "manifest.json").read_text())["status"] == "completed"
+    assert (run / "results.json").is_file() and not (run / "report.html").exists()
+    [event] = [e for e in read_jsonl(run / "events.jsonl") if e["event"] == "report_failed"]
+    assert event["error"] == "RuntimeError: no disk for the report"
+
+    off = _small_run(tmp_path, "metric=[generated_rate]", "run.report=false", name="off")
+    assert not (off / "report.html").exists()
+    assert not [e for e in read_jsonl(off / "events.jsonl") if e["event"].startswith("report")]
+
+
+def test_the_report_reads_run_folders_without_building_any_target(tmp_path, sweep_report, monkeypatch):
+    import hydra.utils
+
+    from wfeval.report.html import write_report
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a run folder is data: nothing may be instantiated from it")
+
+    monkeypatch.setattr(hydra.utils, "instantiate", refuse)
+    page = write_report([sweep_report.sweep], tmp_path / "r.html").read_text()
+    assert "wfeval.benchmarks.gridworld.baselines.StaticModel" in page
+
+
+def test_report_cli_errors_and_help_import_no_report_library(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "wfeval.report", str(tmp_path / "nothing")], cwd=tmp_path,
+                          env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no such run folder" in proc.stderr
+    probe = ("import atexit, sys, runpy\n"
+             "atexit.register(lambda: print('LOADED', sorted(m for m in ('matplotlib', 'jinja2', 'PIL', 'tqdm')"
+             " if m in sys.modules)))\n"
+             "sys.argv = [sys.argv[1]] + sys.argv[2:]\n"
+             "runpy.run_module(sys.argv[0], run_name='__main__')\n")
+    for args in (["wfeval", "--help"], ["wfeval", "--cfg", "job"], ["wfeval.report", "--help"]):
+        proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path, env=cli_env(),
+                              capture_output=True, text=True, timeout=120)
+        assert "LOADED []" in proc.stdout, (args, proc.stdout[-300:], proc.stderr[-300:])
+
+
+@pytest.mark.parametrize("argv0, program", [
+    ("/src/wfeval/__main__.py", "python -m wfeval"),  # python -m wfeval puts the file in argv[0]
+    ("/venv/lib/python3.11/site-packages/wfeval/resume.py", "python -m wfeval.resume"),
+    ("/home/me/wfeval/wfeval/__main__.py", "python -m wfeval"),  # a checkout named like the package
+    ("/venv/bin/wfeval", "/venv/bin/wfeval"),  # the console script
+])
+def test_the_reproduce_command_names_the_module_that_ran(argv0, program):
+    from wfeval.report.html.provenance import _program
+
+    assert _program(argv0) == program
+
+
+def test_failures_are_grouped_by_reason_and_the_list_stays_bounded(tmp_path):
+    from wfeval.report.html.load import RunData
+    from wfeval.report.html.samples import MAX_GROUPS, MAX_IDS, failures
+
+    rows = {f"s{i:04d}": {"sample_id": f"s{i:04d}", "metric_id": "psnr", "valid": False,
+                          "skip_reason": "no reference video" if i < 30 else f"error: ValueError: bad s{i:04d}",
+                          "diagnostics": {"status": "skip" if i < 30 else "error"}} for i in range(250)}
+    samples = [{"sample_id": "s0000", "success": False, "stop_reason": "timeout",
+                "metadata": {"generation_error": "took longer than 5 s"}}]
+    run = RunData(path=tmp_path, manifest={"status": "completed"}, results=None, samples=samples,
+                  metric_rows={"psnr": rows})
+    out = failures(run)
+    first, second = out["reasons"][:2]
+    assert (first["where"], first["status"], first["reason"], first["count"]) == (
+        "generation", "timeout", "took longer than 5 s", 1)  # generation first
+    assert (second["reason"], second["count"], second["more"]) == ("no reference video", 30, 30 - MAX_IDS)
+    assert second["ids"] == [f"s{i:04d}" for i in range(MAX_IDS)]
+    assert len(out["reasons"]) == MAX_GROUPS and out["total"] == 251
+    assert (out["hidden_groups"], out["hidden_items"]) == (220 + 2 - MAX_GROUPS, 220 + 2 - MAX_GROUPS)
+
+
+def test_a_report_that_cannot_even_log_its_failure_still_returns_quietly(tmp_path):
+    from wfeval.report.html import write_run_report
+
+    def full_disk(kind, **fields):
+        raise OSError(28, "No space left on device")
+
+    with pytest.warns(RuntimeWarning) as caught:
+        assert write_run_report(tmp_path / "not_a_run", event=full_disk) is None
+    messages = [str(w.message) for w in caught]
+    assert any("events.jsonl: report_failed not recorded" in m for m in messages)
+    assert any(m.startswith("report.html not written: FileNotFoundError") for m in messages)

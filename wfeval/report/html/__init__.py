@@ -1,0 +1,83 @@
+"""One self-contained HTML report of one or more runs (``python -m wfeval.report``).
+
+The page carries everything it shows: its style and its one small script inline, charts as
+SVG data URIs (matplotlib) and the samples' moving pictures as animated WebP data URIs
+(Pillow); nothing is fetched when it is opened. It reads run folders as data (see
+:mod:`.load`). Jinja2, matplotlib and Pillow (the ``report`` extra) are imported only here, when
+a report is written.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+REPORT_NAME = "report.html"
+
+
+def render(runs: Sequence, title: str) -> str:
+    """The page of loaded runs (:class:`~wfeval.report.html.load.RunData`) as HTML text."""
+    import jinja2
+
+    import wfeval
+    from wfeval.report.html import media, page
+
+    templates = resources.files("wfeval.report.html") / "templates"
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    template = env.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
+    return template.render(
+        **page.context(list(runs), title),
+        css=(templates / "report.css").read_text(encoding="utf-8"),
+        js=(templates / "report.js").read_text(encoding="utf-8"),
+        version=wfeval.__version__, diff_gain=media.DIFF_GAIN,
+        written_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def _title(runs: Sequence) -> str:
+    if len(runs) == 1:
+        return f"{runs[0].model_name} on {runs[0].benchmark_id or '?'}"
+    benchmarks = sorted({r.benchmark_id for r in runs if r.benchmark_id})
+    return f"{len(runs)} runs on {', '.join(benchmarks) or '?'}"
+
+
+def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None) -> Path:
+    """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
+    from wfeval.artifacts import atomic_write_bytes
+    from wfeval.report.html.load import load_runs
+
+    runs = load_runs(paths)
+    html = render(runs, title or _title(runs))
+    out = Path(out)
+    atomic_write_bytes(out, html.encode("utf-8"), durable=False)
+    return out
+
+
+def write_run_report(run_dir: str | Path, event: Callable[..., None] | None = None) -> Path | None:
+    """The end of a run: ``report.html`` in its folder. Never raises: a failure is an event and a warning."""
+    started = time.perf_counter()
+    try:
+        out = write_report([run_dir], Path(run_dir) / REPORT_NAME)
+    except Exception as exc:  # noqa: BLE001 - a report must never fail the run it describes
+        message = f"{type(exc).__name__}: {exc}"
+        _record(event, "report_failed", error=message)
+        warnings.warn(f"report.html not written: {message} (the run's results are complete; "
+                      f"retry with python -m wfeval.report {run_dir})", RuntimeWarning, stacklevel=2)
+        return None
+    _record(event, "report_written", path=REPORT_NAME, seconds=round(time.perf_counter() - started, 3))
+    return out
+
+
+def _record(event: Callable[..., None] | None, kind: str, **fields) -> None:
+    """Log the event; a full disk that refuses even that line must not fail the finished run."""
+    if event is None:
+        return
+    try:
+        event(kind, **fields)
+    except OSError as exc:
+        warnings.warn(f"events.jsonl: {kind} not recorded: {exc}", RuntimeWarning, stacklevel=3)

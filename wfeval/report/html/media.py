@@ -1,0 +1,133 @@
+"""Side-by-side moving pictures of one sample: reference | generated | |difference|, frame-aligned.
+
+One animated WebP (Pillow, lossy at ``QUALITY``: pictures are for looking, the numbers come from
+the stored arrays) per sample, inlined as a data URI. Frame ``t`` of every
+panel is frame ``t`` of its video; a video shorter than the other shows a grey panel for the
+frames it lacks. Bounds that keep a report small whatever the run size: at most
+``MAX_FRAMES`` frames (evenly subsampled beyond) and panels at most ``MAX_SIDE`` pixels (shrunk
+beyond, never enlarged: the page scales them up with ``image-rendering: pixelated``).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wfeval.api import ArtifactRef
+from wfeval.artifacts import ArtifactError, ArtifactStore, read_array
+
+MAX_FRAMES = 48
+MAX_SIDE = 128
+DIFF_GAIN = 4  # |generated - reference| × 4, clipped to 255: small errors stay visible
+GAP = 2
+QUALITY = 80
+GREY = 96
+
+
+@dataclass
+class Strip:
+    """An animated picture (``data_uri``) or, when a video cannot be read, why not (``problems``)."""
+
+    data_uri: str | None
+    frames: int
+    problems: list[str]
+    panels: tuple[str, ...] = ("reference", "generated", f"|difference| ×{DIFF_GAIN}")
+
+
+def load_video(ref: ArtifactRef | None, store_dir: Path | None, what: str) -> tuple[np.ndarray | None, str | None]:
+    """The array behind ``ref`` as T×H×W×3 uint8, or ``(None, why)``: a missing object is shown, not raised."""
+    if ref is None:
+        return None, f"{what}: none recorded"
+    try:
+        store = ArtifactStore(store_dir) if store_dir is not None else None
+        array = read_array(ref, store=store)
+    except ArtifactError as exc:
+        return None, f"{what} missing from the store: {exc}"
+    except Exception as exc:  # noqa: BLE001 - anything unreadable is reported on the page
+        return None, f"{what} unreadable: {type(exc).__name__}: {exc}"
+    return _as_video(array, what)
+
+
+def _as_video(array: np.ndarray, what: str) -> tuple[np.ndarray | None, str | None]:
+    if array.ndim == 3:  # one image
+        array = array[None]
+    if array.ndim == 4 and array.shape[-1] == 1:
+        array = np.repeat(array, 3, axis=-1)
+    if array.ndim != 4 or array.shape[-1] not in (3, 4) or 0 in array.shape:
+        return None, f"{what}: shape {tuple(array.shape)} is not a T×H×W×3 video"
+    if array.dtype != np.uint8:
+        array = np.clip(array, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(array[..., :3]), None
+
+
+def _fit(frames: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Frames resized (nearest) to height × width, for display only."""
+    if frames.shape[1:3] == (height, width):
+        return frames
+    from PIL import Image
+
+    return np.stack([np.asarray(Image.fromarray(f).resize((width, height), Image.NEAREST)) for f in frames])
+
+
+def compose(reference: np.ndarray | None, generated: np.ndarray | None) -> np.ndarray:
+    """T×H×(3W+2·GAP)×3 frames: reference, generated, gained |difference| (grey where absent)."""
+    videos = [v for v in (reference, generated) if v is not None]
+    if not videos:
+        raise ValueError("no video to show")
+    base = videos[0]
+    height, width = base.shape[1:3]
+    scale = min(1.0, MAX_SIDE / max(height, width))
+    height, width = max(1, int(round(height * scale))), max(1, int(round(width * scale)))
+    length = max(len(v) for v in videos)
+    index = np.unique(np.linspace(0, length - 1, min(length, MAX_FRAMES)).round().astype(int))
+
+    def panel(video: np.ndarray | None) -> np.ndarray:
+        out = np.full((len(index), height, width, 3), GREY, np.uint8)
+        if video is not None:
+            have = index < len(video)
+            out[have] = _fit(video[index[have]], height, width)
+        return out
+
+    ref, gen = panel(reference), panel(generated)
+    diff = np.full_like(ref, GREY)
+    if reference is not None and generated is not None:
+        both = (index < len(reference)) & (index < len(generated))
+        delta = np.abs(ref[both].astype(np.int16) - gen[both].astype(np.int16)) * DIFF_GAIN
+        diff[both] = np.clip(delta, 0, 255).astype(np.uint8)
+    gap = np.full((len(index), height, GAP, 3), 255, np.uint8)
+    return np.concatenate([ref, gap, gen, gap, diff], axis=2)
+
+
+def animated_webp(frames: np.ndarray, fps: float) -> bytes:
+    from PIL import Image
+
+    images = [Image.fromarray(f) for f in frames]
+    buffer = io.BytesIO()
+    duration = int(round(1000 / fps)) if fps and fps > 0 else 125
+    images[0].save(buffer, format="WEBP", save_all=True, append_images=images[1:], duration=duration, loop=0,
+                   quality=QUALITY, method=4)
+    return buffer.getvalue()
+
+
+def sample_strip(request: dict[str, Any], result: dict[str, Any], run_ref, store_dir: Path | None) -> Strip:
+    """The strip of one sample from its ``generations.jsonl`` record."""
+    problems: list[str] = []
+    reference, why = load_video(run_ref((request.get("references") or {}).get("video")), store_dir, "reference video")
+    if why:
+        problems.append(why)
+    artifacts = result.get("artifacts") or {}
+    key = "generated_video" if "generated_video" in artifacts else next(iter(artifacts), None)
+    generated, why = load_video(run_ref(artifacts.get(key)) if key else None, store_dir, "generated video")
+    if why:
+        problems.append(why)
+    if reference is None and generated is None:
+        return Strip(None, 0, problems)
+    frames = compose(reference, generated)
+    fps = float((request.get("generation") or {}).get("fps") or 8)
+    data = animated_webp(frames, fps)
+    return Strip("data:image/webp;base64," + base64.b64encode(data).decode("ascii"), len(frames), problems)

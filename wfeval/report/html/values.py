@@ -1,0 +1,57 @@
+"""Reading values out of results and metric rows: the headline number, a row's value, formatting."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from wfeval.report.html.load import RunData
+from wfeval.results import headline as results_headline
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def headline(agg: dict[str, Any]) -> float | None:
+    """The aggregate's headline number (:func:`wfeval.results.headline`) when it is a finite number."""
+    return number(results_headline(agg))
+
+
+def measurements_of(runs: Iterable[RunData]) -> list[str]:
+    out: list[str] = []
+    for run in runs:
+        out += [m for m in ((run.results or {}).get("results") or {}) if m not in out]
+    return out
+
+
+def higher_is_better(runs: Iterable[RunData], measurement: str) -> bool | None:
+    for run in runs:
+        info = ((run.results or {}).get("metrics") or {}).get(measurement)
+        if info is not None:
+            return info.get("higher_is_better")
+    return None
+
+
+def ok_rows(run: RunData, metric: str) -> list[dict[str, Any]]:
+    return [row for row in run.metric_rows.get(metric, {}).values()
+            if (row.get("diagnostics") or {}).get("status", "ok" if row.get("valid") else "skip") in ("ok", "fail")]
+
+
+def row_value(row: dict[str, Any]) -> float | None:
+    value = number(row.get("normalized_value"))
+    return value if value is not None else number(row.get("raw_value"))
