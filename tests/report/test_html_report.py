@@ -224,6 +224,17 @@ def test_latency_per_step_is_charted_only_for_step_wise_runs(tmp_path, sweep_rep
     assert f"<td>{np.median(every):.4g}</td>" in page
 
 
+def test_latency_of_an_autoregressive_run_counts_its_step_rows(tmp_path):
+    run = _small_run(tmp_path, "protocol=autoregressive", "metric=[psnr]")
+    page = (run / "report.html").read_text()
+    steps = [r for r in read_jsonl(run / "steps.jsonl") if r.get("phase") == "step" and not r["cached"]]
+    assert {r["step"] for r in steps} == set(range(16))  # start + 15 actions, one row per call
+    section = page.split('<section id="latency">', 1)[1].split("</section>", 1)[0]
+    assert 'class="chart latency-chart"' in section
+    row = re.search(r"<tr><td>oracle</td><td>(\d+)</td><td>(\d+)</td><td>([^<]+)</td>", section)
+    assert row.groups() == ("16", str(len(steps)), f"{np.median([r['latency_seconds'] for r in steps]):.4g}")
+
+
 def test_a_failing_report_is_an_event_and_a_warning_never_a_failed_run(tmp_path, monkeypatch):
     import wfeval.report.html as report_html
 

@@ -152,11 +152,18 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def latency_chart(runs: list[RunData]) -> dict[str, Any] | None:
-    """Latency per step for step-wise runs (``steps.jsonl`` rows with ``step`` > 0); None for open loop."""
+    """Latency per step for step-wise runs (``steps.jsonl`` rows with ``step`` > 0); None for open loop.
+
+    A step-wise protocol writes one ``phase: "step"`` row per model call (step 0: ``start``) beside
+    the sample's ``phase: "generate"`` row (its whole generation): only the step rows count then.
+    """
     per_run = []
     for i, run in enumerate(runs):
         by_step: dict[int, list[float]] = defaultdict(list)
-        for row in run.steps:
+        rows = run.steps
+        if any(row.get("phase") == "step" for row in rows):
+            rows = [row for row in rows if row.get("phase") == "step"]
+        for row in rows:
             step, latency = row.get("step"), number(row.get("latency_seconds"))
             if isinstance(step, int) and not isinstance(step, bool) and latency is not None and not row.get("cached"):
                 by_step[step].append(latency)
