@@ -60,12 +60,14 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
         "train": {**dict(cfg["train"]), "device": device, "threads": result.threads},
         "data": {"sha256": data_hash, **data.info},
         "result": {"final_loss": result.final_loss, "losses": result.losses, "seconds": round(result.seconds, 2),
+                   "cpu_seconds": round(result.cpu_seconds, 2),
                    "parameters": sum(p.numel() for p in result.net.parameters())},
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
     }
     weights, sidecar = checkpoint.save(cfg["out"], result.net.state_dict(), meta)
     meta = checkpoint.read_meta(weights)[1]
-    log(f"trained {train_config.steps} steps in {result.seconds:.1f} s on {device} ({result.threads} threads): "
+    log(f"trained {train_config.steps} steps in {result.seconds:.1f} s ({result.cpu_seconds:.1f} s CPU time) on "
+        f"{device} ({result.threads} threads): "
         f"final loss {result.final_loss:.5f}; {meta['result']['parameters']} parameters")
     log(f"checkpoint: {weights} (sha256 {meta['weights_sha256'][:16]}) + {sidecar.name}")
     log(f"evaluate it: python -m wfeval benchmark={bench.spec.name} model=learned model.checkpoint={weights}")

@@ -4,7 +4,7 @@ Each step draws ``batch_size`` windows (episode, start) of ``unroll`` actions fr
 predicts the frames one after another, feeding each prediction back as the next input (as the
 model runs at evaluation time), and minimises the mean squared error against the recorded
 frames, plus ``gate_weight`` × the binary cross-entropy of the gate against the pixels that
-really change (more than ``CHANGE_LEVELS`` uint8 levels in some channel): a gate that is shut
+really change between the recorded frames (more than ``CHANGE_LEVELS`` uint8 levels in some channel): a gate that is shut
 where nothing moves keeps the background exact over a long rollout, which a squared error alone
 teaches slowly. At a window's first step of an episode the previous frame is the current one, as when
 the model starts from a single context frame. Everything is seeded: the same config and data
@@ -45,7 +45,8 @@ class TrainResult:
     net: FramePredictor
     losses: list[float] = field(default_factory=list)  # mean loss per log_every steps
     final_loss: float = math.nan  # mean over the last log_every steps
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock
+    cpu_seconds: float = 0.0  # CPU time of this process (all threads): comparable on a shared machine
     threads: int = 1
 
 
@@ -70,7 +71,7 @@ def train(data: Recording, net_config: NetConfig, config: TrainConfig, *, device
     unroll = max(1, min(config.unroll, length))
     frames = torch.from_numpy(data.frames)
     actions = torch.from_numpy(data.actions)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     losses, window = [], []
     net.train()
     for step in range(config.steps):
@@ -83,8 +84,9 @@ def train(data: Recording, net_config: NetConfig, config: TrainConfig, *, device
             target = to_input(frames[ep, t0 + k + 1], device)
             pred, logits = net(previous, current, actions[ep, t0 + k].to(device), with_gate=True)
             loss = loss + torch.mean((pred - target) ** 2)
-            if config.gate_weight:
-                changed = ((target - current).abs().amax(dim=1, keepdim=True) > CHANGE_LEVELS / 127.5).float()
+            if config.gate_weight:  # the true change (recorded frames), not the drift of a fed-back prediction
+                truth = to_input(frames[ep, t0 + k], device)
+                changed = ((target - truth).abs().amax(dim=1, keepdim=True) > CHANGE_LEVELS / 127.5).float()
                 loss = loss + config.gate_weight * F.binary_cross_entropy_with_logits(logits, changed)
             previous, current = current, pred
         loss = loss / unroll
@@ -100,4 +102,4 @@ def train(data: Recording, net_config: NetConfig, config: TrainConfig, *, device
             window = []
     net.eval()
     return TrainResult(net=net, losses=losses, final_loss=losses[-1], seconds=time.perf_counter() - started,
-                       threads=torch.get_num_threads())
+                       cpu_seconds=time.process_time() - cpu_started, threads=torch.get_num_threads())
