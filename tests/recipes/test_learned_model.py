@@ -178,3 +178,26 @@ def test_atari_training_data_comes_from_the_game_with_the_benchmark_actions():
     assert rec.action_names == bench.action_names and len(rec.action_names) == 6
     evaluation = {bench.trajectory_seed(i) for i in range(8)}
     assert not evaluation & set(rec.seeds)
+
+
+def test_train_command_writes_a_checkpoint_and_config_errors_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    def train(*args):
+        return subprocess.run([sys.executable, "-m", "wfeval.recipes.train", *args], cwd=tmp_path, env=cli_env(),
+                              capture_output=True, text=True, timeout=300)
+
+    ok = train("train.steps=2", "data.episodes=2", "data.steps=2", "net.channels=4", "out=ckpt")
+    assert ok.returncode == 0, ok.stderr
+    meta = json.loads((tmp_path / "ckpt" / "model.json").read_text())
+    assert meta["benchmark"] == "gridworld" and meta["data"]["episodes"] == 2 and len(meta["result"]["losses"]) == 1
+    assert meta["data"]["evaluation_seeds_excluded"] == 4096 and meta["train"]["steps"] == 2
+    assert "python -m wfeval benchmark=gridworld model=learned model.checkpoint=ckpt/model.pt" in ok.stdout
+    bad = train("net.patch=7", "out=never")
+    assert bad.returncode == 2 and "net.patch=7 must divide the frame size 64x64" in bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "never" / "model.pt").exists()
+    unknown = train("benchmark=gridwrld")
+    assert unknown.returncode == 2 and "Did you mean: gridworld" in unknown.stderr
