@@ -118,6 +118,9 @@ def test_retrained_checkpoint_is_never_served_from_the_generation_cache(tmp_path
     first, _ = _evaluate(tmp_path, "learned", *overrides, name="first")
     again, _ = _evaluate(tmp_path, "learned", *overrides, name="again")
     assert (first.generated, again.generated, again.cached) == (4, 0, 4)
+    _train(ckpt, train={"steps": 10})  # the same training again: the same bytes, served from the cache
+    same, _ = _evaluate(tmp_path, "learned", *overrides, name="same")
+    assert (same.generated, same.cached) == (0, 4)
     _train(ckpt, train={"steps": 10, "seed": 1})  # same path, same config keys: only the weights differ
     retrained, out = _evaluate(tmp_path, "learned", *overrides, name="retrained")
     assert (retrained.generated, retrained.cached) == (4, 0)

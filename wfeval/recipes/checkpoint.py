@@ -10,6 +10,7 @@ the other). The sidecar's hash pairs the two files; it does not vouch for where 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from pathlib import Path
@@ -44,9 +45,14 @@ def save(folder: str | os.PathLike, state_dict: Mapping[str, Any], meta: Mapping
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     weights, sidecar = folder / WEIGHTS, folder / SIDECAR
+    # saved through a buffer: a file name would enter the archive's record names, and the same
+    # weights would get another sha256
+    buffer = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in state_dict.items()}, buffer)
+    data = buffer.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
     tmp = weights.with_name(f".{WEIGHTS}.{os.getpid()}.tmp")
-    torch.save({k: v.detach().cpu() for k, v in state_dict.items()}, tmp)
-    sha = file_sha256(tmp)
+    tmp.write_bytes(data)
     os.replace(tmp, weights)
     doc = {"format": FORMAT, **dict(meta), "weights_sha256": sha}
     tmp = sidecar.with_name(f".{SIDECAR}.{os.getpid()}.tmp")

@@ -12,8 +12,9 @@ requests. The model is deterministic: for one request, ``[image] + step(start(r)
 equals ``generate([r])`` (batches of different sizes may differ by a rounding level where the
 backend's float sums differ).
 
-The identity the generation cache keys on includes the sha256 of the weights file and of its
-sidecar, and of this recipe's network code, so a retrained model is never served stale frames.
+The identity the generation cache keys on includes the sha256 of the weights file, the network
+config, and this recipe's network code, so a retrained model is never served stale frames (and
+the same weights, trained again byte for byte, are served from the cache).
 """
 
 from __future__ import annotations
@@ -82,9 +83,13 @@ class LearnedModel:
     # -- identity and lifecycle ----------------------------------------------------------------
 
     def fingerprint(self) -> dict[str, Any]:
+        """The weights' sha256, the network config and action names the sidecar gives them, the training
+        data's hash and this recipe's code: not the sidecar's timings (the same weights trained twice
+        are the same model)."""
         weights, meta = ckpt.read_meta(self.checkpoint)
-        return {"weights_sha256": ckpt.file_sha256(weights), "sidecar_sha256": ckpt.file_sha256(weights.with_suffix(".json")),
-                "data_sha256": meta.get("data", {}).get("sha256"), "source_sha256": _source_sha256()}
+        return {"weights_sha256": ckpt.file_sha256(weights), "net": meta.get("net"),
+                "action_names": meta.get("action_names"), "data_sha256": meta.get("data", {}).get("sha256"),
+                "source_sha256": _source_sha256()}
 
     def setup(self) -> None:
         from wfeval.models.python import resolve_device
