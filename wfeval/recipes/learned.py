@@ -137,6 +137,8 @@ class LearnedModel:
         net = self._ready()
         if len(states) != len(actions):
             raise ValueError(f"step_many: {len(states)} states but {len(actions)} action chunks")
+        if not states:
+            return []
         n_actions = net.config.n_actions
         chunks = []
         for state, chunk in zip(states, actions):

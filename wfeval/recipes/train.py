@@ -21,6 +21,7 @@ from wfeval.config import ConfigError, register_schemas
 from wfeval.config.errors import friendly_message
 
 register_schemas()
+_USER_FULL_ERROR: str | None = None
 
 
 def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
@@ -41,8 +42,11 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
         train_config = TrainConfig(**dict(cfg["train"]))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
-    data = record(bench, episodes=int(cfg["data"]["episodes"]), steps=int(cfg["data"]["steps"]),
-                  seed=int(cfg["data"]["seed"]))
+    try:
+        data = record(bench, episodes=int(cfg["data"]["episodes"]), steps=int(cfg["data"]["steps"]),
+                      seed=int(cfg["data"]["seed"]))
+    except ValueError as exc:  # a benchmark without a simulator, bad sizes
+        raise ConfigError(str(exc)) from exc
     data_hash = data.data_hash()
     _, n, h, w, _ = data.frames.shape
     log(f"recorded {data.frames.shape[0]} episodes x {n - 1} steps of {bench.spec.name} ({h}x{w}) in "
@@ -78,12 +82,19 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
 def _main(cfg: DictConfig) -> None:
     from wfeval.pipeline.build import build_benchmark
 
-    plain = OmegaConf.to_container(cfg, resolve=True)
-    run(plain, build_benchmark(cfg))
+    try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        run(plain, build_benchmark(cfg))
+    except ConfigError as exc:
+        if _USER_FULL_ERROR == "1":
+            raise
+        print(friendly_message(exc) or str(exc), file=sys.stderr)
+        sys.exit(2)
 
 
 def main() -> None:
-    user = os.environ.get("HYDRA_FULL_ERROR")
+    global _USER_FULL_ERROR
+    user = _USER_FULL_ERROR = os.environ.get("HYDRA_FULL_ERROR")
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra raise, so a config error can exit 2 here
     try:
         _main()
