@@ -22,7 +22,7 @@ TINY = {"data": {"episodes": 64, "steps": 15, "seed": 0},
         "net": {"channels": 32, "patch": 8, "blocks": 2},
         "train": {"steps": 300, "batch_size": 16, "lr": 0.002, "weight_decay": 0.0, "unroll": 1,
                   "gate_weight": 0.1, "seed": 0, "log_every": 100},
-        "device": "cpu", "threads": None}
+        "device": "cpu", "threads": 1}  # one thread: the same weights whatever the machine
 
 
 def _train(out, **changes):
@@ -32,7 +32,11 @@ def _train(out, **changes):
     cfg = json.loads(json.dumps(TINY))
     for section, values in changes.items():
         cfg[section].update(values)
-    return run({**cfg, "out": str(out)}, GridworldBenchmark(), log=lambda line: None)
+    threads = torch.get_num_threads()
+    try:
+        return run({**cfg, "out": str(out)}, GridworldBenchmark(), log=lambda line: None)
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
