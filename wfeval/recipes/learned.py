@@ -30,16 +30,8 @@ import numpy as np
 from wfeval.api import GenerationRequest
 from wfeval.artifacts import read_array
 from wfeval.models.base import initial_frame
-from wfeval.models.protocol import Generated
+from wfeval.models.protocol import Generated, StepOutput
 from wfeval.recipes import checkpoint as ckpt
-
-try:  # the step interface's output type (wfeval.models.protocol, with the protocol drivers)
-    from wfeval.models.protocol import StepOutput
-except ImportError:  # pragma: no cover - until the protocol drivers land: the same fields
-    @dataclass(frozen=True)
-    class StepOutput:  # type: ignore[no-redef]
-        state: Any
-        frames: np.ndarray  # k×H×W×3 uint8: one frame per action of the chunk
 
 
 @dataclass(frozen=True)

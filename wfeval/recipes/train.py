@@ -10,6 +10,7 @@ hash, final loss, training time, weights sha256). Config errors exit 2 without a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any, Mapping
@@ -17,7 +18,8 @@ from typing import Any, Mapping
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from wfeval.config import ConfigError, register_schemas
+from wfeval.config import ConfigError
+from wfeval.schemas import register_schemas
 from wfeval.config.errors import friendly_message
 
 register_schemas()
@@ -97,7 +99,11 @@ def main() -> None:
     user = _USER_FULL_ERROR = os.environ.get("HYDRA_FULL_ERROR")
     os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra raise, so a config error can exit 2 here
     try:
-        _main()
+        from wfeval.config import trust
+
+        policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
+        with trust.enforced(policy) if policy else contextlib.nullcontext():
+            _main()
     except Exception as exc:
         message = friendly_message(exc)
         if message is None or user == "1":
