@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
     {"report"},  # renderings of results
     {"pipeline"},  # build → generate → score → results → write
     {"schemas"},  # registers every plugin package's config schemas
+    {"recipes"},  # learned baselines apart from the core: training app, model=learned
     {"__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "sweep", "__init__"},
 ]
 COMMANDS = LAYERS[-1]

@@ -19,7 +19,7 @@ def test_unknown_model_lists_the_available_models(tmp_path):
     proc = run_cli(["model=oracel"], cwd=tmp_path)
     assert proc.returncode == 2
     assert ("Unknown model 'oracel'. Did you mean: oracle, game_oracle? Available: blur, command, game_oracle, "
-            "game_random_actions, lagged, noisy, oracle, precomputed, python, random_actions, static.") in proc.stderr
+            "game_random_actions, lagged, learned, noisy, oracle, precomputed, python, random_actions, static.") in proc.stderr
 
 
 def test_key_typo_exits_2_naming_the_full_key_and_the_fix(tmp_path):

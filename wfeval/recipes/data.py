@@ -1,0 +1,137 @@
+"""Training data for the recipe, recorded from a benchmark's own simulator — never its samples.
+
+A benchmark's evaluation samples come from seeds it derives from ``(benchmark.seed, split,
+index)``. The recipe draws its episodes from another namespace, ``sha256("wfeval.recipes/
+<family>/<data.seed>/<episode>")``, and drops any episode seed equal to one of the benchmark's
+evaluation seeds (every split it declares, the first ``max(num_samples, 4096)`` indices): the
+count of dropped seeds is recorded (it is 0 in practice; the check makes it a fact, not a hope).
+Actions come from the benchmark's own behaviour policy (the same repeat probability), so the
+model sees the kind of action sequences it is evaluated on.
+
+- ``gridworld``: episodes of the procedural world (``wfeval.benchmarks.gridworld.world``) with the
+  benchmark's world spec;
+- ``atari`` (``atari_pong`` …, the ``games`` extra): trajectories of the ALE simulator with the
+  benchmark's pinned ``env``, ``warmup_steps`` skipped, frames area-resized like the benchmark's.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+EXCLUDE_FIRST = 4096
+
+
+@dataclass
+class Recording:
+    frames: np.ndarray  # episodes × (steps + 1) × H × W × 3 uint8
+    actions: np.ndarray  # episodes × steps int64
+    action_names: tuple[str, ...]
+    seeds: list[int] = field(default_factory=list)  # the episode seeds, in order
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def data_hash(self) -> str:
+        """sha256 of the frames, the actions and the action names (what the model was trained on)."""
+        digest = hashlib.sha256()
+        for array in (self.frames, self.actions.astype("<i8")):
+            digest.update(json.dumps([list(array.shape), str(array.dtype)]).encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update(json.dumps(list(self.action_names)).encode())
+        return digest.hexdigest()
+
+
+def episode_seed(family: str, seed: int, episode: int) -> int:
+    digest = hashlib.sha256(f"wfeval.recipes/{family}/{seed}/{episode}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def _evaluation_seeds(bench: Any, seed_of: str, count: int) -> set[int]:
+    """Seeds of the benchmark's samples, for every split it declares (``seed_of``: its method)."""
+    seeds = set()
+    for split in bench.spec.splits:
+        other = copy.copy(bench)
+        other.split = split
+        method = getattr(other, seed_of)
+        seeds.update(int(method(i)) for i in range(max(count, EXCLUDE_FIRST)))
+    return seeds
+
+
+def _training_seeds(family: str, seed: int, episodes: int, excluded: set[int]) -> tuple[list[int], int]:
+    out, dropped, i = [], 0, 0
+    while len(out) < episodes:
+        s = episode_seed(family, seed, i)
+        i += 1
+        if s in excluded:  # never train on an evaluation episode
+            dropped += 1
+            continue
+        out.append(s)
+    return out, dropped
+
+
+def record(bench: Any, *, episodes: int, steps: int, seed: int = 0) -> Recording:
+    """``episodes`` episodes of ``steps`` actions from the simulator behind ``bench`` (an instantiated
+    benchmark: ``GridworldBenchmark`` or a recorded game family such as ``AtariBenchmark``)."""
+    if episodes < 1 or steps < 1:
+        raise ValueError(f"data.episodes and data.steps must be >= 1, got {episodes} and {steps}")
+    family = bench.spec.metadata.get("family")
+    started = time.perf_counter()
+    if family == "gridworld":
+        rec = _record_gridworld(bench, episodes, steps, seed)
+    elif hasattr(bench, "trajectory_seed") and hasattr(bench, "simulator"):
+        rec = _record_game(bench, episodes, steps, seed)
+    else:
+        raise ValueError(f"benchmark {bench.spec.name!r} (family {family!r}) has no simulator the recipe can "
+                         "record from; use benchmark=gridworld or a game (atari_pong, ...)")
+    rec.info.update({"benchmark": bench.spec.name, "family": family, "episodes": episodes, "steps": steps,
+                     "seed": seed, "seconds": round(time.perf_counter() - started, 3)})
+    return rec
+
+
+def _record_gridworld(bench: Any, episodes: int, steps: int, seed: int) -> Recording:
+    from wfeval.benchmarks.gridworld import world
+
+    excluded = _evaluation_seeds(bench, "_episode_seed", bench.num_samples)
+    seeds, dropped = _training_seeds("gridworld", seed, episodes, excluded)
+    frames = np.empty((episodes, steps + 1, bench.world_spec.height, bench.world_spec.width, 3), np.uint8)
+    actions = np.empty((episodes, steps), np.int64)
+    for e, s in enumerate(seeds):
+        acts = world.sample_actions(s + 1, steps, p_repeat=bench.action_repeat)
+        frames[e], _ = world.rollout(world.initial_state(s, bench.world_spec), acts)
+        actions[e] = acts
+    info = {"seed_namespace": "wfeval.recipes/gridworld/<data.seed>/<episode>", "evaluation_seeds_excluded":
+            len(excluded), "dropped_seeds": dropped, "policy": {"kind": "sticky", "p_repeat": bench.action_repeat}}
+    return Recording(frames, actions, tuple(world.ACTIONS), seeds, info)
+
+
+def _record_game(bench: Any, episodes: int, steps: int, seed: int) -> Recording:
+    from wfeval.benchmarks.recorded.policy import sticky_actions
+    from wfeval.benchmarks.recorded.resize import area_resize
+
+    excluded = _evaluation_seeds(bench, "trajectory_seed", bench.num_trajectories)
+    seeds, dropped = _training_seeds(bench.family, seed, episodes, excluded)
+    n_actions = len(bench.action_names)
+    p = 0.0 if bench.policy.kind == "uniform" else float(bench.policy.repeat_probability)
+    sim = bench.simulator()
+    clips, acts = [], []
+    for s in seeds:
+        sequence = sticky_actions(s, bench.warmup_steps + steps, n_actions, p)
+        first = sim.reset(s)
+        shots = [first] if bench.warmup_steps == 0 else []
+        for t, a in enumerate(sequence):
+            frame = sim.step(a).frame
+            if t + 1 >= bench.warmup_steps:
+                shots.append(frame)
+        clips.append(area_resize(np.stack(shots), bench.resize))
+        acts.append(sequence[bench.warmup_steps:])
+    bench.close()
+    info = {"seed_namespace": f"wfeval.recipes/{bench.family}/<data.seed>/<episode>",
+            "evaluation_seeds_excluded": len(excluded), "dropped_seeds": dropped,
+            "policy": {"kind": "sticky", "p_repeat": p}, "warmup_steps": bench.warmup_steps,
+            "env": dict(bench.env), "resize": bench.resize}
+    return Recording(np.stack(clips), np.asarray(acts, np.int64), tuple(bench.action_names), seeds, info)
