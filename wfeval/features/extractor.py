@@ -55,6 +55,15 @@ def to_network_input(clips: np.ndarray, recipe: ClipRecipe, device: torch.device
     return x.contiguous(memory_format=input_memory_format(device))
 
 
+DEFAULT_BATCH = {"cpu": 8, "cuda": 32}  # clips per forward pass when metric.fvd.batch_size is null
+
+
+def default_batch_size(device: str = "auto") -> int:
+    """Clips per I3D forward pass for a device: 8 on a CPU (throughput flat beyond, memory grows),
+    32 on a GPU (see docs/performance.md)."""
+    return DEFAULT_BATCH.get(pick_device(device).type, 8)
+
+
 def _runs(clips: Sequence[np.ndarray], batch_size: int) -> Iterator[list[np.ndarray]]:
     """Consecutive same-shape groups of at most ``batch_size`` clips."""
     batch: list[np.ndarray] = []

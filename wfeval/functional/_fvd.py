@@ -114,7 +114,7 @@ def _collect(videos: Iterable[np.ndarray], side: str, recipe: ClipRecipe, extrac
 def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray], *, clip_length: int | None = 16,
         clip_selection: str = "first", seed: int = 0, resize: int = 224, resize_mode: str = "bilinear",
         value_range: tuple[float, float] = (0.0, 255.0), covariance: str = "N", weights: str = "auto",
-        cache_dir: str | None = None, fetch: bool = True, device: str = "auto", batch_size: int = 8,
+        cache_dir: str | None = None, fetch: bool = True, device: str = "auto", batch_size: int | None = None,
         bootstrap: int = 0, bootstrap_mode: str = "independent", confidence: float = 0.95,
         progress: str = "auto") -> FVDResult:
     """FVD between two sets of videos; videos shorter than the clip are skipped and counted.
@@ -127,7 +127,7 @@ def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray
     Raises :class:`wfeval.features.weights.WeightsUnavailable` when no weights can be had,
     ``ValueError`` when a side has fewer than 2 usable videos.
     """
-    from wfeval.features.extractor import I3DExtractor
+    from wfeval.features.extractor import I3DExtractor, default_batch_size
     from wfeval.features.weights import resolve_weights
 
     ddof = covariance_ddof(covariance)
@@ -135,7 +135,7 @@ def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray
         raise ValueError(f"bootstrap_mode must be independent or paired, got {bootstrap_mode!r}")
     recipe = ClipRecipe(clip_length, clip_selection, seed, resize, resize_mode, tuple(value_range))
     info = resolve_weights(weights, cache_dir, fetch=fetch)
-    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size)
+    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size or default_batch_size(device))
     skipped: Counter = Counter()
     memo: OrderedDict[str, np.ndarray] = OrderedDict()
     real = _collect(real_videos, "real", recipe, extractor, bootstrap > 0, progress, skipped, memo)

@@ -55,8 +55,8 @@ class FVD(BaseMetric):
     def __init__(self, clip_length: int | None = 16, clip_selection: str = "first", resize: int = 224,
                  resize_mode: str = "bilinear", covariance: str = "N", reference_key: str = "video",
                  generated_key: str = "generated_video", weights: str = "auto", fetch: bool = True,
-                 cache_dir: str | None = None, feature_dir: str | None = None, device: str = "auto",
-                 batch_size: int = 8, bootstrap: int = 1000, bootstrap_mode: str = "paired",
+                 cache_dir: str | None = None, feature_dir: str | None = None, device: str | None = None,
+                 batch_size: int | None = None, bootstrap: int = 1000, bootstrap_mode: str = "paired",
                  confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         covariance_ddof(covariance)  # validates
@@ -70,7 +70,9 @@ class FVD(BaseMetric):
         self.reference_key, self.generated_key = reference_key, generated_key
         self.weights_spec, self.fetch, self.cache_dir = weights, fetch, cache_dir
         self.feature_dir = feature_dir
-        self.device, self.batch_size = device, batch_size
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"metric.fvd.batch_size must be >= 1 (or null: chosen per device), got {batch_size}")
+        self.device, self.batch_size = device or "auto", batch_size
         self.recipe = {**self.clip.to_dict(), "covariance": covariance, "feature": FEATURE_NAME}
         self._extractor: Any = None
         self._weights: WeightsInfo | None = None
@@ -81,18 +83,58 @@ class FVD(BaseMetric):
         return Path(self.feature_dir).expanduser() if self.feature_dir else resolve_cache_dir(self.cache_dir) / "fvd"
 
     def _load(self) -> str | None:
-        """Build the extractor once; the reason it cannot be built, or None."""
-        if self._extractor is None and self._unavailable is None:
+        """Resolve the weights once; the reason they cannot be had, or None. The network itself is
+        built by :meth:`_network` only when a feature is missing from the cache."""
+        if self._weights is None and self._unavailable is None:
             try:
-                from wfeval.features.extractor import I3DExtractor
-
                 self._weights = resolve_weights(self.weights_spec, self.cache_dir, fetch=self.fetch)
-                self._extractor = I3DExtractor(self._weights, self.clip, device=self.device,
-                                               batch_size=self.batch_size)
             except WeightsUnavailable as exc:
                 hint = "" if FETCH_COMMAND in str(exc) else f"; fetch them once with `{FETCH_COMMAND}`"
                 self._unavailable = f"I3D weights unavailable, no FVD: {exc}{hint}"
         return self._unavailable
+
+    def _network(self) -> Any:
+        if self._extractor is None:
+            from wfeval.features.extractor import I3DExtractor, default_batch_size
+
+            assert self._weights is not None
+            self._extractor = I3DExtractor(self._weights, self.clip, device=self.device,
+                                           batch_size=self.batch_size or default_batch_size(self.device))
+        return self._extractor
+
+    # -- many samples at once -------------------------------------------------------------------
+    def prepare(self, pairs: Sequence[tuple[GenerationRequest, GenerationResult]]) -> int:
+        """Extract the missing features of many samples, clips of different samples sharing a
+        forward pass (up to ``batch_size``), before :meth:`compute_sample` reads them back.
+
+        Best effort: a video that cannot be read or is too short is left to compute_sample, which
+        reports it on its own sample. Holds at most one batch of clips. Returns the number extracted.
+        """
+        if self._load():
+            return 0
+        store, pending, seen, done = self._store(), {}, set(), 0
+        for request, result in pairs:
+            for art in (request.references.get(self.reference_key), result.artifacts.get(self.generated_key)):
+                if art is None or not art.sha256 or art.sha256 in seen:
+                    continue
+                seen.add(art.sha256)
+                if store.path(art.sha256).exists():
+                    continue
+                try:
+                    pending[art.sha256] = select_clip(read_array(art), self.clip, art.sha256)[0]
+                except (ArtifactError, ClipTooShort, ValueError):
+                    continue
+                if len(pending) >= self._network().batch_size:
+                    done += self._extract(store, pending)
+        return done + self._extract(store, pending)
+
+    def _extract(self, store: FeatureStore, pending: dict[str, np.ndarray]) -> int:
+        if pending:
+            for sha, row in zip(pending, self._network().features(list(pending.values()))):
+                store.put(sha, row)
+        n = len(pending)
+        pending.clear()
+        return n
 
     def _store(self) -> FeatureStore:
         assert self._weights is not None
@@ -129,7 +171,7 @@ class FVD(BaseMetric):
             todo.append((role, sha, clip))
         unique = {sha: clip for _, sha, clip in todo}  # an exact copy of the reference is extracted once
         if unique:
-            rows = self._extractor.features(list(unique.values()))
+            rows = self._network().features(list(unique.values()))
             saved = {sha: store.put(sha, row) for sha, row in zip(unique, rows)}
             refs.update({role: saved[sha] for role, sha, _ in todo})
         return self._row(request, result, refs, problems, starts)

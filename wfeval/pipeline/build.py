@@ -204,12 +204,16 @@ def _metric_options(searchpath: list[str]) -> list[str]:
     return group_options("metric")
 
 
-def build_metrics(nodes: Mapping[str, Any]) -> MetricSet:
+def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> MetricSet:
     """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
-    these keys never reach the metric class."""
+    these keys never reach the metric class. ``device`` (``run.device``) is given to each metric
+    that takes a ``device`` argument and does not set its own."""
+    from wfeval.metrics.device import with_device
+
     metrics, aggregation, on_failure = {}, {}, {}
     for metric_id, node in nodes.items():
+        node = with_device(node, device)
         has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
         drop = [k for k in METRIC_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
         metric = instantiate_node(f"metric.{metric_id}", node, drop=drop)

@@ -67,7 +67,7 @@ class RunPlan:
 def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
     task, protocol = build.build_task(cfg), build.build_protocol(cfg)
     nodes, selection = build.metric_nodes_with_rules(cfg)
-    metrics = build.build_metrics(nodes)
+    metrics = build.build_metrics(nodes, device=cfg.run.device)
     if cfg.run.from_run:
         return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection)
     bench = build.build_benchmark(cfg)

@@ -1,0 +1,70 @@
+"""FVD batches clips of different samples into one forward pass and builds I3D only when a
+feature is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.features._weights import require_i3d_weights
+from tests.metrics.test_fvd_metric import _pairs, _video
+from wfeval.artifacts import ArtifactStore
+from wfeval.features.extractor import default_batch_size
+from wfeval.metrics.fvd import FVD
+
+
+class _Counting:
+    """Wraps the real extractor and records the size of every forward pass."""
+
+    def __init__(self, inner):
+        self.inner, self.batch_size, self.calls = inner, inner.batch_size, []
+
+    def features(self, clips):
+        self.calls.append(len(clips))
+        return self.inner.features(clips)
+
+
+def test_prepare_sends_clips_of_several_samples_per_forward_pass_and_rows_match(tmp_path):
+    require_i3d_weights()
+    store = ArtifactStore(tmp_path / "store")
+    pairs = _pairs(store, {i: _video(100 + i) for i in range(3)}, n=3)  # 6 distinct videos
+    batched = FVD(feature_dir=str(tmp_path / "a"), batch_size=4, device="cpu", clip_length=10)
+    batched._load()
+    batched._extractor = _Counting(batched._network())
+    assert batched.prepare(pairs) == 6
+    assert batched._extractor.calls == [4, 2]  # not 3 passes of 2 clips
+    rows = [batched.compute_sample(q, r) for q, r in pairs]
+    assert batched._extractor.calls == [4, 2]  # compute_sample found every feature cached
+    one_by_one = FVD(feature_dir=str(tmp_path / "b"), batch_size=4, device="cpu", clip_length=10)
+    slow = [one_by_one.compute_sample(q, r) for q, r in pairs]
+    for fast_row, slow_row in zip(rows, slow):
+        for key in ("reference_features", "generated_features"):
+            a = np.load(fast_row.artifact_refs[key].uri)
+            b = np.load(slow_row.artifact_refs[key].uri)
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)  # float32 network, other batch
+
+
+def test_the_network_is_not_built_when_every_feature_is_cached(tmp_path):
+    require_i3d_weights()
+    store = ArtifactStore(tmp_path / "store")
+    pairs = _pairs(store, {0: _video(0), 1: _video(1)}, n=2)
+    first = FVD(feature_dir=str(tmp_path / "f"), device="cpu", clip_length=10)
+    [first.compute_sample(q, r) for q, r in pairs]
+    warm = FVD(feature_dir=str(tmp_path / "f"), device="cpu", clip_length=10)
+    assert warm.prepare(pairs) == 0
+    rows = [warm.compute_sample(q, r) for q, r in pairs]
+    assert [r.status for r in rows] == ["ok", "ok"] and warm._extractor is None
+
+
+def test_prepare_leaves_unreadable_and_short_videos_to_their_own_sample(tmp_path):
+    require_i3d_weights()
+    store = ArtifactStore(tmp_path / "store")
+    pairs = _pairs(store, {0: _video(0, frames=8), 1: _video(1)}, n=2)
+    metric = FVD(feature_dir=str(tmp_path / "f"), device="cpu", clip_length=10)
+    assert metric.prepare(pairs) == 2  # the two references (the second is also sample 1's generated video)
+    row = metric.compute_sample(*pairs[0])
+    assert row.status == "skip" and "fewer than clip_length 10" in row.skip_reason
+
+
+def test_the_default_batch_size_follows_the_device():
+    assert default_batch_size("cpu") == 8
+    assert default_batch_size("cuda") == 32

@@ -1,0 +1,52 @@
+"""Where metrics compute: ``run.device`` handed to every metric that takes a ``device`` argument.
+
+``auto`` is cuda when torch sees one, else the CPU (torch then uses all its intra-op threads).
+No torch import here until a device is actually resolved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Mapping
+
+DEVICE_CHOICES = "auto | cpu | cuda | cuda:N"
+
+
+def _accepts_device(target: str) -> bool:
+    module, _, name = target.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        return "device" in inspect.signature(cls).parameters
+    except (ImportError, AttributeError, ValueError, TypeError):
+        return False  # the builder reports an unknown target with its own message
+
+
+def with_device(node: Any, device: str | None) -> Any:
+    """``node`` with ``device`` filled in when the metric class takes one and the node leaves it unset."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if device is None or not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
+        return node
+    if isinstance(node, DictConfig) and OmegaConf.missing_keys(node):
+        return node  # the builder names the missing keys
+    if node.get("device") is not None or not _accepts_device(str(node["_target_"])):
+        return node
+    plain = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    return {**plain, "device": device}
+
+
+def resolve_device(device: str | None = "auto") -> Any:
+    """The ``torch.device`` of a device name; a clear error for a device this machine lacks."""
+    import torch
+
+    name = device or "auto"
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        out = torch.device(name)
+    except RuntimeError as exc:
+        raise ValueError(f"run.device: {name!r} is not a device ({DEVICE_CHOICES})") from exc
+    if out.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"run.device={name!r}: torch sees no CUDA device here; use auto or cpu")
+    return out
