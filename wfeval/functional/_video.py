@@ -71,6 +71,27 @@ def to_float(x: Any) -> Any:
     return x if x.dtype in (torch.float64, torch.float32) else x.to(torch.float32)
 
 
+def is_int_tensor(x: Any) -> bool:
+    """A torch tensor of an integer dtype (uint8 video): its differences are summed exactly."""
+    return is_tensor(x) and not x.dtype.is_floating_point and not x.dtype.is_complex
+
+
+def exact_frame_mean(diff: Any, power: int) -> Any:
+    """Mean of ``|diff|**power`` over H, W, C of an integer tensor, summed exactly in int64 (float64)."""
+    import torch
+
+    d = diff.abs() if power == 1 else diff.square()
+    n = d.shape[-1] * d.shape[-2] * d.shape[-3]
+    return d.sum(dim=(-3, -2, -1), dtype=torch.int64).to(torch.float64) / n
+
+
+def int_diff(a: Any, b: Any) -> Any:
+    """``a - b`` of two integer tensors, widened to int32 (no wrap-around of uint8)."""
+    import torch
+
+    return a.to(torch.int32) - b.to(torch.int32)
+
+
 def frame_mean(x: Any) -> Any:
     """Mean over the last three axes (H, W, C): one value per frame, shape ``[B×]T``."""
     return x.mean(axis=(-3, -2, -1)) if isinstance(x, np.ndarray) else x.mean(dim=(-3, -2, -1))

@@ -26,6 +26,9 @@ Variants:
   data_range=..., channel_axis=-1)`` per frame. Frames must be at least 11×11. Float64 inputs
   (and every numpy input) are computed in float64 (|Δ| vs scikit-image < 1e-12); float32 /
   uint8 tensors in float32 (|Δ| < 1e-5 measured, see docs/metrics.md).
+
+Integer (uint8) tensors give ``mse``/``mae``/``psnr`` from exact int64 sums (float64 results, equal
+to the numpy path up to the last bits of the division); float tensors compute in their own dtype.
 """
 
 from __future__ import annotations
@@ -38,7 +41,10 @@ import numpy as np
 from wfeval.functional._video import (
     check_pair,
     check_video,
+    exact_frame_mean,
     frame_mean,
+    int_diff,
+    is_int_tensor,
     is_tensor,
     mean_frames,
     resolve_data_range,
@@ -62,6 +68,8 @@ def _finish(curve: Any, per_frame: bool) -> Any:
 def mse(preds: Any, target: Any, *, per_frame: bool = False) -> Any:
     """Mean squared error per frame (input units²), averaged over frames unless ``per_frame``."""
     check_pair(preds, target)
+    if is_int_tensor(preds) and is_int_tensor(target):  # uint8 tensors: exact integer sums, float64 result
+        return _finish(exact_frame_mean(int_diff(preds, target), 2), per_frame)
     diff = to_float(preds) - to_float(target)
     squared = np.square(diff, out=diff) if isinstance(diff, np.ndarray) else diff.square_()
     return _finish(frame_mean(squared), per_frame)
@@ -70,6 +78,8 @@ def mse(preds: Any, target: Any, *, per_frame: bool = False) -> Any:
 def mae(preds: Any, target: Any, *, per_frame: bool = False) -> Any:
     """Mean absolute error per frame (input units), averaged over frames unless ``per_frame``."""
     check_pair(preds, target)
+    if is_int_tensor(preds) and is_int_tensor(target):
+        return _finish(exact_frame_mean(int_diff(preds, target), 1), per_frame)
     diff = to_float(preds) - to_float(target)
     return _finish(frame_mean(abs(diff)), per_frame)
 

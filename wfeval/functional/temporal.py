@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from wfeval.functional._video import check_video, frame_mean, mean_frames, resolve_data_range, to_float
+from wfeval.functional._video import (check_video, exact_frame_mean, frame_mean, int_diff, is_int_tensor, mean_frames,
+                                      resolve_data_range, to_float)
 
 __all__ = ["flicker", "motion_magnitude", "frame_repeat_rate"]
 
@@ -44,6 +45,18 @@ def _abs_steps(video: Any, data_range: float | None, name: str) -> Any:
     return abs(x[..., 1:, :, :, :] - x[..., :-1, :, :, :]) / scale
 
 
+def _step_means(video: Any, data_range: float | None, name: str) -> Any:
+    """Mean of ``|x[t+1] - x[t]| / data_range`` over each step's pixels and channels: ``[B×](T-1)``.
+
+    Integer tensors are summed exactly in int64 (a float64 result); the rest as :func:`_abs_steps`.
+    """
+    if is_int_tensor(video):
+        check_video(video, "video", min_frames=2)
+        scale = resolve_data_range(video, data_range, name)
+        return exact_frame_mean(int_diff(video[..., 1:, :, :, :], video[..., :-1, :, :, :]), 1) / scale
+    return frame_mean(_abs_steps(video, data_range, name))
+
+
 def _as_float(mask: Any) -> Any:
     return mask.astype(np.float64) if isinstance(mask, np.ndarray) else mask.float()
 
@@ -54,7 +67,7 @@ def _finish(curve: Any, per_frame: bool) -> Any:
 
 def flicker(video: Any, *, data_range: float | None = None, per_frame: bool = False) -> Any:
     """VBench temporal flickering: ``1 - mean |x[t+1] - x[t]| / data_range`` in [0, 1]."""
-    return _finish(1.0 - frame_mean(_abs_steps(video, data_range, "flicker")), per_frame)
+    return _finish(1.0 - _step_means(video, data_range, "flicker"), per_frame)
 
 
 def motion_magnitude(video: Any, *, data_range: float | None = None, threshold: float = MOTION_THRESHOLD,
@@ -62,8 +75,13 @@ def motion_magnitude(video: Any, *, data_range: float | None = None, threshold: 
     """Share of pixels whose largest channel change exceeds ``threshold·data_range``, per step."""
     if not 0.0 <= threshold < 1.0:
         raise ValueError(f"motion_magnitude: threshold must be in [0, 1), got {threshold}")
-    steps = _abs_steps(video, data_range, "motion_magnitude")
-    peak = steps.max(axis=-1) if isinstance(steps, np.ndarray) else steps.amax(dim=-1)
+    if is_int_tensor(video):  # the largest channel change, exact, then scaled in float64
+        check_video(video, "video", min_frames=2)
+        scale = resolve_data_range(video, data_range, "motion_magnitude")
+        peak = int_diff(video[..., 1:, :, :, :], video[..., :-1, :, :, :]).abs_().amax(dim=-1).double() / scale
+    else:
+        steps = _abs_steps(video, data_range, "motion_magnitude")
+        peak = steps.max(axis=-1) if isinstance(steps, np.ndarray) else steps.amax(dim=-1)
     moved = _as_float(peak > threshold)
     curve = moved.mean(axis=(-2, -1)) if isinstance(moved, np.ndarray) else moved.mean(dim=(-2, -1))
     return _finish(curve, per_frame)
@@ -74,5 +92,5 @@ def frame_repeat_rate(video: Any, *, data_range: float | None = None, threshold:
     """Share of steps with mean ``|x[t+1] - x[t]|`` at most ``threshold·data_range`` (1 = repeat)."""
     if not 0.0 <= threshold < 1.0:
         raise ValueError(f"frame_repeat_rate: threshold must be in [0, 1), got {threshold}")
-    change = frame_mean(_abs_steps(video, data_range, "frame_repeat_rate"))
+    change = _step_means(video, data_range, "frame_repeat_rate")
     return _finish(_as_float(change <= threshold), per_frame)

@@ -50,3 +50,37 @@ def resolve_device(device: str | None = "auto") -> Any:
     if out.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"run.device={name!r}: torch sees no CUDA device here; use auto or cpu")
     return out
+
+
+class DeviceMixin:
+    """For metrics with a torch twin: ``device`` is a torch device name (``auto`` …) or ``numpy``
+    (the float64 numpy reference implementation that tests compare the torch path against)."""
+
+    device: str = "auto"
+
+    def _set_device(self, device: str | None) -> None:
+        name = str(device or "auto")
+        if name != "numpy":
+            resolve_device(name)  # a device this machine lacks is a build-time error
+        self.device = name
+        self._torch_device: Any = None
+
+    def as_input(self, array: Any) -> Any:
+        """``array`` as the metric computes on it: numpy as is, else a tensor on the device."""
+        if self.device == "numpy":
+            return array
+        import numpy as np
+        import torch
+
+        if self._torch_device is None:
+            self._torch_device = resolve_device(self.device)
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self._torch_device)
+
+    @staticmethod
+    def to_numpy(value: Any) -> Any:
+        """A curve back on the host as float64 numpy."""
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            return value.astype(np.float64, copy=False)
+        return value.detach().to("cpu").double().numpy()

@@ -17,11 +17,12 @@ import numpy as np
 import wfeval.functional.reference as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import read_array
+from wfeval.metrics.device import DeviceMixin
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.base import DescribedMetric
 
 
-class _ReferenceMetric(DescribedMetric):
+class _ReferenceMetric(DeviceMixin, DescribedMetric):
     required_artifacts = ("generated_video",)
     requires_reference = True
     family = "reference"
@@ -29,8 +30,10 @@ class _ReferenceMetric(DescribedMetric):
     reference_key = "video"
     context_frames = 0  # frames before the first compared one that the score also reads
 
-    def __init__(self, data_range: float = 255.0, skip_frames: int = 0, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, data_range: float = 255.0, skip_frames: int = 0, confidence: float = 0.95, seed: int = 0,
+                 device: str | None = None):
         super().__init__(confidence, seed)
+        self._set_device(device)
         if skip_frames < 0:
             raise ValueError(f"metric.{self.name}.skip_frames must be >= 0, got {skip_frames}")
         if not data_range > 0:
@@ -55,7 +58,7 @@ class _ReferenceMetric(DescribedMetric):
         preds, target = preds[first:], target[first:]
         if len(preds) <= self.context_frames:
             return skipped(request.sample_id, self.name, f"no frame left after skip_frames={self.skip_frames}")
-        value, curve, extra = self.score(preds, target)
+        value, curve, extra = self.score(self.as_input(preds), self.as_input(target))
         components = {"per_frame": [float(v) for v in curve], "first_frame": first + self.context_frames,
                       **extra}
         return scored(request.sample_id, self.name, float(value), components=components,
@@ -87,8 +90,8 @@ class PSNR(_ReferenceMetric):
     bounds = (0.0, 100.0)  # [0, max_db]: PSNR of in-range values is >= 0, capped at max_db
 
     def __init__(self, data_range: float = 255.0, skip_frames: int = 0, average: str = "frames",
-                 max_db: float = 100.0, confidence: float = 0.95, seed: int = 0):
-        super().__init__(data_range, skip_frames, confidence, seed)
+                 max_db: float = 100.0, confidence: float = 0.95, seed: int = 0, device: str | None = None):
+        super().__init__(data_range, skip_frames, confidence, seed, device)
         if average not in F.AVERAGES:
             raise ValueError(f"metric.psnr.average must be one of {F.AVERAGES}, got {average!r}")
         if not 0 < max_db < float("inf"):
@@ -100,12 +103,14 @@ class PSNR(_ReferenceMetric):
         return f"psnr(average={self.average}, max_db={self.max_db:g}, data_range={self.data_range:g})"
 
     def score(self, preds, target):
-        curve = F.psnr(preds, target, data_range=self.data_range, per_frame=True)
+        # the per-frame MSE on the device (exact int64 sums for uint8), the dB in float64 here
+        errors = self.to_numpy(F.mse(preds, target, per_frame=True))
+        curve = F._db(errors, self.data_range, None)
         capped = np.minimum(curve, self.max_db)
         if self.average == "frames":
             value = capped.mean()
         else:
-            value = F.psnr(preds, target, data_range=self.data_range, average="mse", max_db=self.max_db)
+            value = F._db(errors.mean(), self.data_range, self.max_db)
         extra = {"frames_capped": int((curve > self.max_db).sum()), "max_db": self.max_db, "average": self.average}
         return value, capped, extra
 
@@ -125,7 +130,7 @@ class SSIM(_ReferenceMetric):
     bounds = (-1.0, 1.0)
 
     def score(self, preds, target):
-        curve = F.ssim(preds, target, data_range=self.data_range, per_frame=True)
+        curve = self.to_numpy(F.ssim(preds, target, data_range=self.data_range, per_frame=True))
         return curve.mean(), curve, {}
 
 
@@ -145,7 +150,7 @@ class MSE(_ReferenceMetric):
         return (0.0, self.data_range ** 2)
 
     def score(self, preds, target):
-        curve = F.mse(preds, target, per_frame=True)
+        curve = self.to_numpy(F.mse(preds, target, per_frame=True))
         return curve.mean(), curve, {}
 
 
@@ -165,7 +170,7 @@ class MAE(_ReferenceMetric):
         return (0.0, self.data_range)
 
     def score(self, preds, target):
-        curve = F.mae(preds, target, per_frame=True)
+        curve = self.to_numpy(F.mae(preds, target, per_frame=True))
         return curve.mean(), curve, {}
 
 
@@ -183,6 +188,6 @@ class MotionError(_ReferenceMetric):
     context_frames = 1  # the change into the first compared frame starts at the frame before it
 
     def score(self, preds, target):
-        curve = F.motion_error(preds, target, per_frame=True)
+        curve = self.to_numpy(F.motion_error(preds, target, per_frame=True))
         return curve.mean(), curve, {}
 

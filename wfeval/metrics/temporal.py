@@ -15,19 +15,22 @@ import numpy as np
 import wfeval.functional.temporal as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.artifacts import read_array
+from wfeval.metrics.device import DeviceMixin
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.base import DescribedMetric
 
 
-class _TemporalMetric(DescribedMetric):
+class _TemporalMetric(DeviceMixin, DescribedMetric):
     required_artifacts = ("generated_video",)
     bounds = (0.0, 1.0)  # each is a fraction or a score in [0, 1]
     family = "temporal"
     capability = "core_video"
     function: Callable[..., Any]
 
-    def __init__(self, data_range: float = 255.0, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, data_range: float = 255.0, confidence: float = 0.95, seed: int = 0,
+                 device: str | None = None):
         super().__init__(confidence, seed)
+        self._set_device(device)
         if not data_range > 0:
             raise ValueError(f"metric.{self.name}.data_range must be > 0, got {data_range}")
         self.data_range = float(data_range)
@@ -46,7 +49,8 @@ class _TemporalMetric(DescribedMetric):
         if video.ndim != 4 or video.shape[0] < 2:
             return skipped(request.sample_id, self.name,
                            f"needs a video of at least 2 frames (T×H×W×C), got shape {video.shape}")
-        curve = type(self).function(video, data_range=self.data_range, per_frame=True, **self.options())
+        curve = self.to_numpy(type(self).function(self.as_input(video), data_range=self.data_range, per_frame=True,
+                                                  **self.options()))
         options = ", ".join(f"{k}={v:g}" for k, v in {**self.options(), "data_range": self.data_range}.items())
         return scored(request.sample_id, self.name, float(np.mean(curve)),
                       components={"per_step": [float(v) for v in curve], **self.options()},
@@ -80,8 +84,8 @@ class MotionMagnitude(_TemporalMetric):
     function = staticmethod(F.motion_magnitude)
 
     def __init__(self, data_range: float = 255.0, threshold: float = F.MOTION_THRESHOLD,
-                 confidence: float = 0.95, seed: int = 0):
-        super().__init__(data_range, confidence, seed)
+                 confidence: float = 0.95, seed: int = 0, device: str | None = None):
+        super().__init__(data_range, confidence, seed, device)
         self.threshold = self._fraction(threshold)
 
     def options(self) -> dict[str, Any]:
@@ -102,8 +106,8 @@ class FrameRepeatRate(_TemporalMetric):
     function = staticmethod(F.frame_repeat_rate)
 
     def __init__(self, data_range: float = 255.0, threshold: float = F.REPEAT_THRESHOLD,
-                 confidence: float = 0.95, seed: int = 0):
-        super().__init__(data_range, confidence, seed)
+                 confidence: float = 0.95, seed: int = 0, device: str | None = None):
+        super().__init__(data_range, confidence, seed, device)
         self.threshold = self._fraction(threshold)
 
     def options(self) -> dict[str, Any]:

@@ -1,0 +1,81 @@
+"""Reference and temporal metrics compute on torch (float32, the run's device) and agree with the
+float64 numpy reference implementation within the tolerances stated in docs/metrics.md."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.functional.test_ssim_psnr_match_scikit_image import gridworld_pair
+from wfeval.api import GenerationRequest, GenerationResult
+from wfeval.artifacts import ArtifactStore
+from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
+from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude
+
+SSIM_TOL, PSNR_TOL_DB, OTHER_REL = 1e-5, 1e-4, 1e-6
+
+
+def _natural_pair(seed: int = 0, shape=(6, 48, 40, 3)):
+    """Smooth content plus noise, as a lossy codec leaves it; the prediction is shifted and noisier."""
+    rng = np.random.default_rng(seed)
+    t, h, w, _ = shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    base = np.stack([128 + 60 * np.sin((xx + 3 * f) / 7.0) * np.cos(yy / 5.0) for f in range(t)])[..., None]
+    ref = np.clip(base + rng.normal(0, 6, shape), 0, 255).astype(np.uint8)
+    gen = np.clip(np.roll(base, 1, axis=2) + rng.normal(0, 9, shape), 0, 255).astype(np.uint8)
+    return gen, ref
+
+
+def _sample(store, gen, ref):
+    request = GenerationRequest(sample_id="s0", references={"video": store.put_array(ref, kind="video")})
+    return request, GenerationResult(sample_id="s0", artifacts={"generated_video": store.put_array(gen, kind="video")})
+
+
+@pytest.mark.parametrize("pair", ["natural", "gridworld", "identical"])
+def test_reference_metrics_on_torch_match_the_float64_numpy_path(tmp_path, pair):
+    gen, ref = {"natural": _natural_pair, "gridworld": lambda: gridworld_pair(48, 56),
+                "identical": lambda: (_natural_pair()[1],) * 2}[pair]()
+    request, result = _sample(ArtifactStore(tmp_path), gen, ref)
+    for cls, tol in ((SSIM, SSIM_TOL), (PSNR, PSNR_TOL_DB), (MSE, None), (MAE, None)):
+        fast = cls(device="cpu").compute_sample(request, result)
+        slow = cls(device="numpy").compute_sample(request, result)
+        assert fast.status == slow.status == "ok"
+        a, b = np.array(fast.components["per_frame"]), np.array(slow.components["per_frame"])
+        if tol is None:  # uint8 differences summed exactly in int64
+            np.testing.assert_allclose(a, b, rtol=OTHER_REL)
+            assert fast.raw_value == pytest.approx(slow.raw_value, rel=OTHER_REL)
+        else:
+            assert np.abs(a - b).max() <= tol and abs(fast.raw_value - slow.raw_value) <= tol
+    if pair == "identical":
+        assert PSNR(device="cpu").compute_sample(request, result).components["frames_capped"] == 6
+
+
+def test_temporal_metrics_on_torch_match_the_float64_numpy_path(tmp_path):
+    gen, _ = _natural_pair(3)
+    gen[3] = gen[2]  # one repeated frame
+    gen[5] = np.clip(gen[4].astype(int) + 1, 0, 255)  # a step of exactly one level: the repeat threshold
+    request, result = _sample(ArtifactStore(tmp_path), gen, gen)
+    for cls in (Flicker, MotionMagnitude, FrameRepeatRate):
+        fast = cls(device="cpu").compute_sample(request, result)
+        slow = cls(device="numpy").compute_sample(request, result)
+        np.testing.assert_allclose(fast.components["per_step"], slow.components["per_step"], rtol=1e-6, atol=1e-7)
+    repeat = FrameRepeatRate(device="cpu").compute_sample(request, result).components["per_step"]
+    assert repeat[2] == 1.0 and repeat[0] == 0.0
+
+
+def test_run_device_reaches_every_metric_that_takes_one(tmp_path):
+    from tests.config.test_compose import compose
+    from wfeval.pipeline import build
+
+    cfg = compose(["metric=[psnr,ssim,flicker,fvd,artifact_count]", "run.device=cpu"])
+    metrics = build.build_metrics(build.metric_nodes(cfg), device=cfg.run.device)
+    assert {m: getattr(metrics[m], "device", None) for m in metrics} == {
+        "psnr": "cpu", "ssim": "cpu", "flicker": "cpu", "fvd": "cpu", "artifact_count": None}
+    own = build.build_metrics(build.metric_nodes(compose(["metric=[fvd]", "metric.fvd.device=numpy_is_not_a_device"])),
+                              device="cpu")
+    assert own["fvd"].device == "numpy_is_not_a_device"  # a metric's own setting wins over run.device
+
+
+def test_an_unknown_device_is_refused_when_the_metric_is_built():
+    with pytest.raises(ValueError, match="run.device"):
+        SSIM(device="tpu:7")
