@@ -1,28 +1,66 @@
 """Content-addressed storage of arrays (videos, frames) shared by benchmarks, models and metrics.
 
-Arrays are stored once, as lossless ``.npy`` files named by the sha256 of their bytes, under
-``<store>/objects/ab/<sha256>.npy``. An :class:`~wfeval.api.ArtifactRef` points at the file and
-carries its checksum, so any holder of a ref can read the array back without knowing the store.
+Arrays are stored once, losslessly, named by the sha256 of their canonical ``.npy`` bytes (the
+address), under ``<store>/objects/ab/<sha256>.npy.zst`` (zstd level 3, media type
+``application/x-npy+zstd``; chosen by measurement, docs/performance.md). Objects of older stores,
+plain ``<sha256>.npy`` (``application/x-npy``), stay readable. An :class:`~wfeval.api.ArtifactRef`
+points at the file and carries the address, so any holder of a ref can read the array back
+without knowing the store; reading verifies the decoded bytes against the address and removes a
+corrupt object from the store (:class:`ArtifactCorrupt`). ``python -m wfeval.store`` shows the
+store's size and prunes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from wfeval.api import ArtifactRef
 
 NPY_MEDIA_TYPE = "application/x-npy"
+ZSTD_MEDIA_TYPE = "application/x-npy+zstd"  # the canonical .npy bytes, one zstd frame (content checksum on)
+MEDIA_SUFFIX = {NPY_MEDIA_TYPE: ".npy", ZSTD_MEDIA_TYPE: ".npy.zst"}
+CODECS = {"zstd": ZSTD_MEDIA_TYPE, "npy": NPY_MEDIA_TYPE}
+ZSTD_LEVEL = 3  # chosen by measurement (docs/performance.md): level 9 saves little more, costs 5x the time
+
+
+_PRELOADED: dict[str, np.ndarray] = {}  # sha256 → verified array (wfeval.result_cache's reader thread)
+
+
+@contextlib.contextmanager
+def preloaded(arrays: Mapping[str, np.ndarray]) -> Iterator[None]:
+    """Within the block, :func:`read_array` of a ref whose sha256 is a key returns that array
+    (read-only, already verified) instead of reading the file again."""
+    for array in arrays.values():
+        array.flags.writeable = False
+    _PRELOADED.update(arrays)
+    try:
+        yield
+    finally:
+        for sha in arrays:
+            _PRELOADED.pop(sha, None)
 
 
 class ArtifactError(RuntimeError):
     """An artifact cannot be read: missing file, bad checksum, or unreadable content."""
+
+
+class ArtifactCorrupt(ArtifactError):
+    """A stored object whose content does not match its address (flipped bytes, truncated file).
+
+    ``path`` is the object's file; ``discarded`` says whether it was removed from the store (an
+    object of the store is, so the next ``put_array`` of the same content writes it again)."""
+
+    def __init__(self, message: str, path: Path, discarded: bool):
+        super().__init__(message)
+        self.path, self.discarded = path, discarded
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -52,15 +90,56 @@ def array_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-class ArtifactStore:
-    """A folder of content-addressed arrays; it outlives any one run directory."""
+def media_type_of(path: Path) -> str:
+    """The media type of a file by its name: ``.npy.zst`` (zstd) or anything else (plain ``.npy``)."""
+    return ZSTD_MEDIA_TYPE if path.name.endswith(".zst") else NPY_MEDIA_TYPE
 
-    def __init__(self, root: str | os.PathLike[str], *, durable: bool = False):
+
+def _zstd():
+    import zstandard
+
+    return zstandard
+
+
+def encode(data: bytes, media_type: str) -> bytes:
+    """The file bytes of canonical ``.npy`` bytes in a media type."""
+    if media_type == ZSTD_MEDIA_TYPE:
+        return _zstd().ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True, write_content_size=True).compress(data)
+    return data
+
+
+class ArtifactStore:
+    """A folder of content-addressed arrays; it outlives any one run directory.
+
+    An object's address is the sha256 of its canonical ``.npy`` bytes, whatever the codec of the
+    file (``codec="zstd"``, the default: ``<sha>.npy.zst``; ``"npy"``: uncompressed ``<sha>.npy``,
+    the format of older stores, which stays readable).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, durable: bool = False, codec: str = "zstd"):
+        if codec not in CODECS:
+            raise ValueError(f"artifact store codec must be one of {', '.join(CODECS)}, got {codec!r}")
         self.root = Path(root).expanduser().resolve()
         self.durable = durable  # fsync every object (survives power loss; slower)
+        self.media_type = CODECS[codec]
 
-    def object_path(self, sha256: str) -> Path:
-        return self.root / "objects" / sha256[:2] / f"{sha256}.npy"
+    def object_path(self, sha256: str, media_type: str | None = None) -> Path:
+        """The file of an object: the existing one in any codec, else where this store writes it."""
+        folder = self.root / "objects" / sha256[:2]
+        if media_type is None:
+            for kind in (self.media_type, *(m for m in MEDIA_SUFFIX if m != self.media_type)):
+                path = folder / f"{sha256}{MEDIA_SUFFIX[kind]}"
+                if path.exists():
+                    return path
+            media_type = self.media_type
+        return folder / f"{sha256}{MEDIA_SUFFIX[media_type]}"
+
+    def ref_of(self, sha256: str, *, kind: str, shape: tuple[int, ...], dtype: str,
+               metadata: Mapping[str, Any] | None = None) -> ArtifactRef:
+        """A ref to an object already in the store (its file in whichever codec it was written)."""
+        path = self.object_path(sha256)
+        return ArtifactRef(kind=kind, uri=str(path), sha256=sha256, media_type=media_type_of(path),
+                           shape=tuple(int(n) for n in shape), dtype=str(dtype), metadata=dict(metadata or {}))
 
     def put_array(
         self, array: np.ndarray, *, kind: str, metadata: Mapping[str, Any] | None = None
@@ -71,19 +150,25 @@ class ArtifactStore:
         sha256 = hashlib.sha256(data).hexdigest()
         path = self.object_path(sha256)
         if not path.exists():
-            atomic_write_bytes(path, data, durable=self.durable)
+            path = self.object_path(sha256, self.media_type)
+            atomic_write_bytes(path, encode(data, self.media_type), durable=self.durable)
+        else:  # its age is its last use: `python -m wfeval.store prune --older-than` keeps it
+            try:
+                os.utime(path)
+            except OSError:
+                pass
         return ArtifactRef(
             kind=kind,
             uri=str(path),
             sha256=sha256,
-            media_type=NPY_MEDIA_TYPE,
+            media_type=media_type_of(path),
             shape=tuple(int(n) for n in array.shape),
             dtype=str(array.dtype),
             metadata=dict(metadata or {}),
         )
 
     def resolve(self, ref: ArtifactRef) -> Path:
-        """The local file of ``ref``: its uri, or this store's copy of the same content."""
+        """The local file of ``ref``: its uri, or this store's copy of the same content (any codec)."""
         path = Path(ref.uri.removeprefix("file://"))
         if not path.exists() and ref.sha256:
             local = self.object_path(ref.sha256)
@@ -92,18 +177,68 @@ class ArtifactStore:
         return path
 
 
-def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: bool = False) -> np.ndarray:
-    """Load the array behind ``ref``; raise :class:`ArtifactError` naming the file on failure."""
+def _is_store_object(path: Path, sha256: str) -> bool:
+    """A file of a content-addressed store (``objects/ab/<sha>.npy[.zst]``): safe to discard."""
+    return (path.parent.parent.name == "objects" and path.parent.name == sha256[:2]
+            and path.name in (f"{sha256}{suffix}" for suffix in MEDIA_SUFFIX.values()))
+
+
+def _corrupt(ref: ArtifactRef, path: Path, why: str) -> ArtifactCorrupt:
+    discarded = False
+    if ref.sha256 and _is_store_object(path, ref.sha256):
+        try:
+            path.unlink()
+            discarded = True
+        except OSError:
+            pass
+    note = "; discarded from the store" if discarded else ""
+    return ArtifactCorrupt(f"artifact {ref.kind!r} at {path}: {why} (file changed or corrupt){note}", path, discarded)
+
+
+def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: bool = True) -> np.ndarray:
+    """Load the array behind ``ref``; raise :class:`ArtifactError` naming the file on failure.
+
+    With ``verify`` (the default) the sha256 of the decoded ``.npy`` bytes must equal the ref's
+    (its address): a flipped byte or a truncated file raises :class:`ArtifactCorrupt`, and a store
+    object found corrupt is removed so that it can be written again (docs/performance.md gives
+    the cost per object).
+    """
+    if ref.sha256 and (hit := _PRELOADED.get(ref.sha256)) is not None:
+        return hit
     path = store.resolve(ref) if store is not None else Path(ref.uri.removeprefix("file://"))
-    if ref.media_type not in ("", NPY_MEDIA_TYPE):
+    if ref.media_type not in ("", *MEDIA_SUFFIX):
         raise ArtifactError(f"artifact {ref.kind!r} at {path}: unsupported media type {ref.media_type!r}")
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ArtifactError(f"artifact {ref.kind!r}: cannot read {path}: {exc.strerror or exc}") from exc
+    if media_type_of(path) == ZSTD_MEDIA_TYPE:
+        zstandard = _zstd()
+        try:
+            data = zstandard.ZstdDecompressor().decompress(data)
+        except zstandard.ZstdError as exc:
+            raise _corrupt(ref, path, f"not a readable zstd object ({exc})") from exc
     if verify and ref.sha256 and hashlib.sha256(data).hexdigest() != ref.sha256:
-        raise ArtifactError(f"artifact {ref.kind!r} at {path}: sha256 mismatch (file changed or corrupt)")
+        raise _corrupt(ref, path, "sha256 mismatch")
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise ArtifactError(f"artifact {ref.kind!r} at {path}: not a readable .npy array ({exc})") from exc
+
+
+def check_object(ref: ArtifactRef, *, store: ArtifactStore | None = None) -> None:
+    """Raise :class:`ArtifactError` unless the object behind ``ref`` reads back to its address
+    (:class:`ArtifactCorrupt` — and the object is discarded — when its content does not match)."""
+    path = store.resolve(ref) if store is not None else Path(ref.uri.removeprefix("file://"))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"artifact {ref.kind!r}: cannot read {path}: {exc.strerror or exc}") from exc
+    if media_type_of(path) == ZSTD_MEDIA_TYPE:
+        zstandard = _zstd()
+        try:
+            data = zstandard.ZstdDecompressor().decompress(data)
+        except zstandard.ZstdError as exc:
+            raise _corrupt(ref, path, f"not a readable zstd object ({exc})") from exc
+    if ref.sha256 and hashlib.sha256(data).hexdigest() != ref.sha256:
+        raise _corrupt(ref, path, "sha256 mismatch")

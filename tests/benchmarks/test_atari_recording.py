@@ -58,7 +58,7 @@ def test_two_recordings_with_the_same_config_are_byte_identical(tmp_path):
         hashes.append(dataset_hash(requests))
         [path] = (tmp_path / name / "recordings" / "atari").rglob("*.json")
         indexes.append(path.read_bytes())
-        objects = sorted((tmp_path / name / "objects").rglob("*.npy"))
+        objects = sorted((tmp_path / name / "objects").rglob("*.npy.zst"))
         assert objects and all(p.read_bytes() == (tmp_path / "a" / p.relative_to(tmp_path / name)).read_bytes()
                                for p in objects)
     assert indexes[0] == indexes[1] and hashes[0] == hashes[1]
@@ -76,7 +76,7 @@ def test_a_second_run_reads_the_cache_and_simulates_nothing(tmp_path, monkeypatc
     assert bench.stats["cached"] == 1 and bench.stats["recorded"] == 0
     # frames gone from the store: recorded again, identically
     monkeypatch.undo()
-    for path in (tmp_path / "objects").rglob("*.npy"):
+    for path in (tmp_path / "objects").rglob("*.npy.zst"):
         path.unlink()
     bench, third = _requests(tmp_path)
     assert bench.stats["recorded"] == 1 and [r.to_dict() for r in third] == [r.to_dict() for r in first]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 
 import numpy as np
 import pytest
+import zstandard
 
 from wfeval.api import ArtifactRef, GenerationRequest
 from wfeval.artifacts import ArtifactError, ArtifactStore, read_array
@@ -19,9 +21,12 @@ def test_same_content_is_stored_once_and_reads_back_bit_exact(tmp_path):
     a = store.put_array(video, kind="video")
     b = store.put_array(video.copy(), kind="video")
     assert a == b
-    assert len(list((tmp_path / "objects").rglob("*.npy"))) == 1
-    assert a.shape == (4, 8, 8, 3) and a.dtype == "uint8" and a.media_type == "application/x-npy"
-    assert hashlib.sha256(open(a.uri, "rb").read()).hexdigest() == a.sha256
+    assert len(list((tmp_path / "objects").rglob("*.npy.zst"))) == 1
+    assert a.shape == (4, 8, 8, 3) and a.dtype == "uint8" and a.media_type == "application/x-npy+zstd"
+    buffer = io.BytesIO()
+    np.save(buffer, video, allow_pickle=False)  # the address is the sha256 of the plain .npy bytes
+    assert a.sha256 == hashlib.sha256(buffer.getvalue()).hexdigest()
+    assert zstandard.ZstdDecompressor().decompress(open(a.uri, "rb").read()) == buffer.getvalue()
     np.testing.assert_array_equal(read_array(a, verify=True), video)
 
 
@@ -32,7 +37,7 @@ def test_a_missing_file_raises_an_error_naming_the_file(tmp_path):
 
 
 def test_a_changed_file_fails_verification(tmp_path):
-    store = ArtifactStore(tmp_path)
+    store = ArtifactStore(tmp_path, codec="npy")
     ref = store.put_array(np.zeros((2, 2), np.uint8), kind="array")
     with open(ref.uri, "r+b") as handle:
         handle.seek(-1, 2)
@@ -65,7 +70,11 @@ def test_verify_artifacts_turns_a_changed_file_into_a_failed_sample_naming_it(tm
     store = tmp_path / "store"
     base = [f"run.store_dir={store}", "run.progress=off", "benchmark.num_samples=3"]
     run_from_config(compose(base), output_dir=tmp_path / "first")
-    victim = sorted((store / "objects").rglob("*.npy"))[0]
+    # an input frame (an oracle's generated video equals its reference, the same object, which the
+    # generation cache would find corrupt and have regenerated: tests/pipeline/test_corrupt_store.py)
+    inputs = {r["request"]["inputs"]["image"]["sha256"]
+              for r in map(json.loads, (tmp_path / "first" / "generations.jsonl").read_text().splitlines())}
+    victim = sorted(p for p in (store / "objects").rglob("*.npy.zst") if p.name[:64] in inputs)[0]
     victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
     summary = run_from_config(compose([*base, "run.verify_artifacts=true", "metric=[generated_rate]"]),
                               output_dir=tmp_path / "second")

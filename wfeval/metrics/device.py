@@ -60,8 +60,8 @@ class DeviceMixin:
 
     def _set_device(self, device: str | None) -> None:
         name = str(device or "auto")
-        if name != "numpy":
-            resolve_device(name)  # a device this machine lacks is a build-time error
+        if name not in ("numpy", "auto", "cpu"):
+            resolve_device(name)  # a device this machine lacks is a build-time error (torch imported only here)
         self.device = name
         self._torch_device: Any = None
 
@@ -72,9 +72,13 @@ class DeviceMixin:
         import numpy as np
         import torch
 
+        import warnings
+
         if self._torch_device is None:
             self._torch_device = resolve_device(self.device)
-        return torch.from_numpy(np.ascontiguousarray(array)).to(self._torch_device)
+        with warnings.catch_warnings():  # a shared read-only array (wfeval.artifacts.preloaded): torch only reads it
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(np.ascontiguousarray(array)).to(self._torch_device)
 
     @staticmethod
     def to_numpy(value: Any) -> Any:

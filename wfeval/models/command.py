@@ -183,7 +183,8 @@ class CommandModel:
             "split": request.split,
             "benchmark": request.benchmark_id,
             "task": request.task_id,
-            "inputs": {k: ref.uri.removeprefix("file://") for k, ref in request.inputs.items()},
+            "inputs": {k: _plain_npy(ref, outputs.parent / "inputs" / f"{index:05d}.{k}.npy")
+                       for k, ref in request.inputs.items()},
             "controls": data["controls"],
             "generation": data["generation"],
             "prompt": request.prompt,
@@ -293,3 +294,15 @@ class CommandModel:
                 shutil.rmtree(batch, ignore_errors=True)
             else:
                 print(f"wfeval: command batch kept in {batch}", file=sys.stderr)
+
+
+def _plain_npy(ref: Any, copy: Path) -> str:
+    """A path the program can ``np.load``: the stored file if it is plain ``.npy``, else a decoded
+    copy in the batch folder (the store keeps objects zstd-compressed)."""
+    from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, read_array
+
+    if ref.media_type in ("", NPY_MEDIA_TYPE):
+        return ref.uri.removeprefix("file://")
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(array_bytes(read_array(ref)))
+    return str(copy)

@@ -29,7 +29,7 @@ import numpy as np
 
 from wfeval._hashing import sha256_json
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
-from wfeval.artifacts import ArtifactStore, atomic_write_bytes
+from wfeval.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
@@ -99,9 +99,15 @@ def failure_limit(fail_on_error: Any, total: int) -> int | None:
 
 
 class GenerationCache:
-    def __init__(self, store: ArtifactStore, model_key: str):
+    """Finished generations by request key. A cached result whose artifact is missing or corrupt
+    (content not matching its address: flipped bytes, truncated file) is not served: the model
+    regenerates it, and a corrupt one is recorded as an ``artifact_corrupt`` event (``on_event``),
+    never as a failure of the model."""
+
+    def __init__(self, store: ArtifactStore, model_key: str, on_event: Callable[..., None] | None = None):
         self.store = store
         self.folder = store.root / "generations" / model_key
+        self.on_event = on_event
 
     def _path(self, key: str) -> Path:
         return self.folder / f"{key}.json"
@@ -114,8 +120,16 @@ class GenerationCache:
             result = GenerationResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, TypeError):
             return None  # unreadable record: regenerate
-        if any(not self.store.resolve(ref).exists() for ref in result.artifacts.values()):
-            return None  # artifacts were deleted: regenerate
+        for name, ref in result.artifacts.items():
+            try:
+                check_object(ref, store=self.store)
+            except ArtifactCorrupt as exc:  # discarded from the store: regenerate, say so
+                if self.on_event is not None:
+                    self.on_event("artifact_corrupt", sample_id=result.sample_id, output=name, path=str(exc.path),
+                                  discarded=exc.discarded, action="regenerate", reason=str(exc))
+                return None
+            except ArtifactError:
+                return None  # artifacts were deleted: regenerate
         return result
 
     def put(self, key: str, result: GenerationResult) -> None:
@@ -268,12 +282,12 @@ def verify_artifacts(
         for label, ref in refs.items():
             path = store.resolve(ref)
             try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                problem = f"{label} missing: {path}"
+                check_object(ref, store=store)
+            except ArtifactCorrupt as exc:
+                problem = f"{label} changed since it was stored (sha256 mismatch): {exc.path}"
                 break
-            if ref.sha256 and digest != ref.sha256:
-                problem = f"{label} changed since it was stored (sha256 mismatch): {path}"
+            except ArtifactError:
+                problem = f"{label} missing: {path}"
                 break
         if problem is not None:
             result = dataclasses.replace(result, status="failed", error=f"ArtifactError: {problem}", artifacts={})

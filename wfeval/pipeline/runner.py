@@ -29,6 +29,7 @@ from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
 from wfeval.pipeline.score import reusable_rows, score_all
+from wfeval.result_cache import ResultCache
 from wfeval.pipeline.seeds import assign_seeds
 from wfeval.progress import Progress
 from wfeval.report.markdown import results_markdown
@@ -81,7 +82,7 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         if cfg.run.verify_artifacts:
             pairs = verify_artifacts(pairs, store)
             recorder.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
-        per_metric = _score(plan, pairs, recorder, cfg.run.progress)
+        per_metric = _score(plan, pairs, recorder, cfg.run.progress, store)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, per_metric=per_metric,
@@ -150,7 +151,8 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
         try:
-            results = generate_all(requests, model, GenerationCache(store, model.key), model.key,
+            cache = GenerationCache(store, model.key, on_event=recorder.event)
+            results = generate_all(requests, model, cache, model.key,
                                    batch_size=model.batch_size or run.batch_size, on_result=on_result,
                                    sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
                                    contract=plan.contract)
@@ -168,7 +170,8 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
     return list(zip(requests, results))
 
 
-def _score(plan: RunPlan, pairs: Pairs, recorder: RunRecorder, progress_mode: str) -> dict[str, list[MetricResult]]:
+def _score(plan: RunPlan, pairs: Pairs, recorder: RunRecorder, progress_mode: str,
+           store: ArtifactStore | None = None) -> dict[str, list[MetricResult]]:
     """Score every pair; a resumed run reuses its rows of unchanged samples and metric versions."""
     records = [{"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs]
     done = reusable_rows(recorder.rundir, plan.metrics, records, recorder.previous)
@@ -182,9 +185,11 @@ def _score(plan: RunPlan, pairs: Pairs, recorder: RunRecorder, progress_mode: st
         progress.update()
 
     started = time.perf_counter()
-    per_metric = score_all(plan.metrics, pairs, done=done, on_result=on_result)
+    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.result_cache)
+    per_metric = score_all(plan.metrics, pairs, done=done, on_result=on_result, cache=cache)
     progress.close()
-    recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3))
+    recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3),
+                   **({"result_cache": {"hits": cache.hits, "misses": cache.misses}} if cache is not None else {}))
     return per_metric
 
 

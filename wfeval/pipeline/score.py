@@ -80,17 +80,17 @@ def score_all(
     *,
     done: Mapping[tuple[str, str], MetricResult],
     on_result: Callable[[MetricResult, bool], None],
+    cache: Any = None,
 ) -> dict[str, list[MetricResult]]:
-    """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``); a
+    """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``, then the
+    store's metric-result ``cache``; arrays read ahead: :mod:`wfeval.result_cache`); a
     :class:`~wfeval.results.MetricSet` also says what a failed generation does to each metric."""
-    out: dict[str, list[MetricResult]] = {}
+    from wfeval.result_cache import score_metrics
+
     on_failure = getattr(metrics, "on_failure", {})
-    for metric_id, metric in metrics.items():
-        rows = []
-        for request, result in pairs:
-            previous = done.get((metric_id, request.sample_id))
-            row = previous or score_one(metric_id, metric, request, result, on_failure.get(metric_id, "exclude"))
-            on_result(row, previous is not None)
-            rows.append(row)
-        out[metric_id] = rows
-    return out
+
+    def one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        return score_one(metric_id, metric, request, result, on_failure.get(metric_id, "exclude"))
+
+    return score_metrics(metrics, pairs, done=done, on_result=on_result, score_one=one, cache=cache,
+                         variants={m: {"on_failure": on_failure.get(m, "exclude")} for m in metrics})

@@ -16,6 +16,7 @@ from wfeval.benchmarks.folder import manifest as mf
 from wfeval.benchmarks.folder.runtime import FolderRuntime
 from wfeval.benchmarks.folder.scorer import FolderScorer
 from wfeval.config.errors import ConfigError
+from wfeval.decoded_cache import stored_derived, stored_file
 
 
 class FolderBenchmark:
@@ -145,16 +146,18 @@ class FolderBenchmark:
             for target, files, slot in ((inputs, record.inputs, "image"), (references, record.references, "video")):
                 for key, rel in files.items():
                     label = _label(key, slot)
-                    try:
-                        array, kind = self._read(self.root / rel, exact=slot if key == slot else None)
-                        if kind == "video":
+                    exact, path = (slot if key == slot else None), self.root / rel
+                    how = f"{exact}/{self.check_complete}/{path.suffix.lower()}"
+                    try:  # decoded once per store, by file content (wfeval.decoded_cache)
+                        ref = stored_file(store, path, how, lambda: self._decode(path, exact))
+                        if ref.kind == "video":  # also for a video decoded by an earlier run
                             from wfeval.io._limits import check_frames
 
-                            check_frames(self.root / rel, int(array.shape[0]), self.limits)
+                            check_frames(path, int(ref.shape[0]), self.limits)
+                        target[key] = ref
                     except ValueError as exc:  # wfeval.io.MediaError is a ValueError
                         errors.append(f"{label} {rel!r}: {getattr(exc, 'reason', exc)}")
                         continue
-                    target[key] = store.put_array(array, kind=kind)
             if isinstance(actions, str):
                 try:
                     actions = _load_actions(self.root / actions, self.limits)
@@ -169,7 +172,9 @@ class FolderBenchmark:
             if not errors and "image" not in inputs and "video" in references:
                 from wfeval.artifacts import read_array
 
-                inputs["image"] = store.put_array(read_array(references["video"])[0], kind="image")
+                video = references["video"]
+                inputs["image"] = stored_derived(store, video, "first_frame",
+                                                 lambda: (read_array(video)[0], "image"))
         num_frames = record.num_frames
         if num_frames is None:
             if isinstance(actions, list):
@@ -199,6 +204,15 @@ class FolderBenchmark:
             split=record.split, protocol=protocol.name, inputs=inputs, controls=controls,
             references=references, generation=generation, prompt=record.prompt, metadata=metadata,
         )
+
+    def _decode(self, path: Path, exact: str | None) -> tuple[np.ndarray, str]:
+        """``_read``, refusing a video beyond the frame limit before it is stored."""
+        array, kind = self._read(path, exact=exact)
+        if kind == "video":
+            from wfeval.io._limits import check_frames
+
+            check_frames(path, int(array.shape[0]), self.limits)
+        return array, kind
 
     def _read(self, path: Path, *, exact: str | None) -> tuple[np.ndarray, str]:
         """(array, artifact kind): ``exact`` forces an image or a video, else the file type decides."""

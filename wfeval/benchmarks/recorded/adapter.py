@@ -34,7 +34,7 @@ from wfeval.api import (
     MetricSpec,
     WorldTaskConfig,
 )
-from wfeval.artifacts import NPY_MEDIA_TYPE, ArtifactStore
+from wfeval.artifacts import ArtifactStore
 from wfeval.benchmarks.recorded.cache import FORMAT, RecordingCache
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
@@ -337,5 +337,4 @@ def _entry(ref: ArtifactRef) -> dict[str, Any]:
 
 def _ref(entry: Mapping[str, Any], store: ArtifactStore) -> ArtifactRef:
     """The ref ``store.put_array`` returned when the frames were recorded (same fields)."""
-    return ArtifactRef(kind=entry["kind"], uri=str(store.object_path(entry["sha256"])), sha256=entry["sha256"],
-                       media_type=NPY_MEDIA_TYPE, shape=tuple(entry["shape"]), dtype=entry["dtype"])
+    return store.ref_of(entry["sha256"], kind=entry["kind"], shape=tuple(entry["shape"]), dtype=entry["dtype"])

@@ -1,0 +1,107 @@
+"""A rerun, a rescoring or a sweep costs only what changed: metric rows are cached in the store by
+(metric identity and config, content hashes of what the metric reads); arrays are read once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import compose
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.metrics.reference import PSNR
+from wfeval.pipeline.runner import run_from_config
+from wfeval.result_cache import ResultCache, metric_identity, score_metrics
+
+
+def _events(run_dir):
+    return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+
+
+def _score_event(run_dir):
+    return next(e for e in _events(run_dir) if e["event"] == "phase_finished" and e["phase"] == "score")
+
+
+def _metric_rows(run_dir):
+    return sorted((json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()),
+                  key=lambda r: (r["metric_id"], r["sample_id"]))
+
+
+@pytest.fixture()
+def base(tmp_path):
+    return [f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=3", "model=static",
+            "metric=[psnr,ssim,flicker,generated_rate]"]
+
+
+def test_a_second_run_takes_every_row_from_the_cache_and_computes_nothing(tmp_path, base, monkeypatch):
+    first = run_from_config(compose(base), output_dir=tmp_path / "a")
+    assert _score_event(tmp_path / "a")["result_cache"] == {"hits": 0, "misses": 12}
+    monkeypatch.setattr(PSNR, "compute_sample", lambda *a: pytest.fail("psnr recomputed"))
+    second = run_from_config(compose(base), output_dir=tmp_path / "b")
+    assert _score_event(tmp_path / "b")["result_cache"] == {"hits": 12, "misses": 0}
+    assert {k: v.to_dict() for k, v in second.results.items()} == {k: v.to_dict() for k, v in first.results.items()}
+    assert _metric_rows(tmp_path / "b") == _metric_rows(tmp_path / "a")  # every row written to the new run
+
+
+def test_a_changed_option_recomputes_only_that_metric(tmp_path, base):
+    run_from_config(compose(base), output_dir=tmp_path / "a")
+    run_from_config(compose([*base, "metric.psnr.max_db=60"]), output_dir=tmp_path / "b")
+    assert _score_event(tmp_path / "b")["result_cache"] == {"hits": 9, "misses": 3}
+
+
+def test_another_models_generations_are_scored_afresh_and_rescoring_a_run_is_free(tmp_path, base):
+    run_from_config(compose(base), output_dir=tmp_path / "a")
+    run_from_config(compose([*base, "model=random_actions"]), output_dir=tmp_path / "b")
+    assert _score_event(tmp_path / "b")["result_cache"]["misses"] >= 9  # other videos (generated_rate may hit)
+    run_from_config(compose([*base, f"run.from_run={tmp_path / 'b'}"]), output_dir=tmp_path / "c")
+    assert _score_event(tmp_path / "c")["result_cache"] == {"hits": 12, "misses": 0}
+
+
+class _Flaky:
+    """A built-in-looking metric that errors on its first call."""
+
+    name, version, required_artifacts, higher_is_better = "flaky", "1.0", (), None
+    __module__ = "wfeval.metrics.flaky_test"
+    calls = 0
+
+    def compute_sample(self, request, result):
+        type(self).calls += 1
+        if type(self).calls == 1:
+            raise RuntimeError("transient")
+        return MetricResult(sample_id=request.sample_id, metric_id="flaky", raw_value=1.0)
+
+
+def test_errors_are_not_cached_and_options_that_only_aggregate_do_not_split_the_cache(tmp_path):
+    from wfeval.pipeline.score import score_one
+
+    cache = ResultCache(tmp_path)
+    pairs = [(GenerationRequest(sample_id="s0"), GenerationResult(sample_id="s0"))]
+    metric = _Flaky()
+    first = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
+                          cache=cache)
+    assert first["flaky"][0].status == "error"
+    second = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
+                           cache=cache)
+    third = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
+                          cache=cache)
+    assert second["flaky"][0].status == third["flaky"][0].status == "ok" and _Flaky.calls == 2
+    assert metric_identity(PSNR(confidence=0.9)) == metric_identity(PSNR(confidence=0.99))
+    assert metric_identity(PSNR(max_db=50)) != metric_identity(PSNR())
+
+
+def test_every_array_is_decoded_once_per_run_whatever_the_number_of_metrics(tmp_path, base, monkeypatch):
+    import wfeval.artifacts as artifacts
+
+    run_from_config(compose(base), output_dir=tmp_path / "a")  # generations cached
+    decoded = []
+    real = artifacts._zstd
+
+    def counting():
+        decoded.append(1)
+        return real()
+
+    monkeypatch.setattr(artifacts, "_zstd", counting)
+    run_from_config(compose([*base, "metric=[psnr,ssim,flicker,mse,mae]"]), output_dir=tmp_path / "b")
+    # 3 samples x (reference + generated), decoded by the reader, plus the generation cache's check of
+    # the 3 generated videos: not once per metric (21 with every metric reading its own arrays)
+    assert len(decoded) == 6 + 3
