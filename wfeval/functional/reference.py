@@ -46,6 +46,7 @@ from wfeval.functional._video import (
     int_diff,
     is_int_tensor,
     is_tensor,
+    map_cpu,
     mean_frames,
     resolve_data_range,
     to_float,
@@ -193,7 +194,11 @@ def ssim(preds: Any, target: Any, *, data_range: float | None = None, per_frame:
     else:
         x, y = (np.ascontiguousarray(v.transpose(0, 3, 1, 2)) / data_range for v in (x, y))
     step = max(1, _CHUNK_ELEMENTS // (c * h * w))
-    parts = [_ssim_chunk(x[i:i + step], y[i:i + step]) for i in range(0, x.shape[0], step)]
+    starts = range(0, x.shape[0], step)
+    if is_tensor(x) and x.device.type == "cpu":  # chunks on every core, one torch thread each
+        parts = map_cpu(lambda i: _ssim_chunk(x[i:i + step], y[i:i + step]), list(starts))
+    else:
+        parts = [_ssim_chunk(x[i:i + step], y[i:i + step]) for i in starts]
     if is_tensor(x):
         import torch
 
