@@ -15,20 +15,20 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wfeval"
 
 LAYERS: list[set[str]] = [
-    {"api", "_hashing", "conf"},  # contracts; conf/ is data
+    {"api", "_hashing", "_parallel", "conf"},  # contracts; conf/ is data; thread pools
     {"artifacts", "config", "progress", "frechet", "stats"},  # storage, config schemas/errors, maths
-    {"rundir", "io"},
+    {"rundir", "io", "decoded_cache"},
     {"features"},  # I3D and its weights
     {"functional"},  # formulas (numpy / torch)
     {"metrics", "models"},  # metric classes; the model contract and generic adapters
     {"benchmarks"},  # families: datasets, simulators, their baselines
     {"protocols"},  # drivers (autoregressive, closed loop, planning), policies, planner
-    {"results"},  # rows → aggregates, slices, scorecard, evidence, results.json
+    {"results", "result_cache"},  # rows → aggregates, slices, scorecard, evidence, results.json; cached rows
     {"report"},  # renderings of results
     {"pipeline"},  # build → generate → score → results → write
     {"schemas"},  # registers every plugin package's config schemas
     {"recipes"},  # learned baselines apart from the core: training app, model=learned
-    {"__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "sweep", "__init__"},
+    {"__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "sweep", "store", "__init__"},
 ]
 COMMANDS = LAYERS[-1]
 MAX_PIPELINE_LINES = 300

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from wfeval._parallel import map_blas
+
 COVARIANCE_DDOF = {"N": 0, "N-1": 1}  # StyleGAN-V divides by N, TF-GAN by N-1
 
 
@@ -310,25 +312,8 @@ def bootstrap_values(features1: np.ndarray, features2: np.ndarray, *, covariance
     def one(draw: tuple[np.ndarray, np.ndarray]) -> float:
         return _fd_weighted(*_weighted_side(y1, draw[0]), *_weighted_side(y2, draw[1]), shift, ddof)
 
-    values = _map_threads(one, draws, workers=workers)
+    values = map_blas(one, draws, workers=workers)
     if not values:
         raise ValueError("no bootstrap resample had videos on both sides")
     return np.asarray(values)
 
-
-def _map_threads(fn, items: list, *, workers: int | None) -> list:
-    """``[fn(x) for x in items]`` on a thread pool, BLAS limited to one thread per worker."""
-    import os
-
-    workers = max(1, min(workers or os.cpu_count() or 1, len(items) or 1))
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a declared dependency; without it, BLAS's own threads
-        return [fn(x) for x in items]
-    with threadpool_limits(limits=1, user_api="blas"):
-        if workers == 1:
-            return [fn(x) for x in items]
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(fn, items, chunksize=1))

@@ -51,8 +51,6 @@ def _plain(value: Any) -> Any:
 
 def metric_identity(metric: Any) -> dict[str, Any] | None:
     """What defines a metric's per-sample rows, or None when its rows must not be cached."""
-    import wfeval
-
     cls = type(metric)
     builtin = cls.__module__.startswith("wfeval.")
     if not (getattr(metric, "cacheable", builtin) and getattr(metric, "reproducibility", "deterministic")
@@ -61,7 +59,25 @@ def metric_identity(metric: Any) -> dict[str, Any] | None:
     config = {k: _plain(v) for k, v in sorted(vars(metric).items())
               if not k.startswith("_") and k not in _NOT_CONFIG}
     return {"class": f"{cls.__module__}.{cls.__qualname__}", "version": str(getattr(metric, "version", "")),
-            "wfeval": wfeval.__version__, "config": config}
+            "wfeval": _version(), "config": config}
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("wfeval")
+    except metadata.PackageNotFoundError:  # a source checkout without install
+        return "unknown"
+
+
+def request_identity(request: GenerationRequest) -> str:
+    """A request's content with artifact locations replaced by their hashes (as the generation
+    cache's request key)."""
+    data = request.to_dict()
+    for field in ("inputs", "references"):
+        data[field] = {k: v.get("sha256") or v.get("uri") for k, v in data[field].items()}
+    return sha256_json(data)
 
 
 def _content(result: GenerationResult) -> dict[str, Any]:
@@ -79,10 +95,8 @@ class ResultCache:
 
     def key(self, identity: Mapping[str, Any], metric_id: str, request: GenerationRequest,
             result: GenerationResult) -> tuple[str, str]:
-        from wfeval.pipeline.generate import request_key
-
         digest = sha256_json(identity)
-        return digest, sha256_json({"metric": digest, "metric_id": metric_id, "request": request_key(request),
+        return digest, sha256_json({"metric": digest, "metric_id": metric_id, "request": request_identity(request),
                                     "result": _content(result)})
 
     def _path(self, digest: str, key: str) -> Path:

@@ -92,10 +92,10 @@ class I3DExtractor:
         intra-op threads on a loaded 2-core machine; the same network, float32 either way)."""
         batches = list(_runs(clips, self.batch_size))
         if self.device.type == "cpu":
-            from wfeval.functional._video import map_cpu
+            from wfeval._parallel import map_torch_cpu
 
             parts = [part for batch in batches for part in _split(batch, _cpu_count())]
-            out = map_cpu(self._forward, parts)
+            out = map_torch_cpu(self._forward, parts)
         else:
             out = [self._forward(batch) for batch in batches]
         return np.concatenate(out) if out else np.zeros((0, 400), np.float32)

@@ -101,24 +101,3 @@ def mean_frames(x: Any) -> Any:
     """Mean over the frame axis (the last one of a ``[B×]T`` curve)."""
     return x.mean(axis=-1) if isinstance(x, np.ndarray) else x.mean(dim=-1)
 
-
-def map_cpu(fn: Any, items: list, workers: int | None = None) -> list:
-    """``[fn(x) for x in items]`` for torch work on the CPU: one torch thread per worker, one worker
-    per core. Independent single-threaded ops scale without OpenMP barriers between every small op
-    (measured on a loaded 2-core machine: SSIM of 16 frames 0.65 s this way against 13 s with 2
-    intra-op threads; docs/performance.md)."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    import torch
-
-    workers = max(1, min(workers or os.cpu_count() or 1, len(items)))
-    if workers == 1 or len(items) < 2:
-        return [fn(x) for x in items]
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(fn, items))
-    finally:
-        torch.set_num_threads(previous)

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from wfeval._parallel import map_torch_cpu
 from wfeval.functional._video import (
     check_pair,
     check_video,
@@ -46,7 +47,6 @@ from wfeval.functional._video import (
     int_diff,
     is_int_tensor,
     is_tensor,
-    map_cpu,
     mean_frames,
     resolve_data_range,
     to_float,
@@ -196,7 +196,7 @@ def ssim(preds: Any, target: Any, *, data_range: float | None = None, per_frame:
     step = max(1, _CHUNK_ELEMENTS // (c * h * w))
     starts = range(0, x.shape[0], step)
     if is_tensor(x) and x.device.type == "cpu":  # chunks on every core, one torch thread each
-        parts = map_cpu(lambda i: _ssim_chunk(x[i:i + step], y[i:i + step]), list(starts))
+        parts = map_torch_cpu(lambda i: _ssim_chunk(x[i:i + step], y[i:i + step]), list(starts))
     else:
         parts = [_ssim_chunk(x[i:i + step], y[i:i + step]) for i in starts]
     if is_tensor(x):
