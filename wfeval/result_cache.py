@@ -4,8 +4,9 @@
 sample) it first looks the row up in a :class:`ResultCache` under
 ``<store>/results/<metric digest[:16]>/ab/<key>.json``; the key is the sha256 of
 
-* the metric's identity and config: class path, declared version, wfeval's version and every
-  public attribute of the metric object (its resolved options, device included), and
+* the metric's identity and config: class path, declared version, wfeval's version, every
+  public attribute of the metric object (its resolved options, device included) and what its
+  optional ``cache_identity()`` adds (FVD: the sha256 of the weights the spec resolves to), and
 * what it reads: the request (:func:`wfeval.pipeline.generate.request_key`: content hashes of
   inputs and references, controls, metadata) and the generation result with artifact locations
   replaced by their content hashes.
@@ -58,6 +59,9 @@ def metric_identity(metric: Any) -> dict[str, Any] | None:
         return None
     config = {k: _plain(v) for k, v in sorted(vars(metric).items())
               if not k.startswith("_") and k not in _NOT_CONFIG}
+    extra = getattr(metric, "cache_identity", None)  # what the options do not show (FVD: the weights' sha256)
+    if callable(extra):
+        config["__identity__"] = _plain(extra())
     return {"class": f"{cls.__module__}.{cls.__qualname__}", "version": str(getattr(metric, "version", "")),
             "wfeval": _version(), "config": config}
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -105,3 +106,15 @@ def test_every_array_is_decoded_once_per_run_whatever_the_number_of_metrics(tmp_
     # 3 samples x (reference + generated), decoded by the reader, plus the generation cache's check of
     # the 3 generated videos: not once per metric (21 with every metric reading its own arrays)
     assert len(decoded) == 6 + 3
+
+
+def test_the_fvd_identity_names_the_weights_it_resolves_to(tmp_path):
+    from tests.features._weights import require_i3d_weights
+    from wfeval.metrics.fvd import FVD
+
+    info = require_i3d_weights()
+    metric = FVD(feature_dir=str(tmp_path))
+    assert metric_identity(metric)["config"]["__identity__"] == {"weights_sha256": info.sha256}
+    other = FVD(feature_dir=str(tmp_path))
+    other._weights = dataclasses.replace(info, sha256="0" * 64)  # as if the file behind "auto" were replaced
+    assert metric_identity(other) != metric_identity(metric)

@@ -102,6 +102,12 @@ class FVD(BaseMetric):
                                            batch_size=self.batch_size or default_batch_size(self.device))
         return self._extractor
 
+    def cache_identity(self) -> dict[str, Any]:
+        """For the metric-result cache: the weights behind ``weights: auto`` (a replaced file is
+        another identity)."""
+        self._load()
+        return {"weights_sha256": self._weights.sha256 if self._weights is not None else None}
+
     # -- many samples at once -------------------------------------------------------------------
     def prepare(self, pairs: Sequence[tuple[GenerationRequest, GenerationResult]]) -> int:
         """Extract the missing features of many samples, clips of different samples sharing a
