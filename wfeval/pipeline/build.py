@@ -11,6 +11,7 @@ from wfeval.benchmarks.base import BenchmarkAdapter, input_error
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 from wfeval.config.schema import METRIC_CORE_KEYS
 from wfeval.config.trust import check_config
+from wfeval.metrics.device import with_device
 from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
 from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
@@ -207,13 +208,9 @@ def _metric_options(searchpath: list[str]) -> list[str]:
 def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> MetricSet:
     """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
-    these keys never reach the metric class. ``device`` (``run.device``) is given to each metric
-    that takes a ``device`` argument and does not set its own."""
-    from wfeval.metrics.device import with_device
-
+    these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device)."""
     metrics, aggregation, on_failure = {}, {}, {}
-    for metric_id, node in nodes.items():
-        node = with_device(node, device)
+    for metric_id, node in ((m, with_device(n, device)) for m, n in nodes.items()):
         has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
         drop = [k for k in METRIC_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
         metric = instantiate_node(f"metric.{metric_id}", node, drop=drop)
