@@ -183,8 +183,7 @@ class CommandModel:
             "split": request.split,
             "benchmark": request.benchmark_id,
             "task": request.task_id,
-            "inputs": {k: _plain_npy(ref, outputs.parent / "inputs" / f"{index:05d}.{k}.npy")
-                       for k, ref in request.inputs.items()},
+            "inputs": {k: _plain_npy(ref) for k, ref in request.inputs.items()},
             "controls": data["controls"],
             "generation": data["generation"],
             "prompt": request.prompt,
@@ -296,13 +295,14 @@ class CommandModel:
                 print(f"wfeval: command batch kept in {batch}", file=sys.stderr)
 
 
-def _plain_npy(ref: Any, copy: Path) -> str:
+def _plain_npy(ref: Any) -> str:
     """A path the program can ``np.load``: the stored file if it is plain ``.npy``, else a decoded
-    copy in the batch folder (the store keeps objects zstd-compressed)."""
-    from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, read_array
+    copy (the store keeps objects zstd-compressed), content-addressed in a temporary folder."""
+    from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes, read_array
 
-    if ref.media_type in ("", NPY_MEDIA_TYPE):
+    if ref.media_type in ("", NPY_MEDIA_TYPE) or not ref.sha256:
         return ref.uri.removeprefix("file://")
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    copy.write_bytes(array_bytes(read_array(ref)))
+    copy = Path(tempfile.gettempdir()) / "wfeval-inputs" / f"{ref.sha256}.npy"
+    if not copy.exists():
+        atomic_write_bytes(copy, array_bytes(read_array(ref)), durable=False)
     return str(copy)
