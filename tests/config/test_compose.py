@@ -79,7 +79,17 @@ REQUIRED = {
 }
 
 
-@pytest.mark.parametrize("name", group_options("model"))
+# model=learned serves a checkpoint trained by python -m wfeval.recipes.train (tests/recipes train one)
+NEEDS_TRAINING = ("learned",)
+
+
+def test_the_learned_model_without_a_trained_checkpoint_says_how_to_train_one(tmp_path):
+    with pytest.raises(build.ConfigError, match=r"model.checkpoint: no weights file .*model.pt; "
+                                                r"train one with: python -m wfeval.recipes.train"):
+        build.build_model(compose(["model=learned", f"model.checkpoint={tmp_path / 'model.pt'}"]))
+
+
+@pytest.mark.parametrize("name", [m for m in group_options("model") if m not in NEEDS_TRAINING])
 def test_every_builtin_model_instantiates_from_its_target(name):
     model = build.build_model(compose([f"model={name}", *REQUIRED.get(name, [])]))
     assert model.name == name
