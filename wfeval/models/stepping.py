@@ -68,17 +68,14 @@ def _plain(action: Any) -> Any:
     return action.item() if isinstance(action, np.generic) else action
 
 
-class StepLoop:
-    """Open loop for a model that only has the step interface: one ``step`` with every action."""
+class ModelWrapper:
+    """A wrapper that runs the wrapped model its own way and forwards identity, setup and close."""
 
     def __init__(self, model: Any):
         self.model = model
         self.name = model_name(model)
         self.version = str(getattr(model, "version", "") or "0")
         self.batch_size = getattr(model, "batch_size", None)
-
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
-        return per_sample(lambda r: {"generated_video": rollout(self.model, r, None)[0]}, requests)
 
     def setup(self) -> None:
         setup = getattr(self.model, "setup", None)
@@ -91,4 +88,11 @@ class StepLoop:
             close()
 
 
-__all__ = ["Generated", "StepLoop", "chunks", "per_sample", "rollout", "timed_step", "model_name"]
+class StepLoop(ModelWrapper):
+    """Open loop for a model that only has the step interface: one ``step`` with every action."""
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        return per_sample(lambda r: {"generated_video": rollout(self.model, r, None)[0]}, requests)
+
+
+__all__ = ["Generated", "ModelWrapper", "StepLoop", "chunks", "per_sample", "rollout", "timed_step", "model_name"]

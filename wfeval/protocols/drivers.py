@@ -21,29 +21,13 @@ from wfeval.api import GenerationRequest, GenerationResult
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated
 from wfeval.protocols.policies import PolicyContext, action_names_of
-from wfeval.models.stepping import model_name, per_sample, rollout, timed_step
+from wfeval.models.stepping import ModelWrapper, per_sample, rollout, timed_step
 
 
-class Driver:
+class Driver(ModelWrapper):
     """Base: delegates identity, setup and close to the wrapped model."""
 
     protocol = ""
-
-    def __init__(self, model: Any):
-        self.model = model
-        self.name = model_name(model)
-        self.version = str(getattr(model, "version", "") or "0")
-        self.batch_size = getattr(model, "batch_size", None)
-
-    def setup(self) -> None:
-        setup = getattr(self.model, "setup", None)
-        if callable(setup):
-            setup()
-
-    def close(self) -> None:
-        close = getattr(self.model, "close", None)
-        if callable(close):
-            close()
 
     def fingerprint(self) -> dict[str, Any]:
         method = getattr(self.model, "fingerprint", None)

@@ -12,23 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from wfeval import rundir
 from wfeval.api import ArtifactRef
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn line of a killed run
-            if isinstance(row, dict):
-                yield row
+    """The object rows of a run file (torn lines skipped by :func:`wfeval.rundir.read_jsonl`)."""
+    if path.is_file():
+        yield from (row for row in rundir.read_jsonl(path) if isinstance(row, dict))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
