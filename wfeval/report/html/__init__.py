@@ -1,10 +1,10 @@
 """One self-contained HTML report of one or more runs (``python -m wfeval.report``).
 
 The page carries everything it shows: its style and its one small script inline, charts as
-SVG data URIs (matplotlib) and the samples' moving pictures as animated WebP data URIs
-(Pillow); nothing is fetched when it is opened. It reads run folders as data (see
-:mod:`.load`). Jinja2, matplotlib and Pillow (the ``report`` extra) are imported only here, when
-a report is written.
+SVG data URIs (drawn by :mod:`.charts`) and the samples' moving pictures as animated WebP data
+URIs (Pillow); nothing is fetched when it is opened. It reads run folders as data (see
+:mod:`.load`). Jinja2 and Pillow (the ``report`` extra) are imported only here, when a report is
+written.
 """
 
 from __future__ import annotations
