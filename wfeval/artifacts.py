@@ -195,19 +195,13 @@ def _corrupt(ref: ArtifactRef, path: Path, why: str) -> ArtifactCorrupt:
     return ArtifactCorrupt(f"artifact {ref.kind!r} at {path}: {why} (file changed or corrupt){note}", path, discarded)
 
 
-def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: bool = True) -> np.ndarray:
-    """Load the array behind ``ref``; raise :class:`ArtifactError` naming the file on failure.
+def _path_of(ref: ArtifactRef, store: ArtifactStore | None) -> Path:
+    return store.resolve(ref) if store is not None else Path(ref.uri.removeprefix("file://"))
 
-    With ``verify`` (the default) the sha256 of the decoded ``.npy`` bytes must equal the ref's
-    (its address): a flipped byte or a truncated file raises :class:`ArtifactCorrupt`, and a store
-    object found corrupt is removed so that it can be written again (docs/performance.md gives
-    the cost per object).
-    """
-    if ref.sha256 and (hit := _PRELOADED.get(ref.sha256)) is not None:
-        return hit
-    path = store.resolve(ref) if store is not None else Path(ref.uri.removeprefix("file://"))
-    if ref.media_type not in ("", *MEDIA_SUFFIX):
-        raise ArtifactError(f"artifact {ref.kind!r} at {path}: unsupported media type {ref.media_type!r}")
+
+def _npy_bytes(ref: ArtifactRef, path: Path, *, verify: bool) -> bytes:
+    """The ``.npy`` bytes of the object at ``path`` (decompressed), checked against the ref's
+    address when ``verify``: a mismatch or an unreadable zstd frame raises :class:`ArtifactCorrupt`."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -220,6 +214,23 @@ def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: 
             raise _corrupt(ref, path, f"not a readable zstd object ({exc})") from exc
     if verify and ref.sha256 and hashlib.sha256(data).hexdigest() != ref.sha256:
         raise _corrupt(ref, path, "sha256 mismatch")
+    return data
+
+
+def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: bool = True) -> np.ndarray:
+    """Load the array behind ``ref``; raise :class:`ArtifactError` naming the file on failure.
+
+    With ``verify`` (the default) the sha256 of the decoded ``.npy`` bytes must equal the ref's
+    (its address): a flipped byte or a truncated file raises :class:`ArtifactCorrupt`, and a store
+    object found corrupt is removed so that it can be written again (docs/performance.md gives
+    the cost per object).
+    """
+    if ref.sha256 and (hit := _PRELOADED.get(ref.sha256)) is not None:
+        return hit
+    path = _path_of(ref, store)
+    if ref.media_type not in ("", *MEDIA_SUFFIX):
+        raise ArtifactError(f"artifact {ref.kind!r} at {path}: unsupported media type {ref.media_type!r}")
+    data = _npy_bytes(ref, path, verify=verify)
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -229,16 +240,4 @@ def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: 
 def check_object(ref: ArtifactRef, *, store: ArtifactStore | None = None) -> None:
     """Raise :class:`ArtifactError` unless the object behind ``ref`` reads back to its address
     (:class:`ArtifactCorrupt` — and the object is discarded — when its content does not match)."""
-    path = store.resolve(ref) if store is not None else Path(ref.uri.removeprefix("file://"))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ArtifactError(f"artifact {ref.kind!r}: cannot read {path}: {exc.strerror or exc}") from exc
-    if media_type_of(path) == ZSTD_MEDIA_TYPE:
-        zstandard = _zstd()
-        try:
-            data = zstandard.ZstdDecompressor().decompress(data)
-        except zstandard.ZstdError as exc:
-            raise _corrupt(ref, path, f"not a readable zstd object ({exc})") from exc
-    if ref.sha256 and hashlib.sha256(data).hexdigest() != ref.sha256:
-        raise _corrupt(ref, path, "sha256 mismatch")
+    _npy_bytes(ref, _path_of(ref, store), verify=True)
