@@ -72,24 +72,23 @@ def stored_file(store: Any, path: Path, how: str, decode: Callable[[], tuple[Any
         key = cache.key(path.read_bytes(), how)
     except OSError:
         key = None
-    hit = cache.get(key) if key else None
-    if hit is not None:
-        return hit
-    array, kind = decode()
-    ref = store.put_array(array, kind=kind)
-    if key:
-        cache.put(key, ref)
-    return ref
+    return _get_or_store(store, cache, key, decode)
 
 
 def stored_derived(store: Any, source: ArtifactRef, how: str, derive: Callable[[], tuple[Any, str]]) -> ArtifactRef:
     """The stored array derived from a stored one (e.g. its first frame), derived once per store."""
     cache = DecodedCache(store)
     key = cache.key(source.sha256.encode(), f"derived:{how}") if source.sha256 else None
+    return _get_or_store(store, cache, key, derive)
+
+
+def _get_or_store(store: Any, cache: "DecodedCache", key: str | None,
+                  compute: Callable[[], tuple[Any, str]]) -> ArtifactRef:
+    """The cached ref under ``key``, else ``compute()`` stored (and cached when there is a key)."""
     hit = cache.get(key) if key else None
     if hit is not None:
         return hit
-    array, kind = derive()
+    array, kind = compute()
     ref = store.put_array(array, kind=kind)
     if key:
         cache.put(key, ref)
