@@ -1,6 +1,7 @@
 """FVD performance, measured side by side in one run.
 
-Run: ``python benchmarks/fvd_performance.py [--clips 16] [--batch-size 8] [--device auto] [--repeats 3]``
+Run: ``python benchmarks/fvd_performance.py [--clips 16] [--batch-size 8] [--device auto] [--repeats 3]
+[--sweep 1 2 4 8 16 32]``
 
 1. Fréchet distance time at d = 400 and d = 2048: wfeval (eigenvalues) against
    ``scipy.linalg.sqrtm`` on the same random covariances (median of repeats, run alternately)
@@ -10,6 +11,10 @@ Run: ``python benchmarks/fvd_performance.py [--clips 16] [--batch-size 8] [--dev
 3. I3D throughput: clips/s through ``wfeval.functional.fvd`` (uint8 64×64×16 videos → clip
    selection, [-1, 1], resize to 224, batched forward, streaming statistics, Fréchet distance)
    against a bare forward pass of the same network on ready-made 224×224 input tensors.
+
+4. With ``--sweep``, only I3D clips/s through the extractor at each batch size (interleaved, median
+   of repeats, distinct 256×256 clips resized to 224 as in the realistic run) and the process's
+   peak RSS: how the per-device default of ``metric.fvd.batch_size`` was chosen.
 
 On a shared machine, other processes' load moves the absolute numbers; the ratios are measured
 side by side and move much less.
@@ -79,6 +84,36 @@ def i3d_throughput(clips: int, batch_size: int, device: str, repeats: int) -> No
     print(f"  wfeval / bare                  {t_bare / t_wfeval:8.2f}  (1.0 = no overhead)")
 
 
+def batch_sweep(sizes: list[int], clips: int, device: str, repeats: int) -> None:
+    import resource
+
+    import torch
+
+    from wfeval.features.extractor import I3DExtractor, default_batch_size
+    from wfeval.features.preprocess import ClipRecipe
+    from wfeval.features.weights import resolve_weights
+
+    extractor = I3DExtractor(resolve_weights(), ClipRecipe(16, "first", 0, 224, "bilinear"), device=device)
+    rng = np.random.default_rng(0)
+    videos = list(rng.integers(0, 256, (clips, 16, 256, 256, 3), dtype=np.uint8))
+    extractor.batch_size = 2
+    extractor.features(videos[:2])  # warm-up (oneDNN / cuDNN kernel selection)
+    times: dict[int, list[float]] = {b: [] for b in sizes}
+    for _ in range(repeats):
+        for b in sizes:
+            extractor.batch_size = b
+            started = time.perf_counter()
+            extractor.features(videos)
+            if extractor.device.type == "cuda":
+                torch.cuda.synchronize()
+            times[b].append(time.perf_counter() - started)
+    print(f"I3D batch sweep on {extractor.device} ({torch.get_num_threads()} CPU threads), {clips} clips of "
+          f"16x256x256, median of {repeats} (default here: {default_batch_size(device)}):")
+    for b in sizes:
+        print(f"  batch {b:3d}  {clips / statistics.median(times[b]):7.2f} clips/s")
+    print(f"  peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
 def frechet_timing(repeats: int) -> None:
     import scipy.linalg
 
@@ -128,7 +163,12 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sweep", type=int, nargs="+", default=None, metavar="BATCH",
+                        help="only the I3D batch-size sweep, at these batch sizes")
     args = parser.parse_args()
+    if args.sweep:
+        batch_sweep(args.sweep, args.clips, args.device, args.repeats)
+        return
     frechet_timing(args.repeats)  # before torch runs: its idle OpenMP threads would compete with BLAS
     streaming_memory()
     i3d_throughput(args.clips, args.batch_size, args.device, args.repeats)

@@ -51,7 +51,12 @@ def trace_sqrt_product(cov1: np.ndarray, cov2: np.ndarray) -> float:
     except np.linalg.LinAlgError:
         w, v = np.linalg.eigh(cov1)
         b = v * np.sqrt(np.clip(w, 0.0, None))
-    inner = b.T @ cov2 @ b
+        inner = b.T @ cov2 @ b
+    else:  # triangular products (BLAS trmm): half the flops of two general ones
+        from scipy.linalg.blas import dtrmm
+
+        left = dtrmm(1.0, np.asfortranarray(b), np.array(cov2, order="F"), lower=1, trans_a=1)  # Bᵀ Σ₂
+        inner = dtrmm(1.0, np.asfortranarray(b), left, side=1, lower=1, overwrite_b=1)  # (Bᵀ Σ₂) B
     lam = np.linalg.eigvalsh((inner + inner.T) / 2)
     # eigenvalues that are zero up to round-off would add √(noise) each (rank-deficient covariances)
     lam[lam < max(lam.max(), 0.0) * lam.size * np.finfo(np.float64).eps] = 0.0
@@ -217,27 +222,33 @@ def _fd_weighted(y1: np.ndarray, w1: np.ndarray, n1: int, m1: np.ndarray, y2: np
 
     Equal (to round-off) to :func:`_fd_features` on the rows repeated by their counts, at a cost of
     ``O(N·d²)`` (the d × d route: weighted second moments) or ``O(N²·d)`` (the N × N route, when a
-    side has at most d draws): the resampled set itself is never built.
+    side has at most d draws): the resampled set itself is never built. ``y1``/``y2`` are the
+    caller's own copies (rows drawn), scaled here in place.
     """
     c1, c2 = n1 - ddof, n2 - ddof
     diff = m1 - m2 + shift
     mean_term = float(diff @ diff)
-    a, b = y1 - m1, y2 - m2
     if min(n1, n2) <= y1.shape[1]:  # rank-deficient: nuclear norm of the √w-weighted N1 x N2 product
-        a, b = a * np.sqrt(w1)[:, None], b * np.sqrt(w2)[:, None]
+        a, b = (y1 - m1) * np.sqrt(w1)[:, None], (y2 - m2) * np.sqrt(w2)[:, None]
         trace_sqrt = np.linalg.svd(a @ b.T, compute_uv=False).sum() / math.sqrt(c1 * c2)
         parts = mean_term + (a * a).sum() / c1 + (b * b).sum() / c2
         return _clean(parts - 2.0 * trace_sqrt, parts)
-    cov1, cov2 = _weighted_gram(a, w1) / c1, _weighted_gram(b, w2) / c2
+    # Σ = (Σᵢ wᵢ yᵢ yᵢᵀ − n m mᵀ) / c: the rows stay centred on the whole set's mean (the resample's
+    # mean m is small beside them), so the rank-one correction loses nothing and copies nothing
+    cov1 = _weighted_gram(y1, w1, n1, m1) / c1
+    cov2 = _weighted_gram(y2, w2, n2, m2) / c2
     parts = float(mean_term + np.trace(cov1) + np.trace(cov2))
     return _clean(parts - 2.0 * trace_sqrt_product(cov1, cov2), parts)
 
 
-def _weighted_gram(a: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``aᵀ diag(w) a`` (symmetric) through BLAS ``syrk``: half the flops of a general product."""
-    from scipy.linalg.blas import dsyrk
+def _weighted_gram(rows: np.ndarray, w: np.ndarray, n: int, mean: np.ndarray) -> np.ndarray:
+    """``Σᵢ wᵢ (yᵢ − m)(yᵢ − m)ᵀ`` as ``rowsᵀ diag(w) rows − n m mᵀ`` through BLAS ``syrk`` (half the
+    flops of a general product; ``rows`` is scaled in place)."""
+    from scipy.linalg.blas import dsyr, dsyrk
 
-    upper = dsyrk(1.0, (a * np.sqrt(w)[:, None]).T, trans=0)  # the F-ordered view: no copy
+    rows *= np.sqrt(w)[:, None]
+    upper = dsyrk(1.0, rows.T, trans=0)  # the F-ordered view: no copy
+    upper = dsyr(-float(n), mean, a=upper, lower=0, overwrite_a=True)
     return np.triu(upper) + np.triu(upper, 1).T
 
 

@@ -66,5 +66,5 @@ def test_prepare_leaves_unreadable_and_short_videos_to_their_own_sample(tmp_path
 
 
 def test_the_default_batch_size_follows_the_device():
-    assert default_batch_size("cpu") == 8
+    assert default_batch_size("cpu") == 2
     assert default_batch_size("cuda") == 32

@@ -55,13 +55,14 @@ def to_network_input(clips: np.ndarray, recipe: ClipRecipe, device: torch.device
     return x.contiguous(memory_format=input_memory_format(device))
 
 
-DEFAULT_BATCH = {"cpu": 8, "cuda": 32}  # clips per forward pass when metric.fvd.batch_size is null
+DEFAULT_BATCH = {"cpu": 2, "cuda": 32}  # clips per forward pass when metric.fvd.batch_size is null
 
 
 def default_batch_size(device: str = "auto") -> int:
-    """Clips per I3D forward pass for a device: 8 on a CPU (throughput flat beyond, memory grows),
-    32 on a GPU (see docs/performance.md)."""
-    return DEFAULT_BATCH.get(pick_device(device).type, 8)
+    """Clips per I3D forward pass for a device: 2 on a CPU (measured fastest: 0.17 s per clip
+    against 0.20 s at 8 and 0.21 s at 16 on 2 cores; ``benchmarks/fvd_performance.py --sweep``),
+    32 on a GPU (not measured here: no GPU was lent; see docs/performance.md)."""
+    return DEFAULT_BATCH.get(pick_device(device).type, 2)
 
 
 def _runs(clips: Sequence[np.ndarray], batch_size: int) -> Iterator[list[np.ndarray]]:
@@ -88,30 +89,11 @@ class I3DExtractor:
         self.network = load_network(weights, str(self.device))
 
     def features(self, clips: Sequence[np.ndarray]) -> np.ndarray:
-        """On a CPU a batch is split over the cores, one torch thread per part (1.3x faster than
-        intra-op threads on a loaded 2-core machine; the same network, float32 either way)."""
-        batches = list(_runs(clips, self.batch_size))
-        if self.device.type == "cpu":
-            from wfeval._parallel import map_torch_cpu
-
-            parts = [part for batch in batches for part in _split(batch, _cpu_count())]
-            out = map_torch_cpu(self._forward, parts)
-        else:
-            out = [self._forward(batch) for batch in batches]
+        """Batch after batch, each forward pass on all of torch's threads (on an idle 2-core CPU
+        1.35x faster than splitting a batch over a one-thread-per-core pool: docs/performance.md)."""
+        out = [self._forward(batch) for batch in _runs(clips, self.batch_size)]
         return np.concatenate(out) if out else np.zeros((0, 400), np.float32)
 
     @torch.inference_mode()
     def _forward(self, batch: list[np.ndarray]) -> np.ndarray:
         return self.network(to_network_input(np.stack(batch), self.recipe, self.device)).float().cpu().numpy()
-
-
-def _cpu_count() -> int:
-    import os
-
-    return os.cpu_count() or 1
-
-
-def _split(batch: list[np.ndarray], parts: int) -> list[list[np.ndarray]]:
-    """``batch`` in up to ``parts`` consecutive pieces of near-equal size."""
-    size = -(-len(batch) // max(1, parts))
-    return [batch[i:i + size] for i in range(0, len(batch), size)]
