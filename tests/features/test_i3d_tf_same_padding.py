@@ -59,3 +59,23 @@ def test_network_maps_a_clip_to_400_time_averaged_logits_and_refuses_short_clips
             net(torch.zeros(1, 3, 8, 224, 224))
         with pytest.raises(ValueError, match="224"):
             net(torch.zeros(1, 3, 9, 256, 256))
+
+
+@pytest.mark.parametrize(("kernel", "stride"), [((1, 3, 3), (1, 2, 2)), ((3, 3, 3), (2, 2, 2)),
+                                                ((2, 2, 2), (2, 2, 2)), ((3, 3, 3), (1, 1, 1))])
+def test_max_pool_same_equals_pooling_the_minus_inf_padded_input_at_every_size(kernel, stride):
+    """The ceil-mode shortcut (no padded copy of the activations) picks exactly TF SAME's windows."""
+    import torch.nn.functional as F
+
+    from wfeval.features.i3d import _ceil_mode_is_same, _flat, _pads, max_pool_same
+
+    shortcut = 0
+    for t in range(1, 10):
+        for h in range(1, 18):
+            x = torch.randn(1, 3, t, h, h + 3, generator=torch.Generator().manual_seed(t * 100 + h))
+            pads = _pads(x, kernel, stride)
+            padded = F.max_pool3d(F.pad(x, _flat(pads), value=float("-inf")), kernel, stride)
+            assert torch.equal(max_pool_same(x, kernel, stride), padded), (t, h)
+            shortcut += _ceil_mode_is_same(x, kernel, stride, pads)
+    if stride != (1, 1, 1):
+        assert shortcut > 0  # the shortcut is really taken on stride-2 pools

@@ -111,9 +111,27 @@ class Unit3D(nn.Module):
 def max_pool_same(x: torch.Tensor, kernel: tuple[int, int, int], stride: tuple[int, int, int]) -> torch.Tensor:
     """Max pool with TF SAME padding; padded positions are ``-inf`` so they are never picked."""
     pads = _pads(x, kernel, stride)
+    before = tuple(a for a, _ in pads)
     if all(a == b for a, b in pads):  # max_pool3d's own padding is implicitly -inf
-        return F.max_pool3d(x, kernel, stride, tuple(a for a, _ in pads))
+        return F.max_pool3d(x, kernel, stride, before)
+    if _ceil_mode_is_same(x, kernel, stride, pads):  # one more (clipped) window at the end: no padded copy
+        return F.max_pool3d(x, kernel, stride, before, ceil_mode=True)
     return F.max_pool3d(F.pad(x, _flat(pads), value=float("-inf")), kernel, stride)
+
+
+def _ceil_mode_is_same(x: torch.Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+                       pads: list[tuple[int, int]]) -> bool:
+    """Whether ``ceil_mode`` pooling with the "before" padding gives TF SAME's windows: the same
+    starts, one more pad at the end at most, and the same number of windows."""
+    for n, k, s, (a, b) in zip(x.shape[2:], kernel, stride, pads):
+        if b - a not in (0, 1) or 2 * a > k:
+            return False
+        out = -(-(n + 2 * a - k) // s) + 1
+        if (out - 1) * s >= n + a:  # PyTorch drops a last window that would start in the end padding
+            out -= 1
+        if out != math.ceil(n / s):
+            return False
+    return True
 
 
 class InceptionBlock(nn.Module):
