@@ -8,6 +8,13 @@ points at the file and carries the address, so any holder of a ref can read the 
 without knowing the store; reading verifies the decoded bytes against the address and removes a
 corrupt object from the store (:class:`ArtifactCorrupt`). ``python -m wfeval.store`` shows the
 store's size and prunes it.
+
+A dataset file is not copied: its ref (:func:`file_ref`, media type ``application/x-wfeval-file``)
+names the file, how to decode it (a :class:`FileDecoder` by name, and its options), the sha256 of
+the file's bytes, and the address of the decoded array. Reading it decodes the file and checks
+the decoded content against that address. Decoders are registered by the layer that can decode
+(``wfeval.io`` registers ``"wfeval.io"`` when imported; a process that has not imported it finds
+it through the ``wfeval.decoders`` entry points), so this module never imports a higher layer.
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ import hashlib
 import io
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -29,6 +37,7 @@ ZSTD_MEDIA_TYPE = "application/x-npy+zstd"  # the canonical .npy bytes, one zstd
 MEDIA_SUFFIX = {NPY_MEDIA_TYPE: ".npy", ZSTD_MEDIA_TYPE: ".npy.zst"}
 CODECS = {"zstd": ZSTD_MEDIA_TYPE, "npy": NPY_MEDIA_TYPE}
 ZSTD_LEVEL = 3  # chosen by measurement (docs/performance.md): level 9 saves little more, costs 5x the time
+FILE_MEDIA_TYPE = "application/x-wfeval-file"  # a dataset file read in place, decoded on read (file_ref)
 
 
 _PRELOADED: dict[str, np.ndarray] = {}  # sha256 → verified array (wfeval.result_cache's reader thread)
@@ -170,7 +179,7 @@ class ArtifactStore:
     def resolve(self, ref: ArtifactRef) -> Path:
         """The local file of ``ref``: its uri, or this store's copy of the same content (any codec)."""
         path = Path(ref.uri.removeprefix("file://"))
-        if not path.exists() and ref.sha256:
+        if not path.exists() and ref.sha256 and ref.media_type != FILE_MEDIA_TYPE:
             local = self.object_path(ref.sha256)
             if local.exists():
                 return local
@@ -227,6 +236,8 @@ def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: 
     """
     if ref.sha256 and (hit := _PRELOADED.get(ref.sha256)) is not None:
         return hit
+    if ref.media_type == FILE_MEDIA_TYPE:
+        return _decode_file(ref, verify=verify)
     path = _path_of(ref, store)
     if ref.media_type not in ("", *MEDIA_SUFFIX):
         raise ArtifactError(f"artifact {ref.kind!r} at {path}: unsupported media type {ref.media_type!r}")
@@ -239,5 +250,135 @@ def read_array(ref: ArtifactRef, *, store: ArtifactStore | None = None, verify: 
 
 def check_object(ref: ArtifactRef, *, store: ArtifactStore | None = None) -> None:
     """Raise :class:`ArtifactError` unless the object behind ``ref`` reads back to its address
-    (:class:`ArtifactCorrupt` — and the object is discarded — when its content does not match)."""
+    (:class:`ArtifactCorrupt` — and the object is discarded — when its content does not match).
+
+    A dataset file (:func:`file_ref`) passes when its bytes and the decoder versions are the ones
+    recorded — the identity the decoded-file cache trusts — and is decoded and checked only when
+    either differs; every :func:`read_array` of it checks the decoded content anyway."""
+    if ref.media_type == FILE_MEDIA_TYPE:
+        source, decoder, path = _source(ref)
+        try:
+            same = (decoder.digest(path) == source.get("file_sha256") and decoder.version == source.get("version")
+                    and _plain(decoder.versions()) == source.get("versions"))
+        except (OSError, ValueError) as exc:
+            raise ArtifactError(_missing_or_unreadable(ref, path, exc)) from exc
+        if not same:
+            _decode_file(ref, verify=True)
+        return
     _npy_bytes(ref, _path_of(ref, store), verify=True)
+
+
+# -- dataset files read in place ------------------------------------------------------------------
+
+ADVICE = ("restore the original file at that path, or evaluate again on the dataset as it is now (a new run "
+          "records the new content); until then this sample is left out of every metric that reads it")
+
+
+@dataclass(frozen=True)
+class FileDecoder:
+    """How files of a kind are decoded into arrays, registered under ``name`` by the layer that can
+    decode them (:func:`register_decoder`).
+
+    ``decode(path, options)`` returns the array; ``digest(path)`` the sha256 of everything
+    ``decode`` reads (a file's bytes; a frame folder's frames); ``versions()`` what else decides
+    the pixels (library versions). ``version`` changes when the decoding code does.
+    """
+
+    name: str
+    version: str
+    decode: Callable[[Path, Mapping[str, Any]], np.ndarray]
+    digest: Callable[[Path], str]
+    versions: Callable[[], Mapping[str, str | None]]
+
+
+_DECODERS: dict[str, FileDecoder] = {}
+ENTRY_POINT_GROUP = "wfeval.decoders"
+
+
+def register_decoder(decoder: FileDecoder) -> None:
+    _DECODERS[decoder.name] = decoder
+
+
+def file_decoder(name: str) -> FileDecoder:
+    """The registered decoder ``name``, else the installed entry point of that name (group
+    ``wfeval.decoders``); :class:`ArtifactError` when there is none."""
+    if name not in _DECODERS:
+        from importlib import metadata
+
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if entry.name == name:
+                found = entry.load()
+                if isinstance(found, FileDecoder) and found.name == name:
+                    register_decoder(found)
+                break
+    if name not in _DECODERS:
+        raise ArtifactError(f"no decoder {name!r} for dataset files is registered (import the package that "
+                            f"provides it, or reinstall wfeval so that its {ENTRY_POINT_GROUP!r} entry points exist)")
+    return _DECODERS[name]
+
+
+def content_sha256(array: np.ndarray) -> str:
+    """The address of an array: the sha256 of its canonical ``.npy`` bytes (as :meth:`ArtifactStore.put_array`)."""
+    return hashlib.sha256(array_bytes(np.asarray(array))).hexdigest()
+
+
+def _plain(versions: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(k): versions[k] for k in sorted(versions)}
+
+
+def file_ref(path: str | os.PathLike[str], *, kind: str, decoder: FileDecoder, options: Mapping[str, Any],
+             file_sha256: str, sha256: str, shape: tuple[int, ...], dtype: str) -> ArtifactRef:
+    """A ref to the array that ``decoder`` makes of the file at ``path`` with ``options`` (nothing is
+    stored): ``file_sha256`` is ``decoder.digest(path)``, ``sha256`` the decoded array's address."""
+    source = {"decoder": decoder.name, "version": decoder.version, "options": dict(options),
+              "file_sha256": file_sha256, "versions": _plain(decoder.versions())}
+    return ArtifactRef(kind=kind, uri=str(Path(path).absolute()), sha256=sha256, media_type=FILE_MEDIA_TYPE,
+                       shape=tuple(int(n) for n in shape), dtype=str(dtype), metadata={"source": source})
+
+
+def _source(ref: ArtifactRef) -> tuple[Mapping[str, Any], FileDecoder, Path]:
+    source = ref.metadata.get("source")
+    path = Path(ref.uri.removeprefix("file://"))
+    if not isinstance(source, Mapping) or not isinstance(source.get("decoder"), str):
+        raise ArtifactError(f"{ref.kind} read from {path}: the ref records no decoder (metadata.source)")
+    return source, file_decoder(source["decoder"]), path
+
+
+def _missing_or_unreadable(ref: ArtifactRef, path: Path, exc: BaseException) -> str:
+    if not path.exists():
+        return (f"{ref.kind} read from the dataset file {path}: the file is gone (moved or deleted since the "
+                f"run recorded it); {ADVICE}")
+    reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+    return f"{ref.kind} read from the dataset file {path}: cannot be read any more ({reason}); {ADVICE}"
+
+
+def _decode_file(ref: ArtifactRef, *, verify: bool) -> np.ndarray:
+    """The array of a dataset file, checked against the ref's address when ``verify`` (and its shape
+    always): the file missing, unreadable or decoding to other content raises :class:`ArtifactError`
+    (:class:`ArtifactCorrupt` for other content; the dataset file is never touched)."""
+    source, decoder, path = _source(ref)
+    try:
+        array = decoder.decode(path, source.get("options") or {})
+    except (OSError, ValueError) as exc:  # wfeval.io's errors are ValueErrors
+        raise ArtifactError(_missing_or_unreadable(ref, path, exc)) from exc
+    if tuple(array.shape) != tuple(ref.shape) or str(array.dtype) != ref.dtype or (
+            verify and ref.sha256 and content_sha256(array) != ref.sha256):
+        raise ArtifactCorrupt(f"{ref.kind} read from the dataset file {path}: {_why_different(source, decoder, path)}"
+                              f"; {ADVICE}", path, discarded=False)
+    return array
+
+
+def _why_different(source: Mapping[str, Any], decoder: FileDecoder, path: Path) -> str:
+    try:
+        now = decoder.digest(path)
+    except (OSError, ValueError):
+        now = None
+    recorded = str(source.get("file_sha256", ""))
+    if now != recorded:
+        return (f"the file changed since the run read it (sha256 of its bytes {str(now)[:12]}…, recorded "
+                f"{recorded[:12]}…), so it no longer decodes to the recorded content")
+    versions = _plain(decoder.versions())
+    if versions != source.get("versions") or decoder.version != source.get("version"):
+        return (f"the file is unchanged but decodes to other content with this decoder ({decoder.name} "
+                f"{decoder.version}, {versions}; the run used {source.get('version')}, {source.get('versions')})")
+    return "the file is unchanged yet decodes to other content than recorded (a nondeterministic decoder?)"

@@ -1,95 +1,85 @@
-"""Decoded files cached by content: a dataset's video decoded once per store, not once per run.
+"""Decoded dataset files by content: a dataset's file is decoded once per store, and never copied.
 
-``stored_file(store, path, how, decode)`` returns the :class:`~wfeval.api.ArtifactRef` of the
-array ``decode()`` gives for ``path``: on the first call it decodes and stores it, and records
-``<store>/decoded/ab/<key>.json``, the key being the sha256 of (the file's bytes, ``how`` — the
-decoding options —, the decoder versions); later calls (a rerun, each model of a sweep, another
-run on the same dataset) hash the small encoded file and return the stored object's ref without
-decoding or hashing the decoded array. A record whose object is gone or unreadable is redone.
-Folders (frame directories) are decoded every time.
+``file_ref(store, path, kind=..., decoder=..., options=...)`` returns the
+:func:`wfeval.artifacts.file_ref` of the array ``decoder`` makes of ``path``: a ref to the file
+itself, with the address (sha256), shape and dtype of the decoded array; nothing is written into
+``objects/``. The first call decodes the file and records ``<store>/decoded/ab/<key>.json``
+(the decoded array's sha256, shape and dtype), the key being the sha256 of (what the file holds —
+``decoder.digest``: its bytes, or a frame folder's frames —, the decoder, its version and library
+versions, the options, the file's suffix and the artifact kind). Later calls (a rerun, each model
+of a sweep, another run on the same dataset) hash the small encoded file and build the ref from
+the record, without decoding or hashing the decoded array. Reading the ref decodes the file and
+checks the content (:func:`wfeval.artifacts.read_array`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from wfeval._hashing import sha256_json
 from wfeval.api import ArtifactRef
+from wfeval.artifacts import FileDecoder, atomic_write_bytes, content_sha256
+from wfeval.artifacts import file_ref as _file_ref
 
-FORMAT = "wfeval.decoded/1"
-
-
-def _decoders() -> dict[str, str | None]:
-    from importlib import metadata
-
-    out: dict[str, str | None] = {}
-    for name in ("av", "numpy", "pillow"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
+_SHA = re.compile(r"[0-9a-f]{64}")
 
 
 class DecodedCache:
     def __init__(self, store: Any):
-        self.store = store
         self.folder = Path(store.root) / "decoded"
 
-    def key(self, data: bytes, how: str) -> str:
-        head = json.dumps({"format": FORMAT, "how": how, "decoders": _decoders()}, sort_keys=True).encode()
-        return hashlib.sha256(head + b"\0" + hashlib.sha256(data).digest()).hexdigest()
+    def key(self, digest: str, path: Path, kind: str, decoder: FileDecoder, options: Mapping[str, Any]) -> str:
+        return sha256_json({"format": FORMAT, "file": digest, "suffix": path.suffix.lower(), "kind": kind,
+                            "decoder": decoder.name, "version": decoder.version,
+                            "versions": dict(decoder.versions()), "options": dict(options)})
 
-    def get(self, key: str) -> ArtifactRef | None:
+    def get(self, key: str) -> dict[str, Any] | None:
         try:
             entry = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
-            ref = ArtifactRef.from_dict(entry["ref"])
+            found = {"sha256": entry["sha256"], "shape": tuple(int(n) for n in entry["shape"]),
+                     "dtype": str(entry["dtype"])}
         except (OSError, ValueError, TypeError, KeyError):
             return None
-        if not ref.sha256 or not self.store.object_path(ref.sha256).exists():
-            return None
-        return self.store.ref_of(ref.sha256, kind=ref.kind, shape=ref.shape, dtype=ref.dtype, metadata=ref.metadata)
+        return found if entry.get("format") == FORMAT and _SHA.fullmatch(str(found["sha256"])) else None
 
-    def put(self, key: str, ref: ArtifactRef) -> None:
-        from wfeval.artifacts import atomic_write_bytes
-
+    def put(self, key: str, found: Mapping[str, Any]) -> None:
+        record = {"format": FORMAT, "sha256": found["sha256"], "shape": list(found["shape"]), "dtype": found["dtype"]}
         try:
-            atomic_write_bytes(self.folder / key[:2] / f"{key}.json",
-                               json.dumps({"format": FORMAT, "ref": ref.to_dict()}).encode("utf-8"), durable=False)
+            atomic_write_bytes(self.folder / key[:2] / f"{key}.json", json.dumps(record).encode("utf-8"), durable=False)
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
 
 
-def stored_file(store: Any, path: Path, how: str, decode: Callable[[], tuple[Any, str]]) -> ArtifactRef:
-    """The stored array of a decoded file, decoding only when this content was never stored."""
-    if not path.is_file():
-        array, kind = decode()
-        return store.put_array(array, kind=kind)
+def file_ref(store: Any, path: Path, *, kind: str, decoder: FileDecoder, options: Mapping[str, Any],
+             decode: Callable[[], Any] | None = None) -> ArtifactRef:
+    """The ref of ``path`` decoded by ``decoder`` with ``options`` (``decode()``: the same decoding,
+    if the caller wraps it), decoding only when this content was never decoded in ``store``.
+
+    A file that cannot be read raises the decoder's error (a ValueError naming the file)."""
+    decode = decode or (lambda: decoder.decode(path, options))
     cache = DecodedCache(store)
     try:
-        key = cache.key(path.read_bytes(), how)
-    except OSError:
-        key = None
-    return _get_or_store(store, cache, key, decode)
+        before = decoder.digest(path)
+    except (OSError, ValueError):
+        decode()  # the decoder's own error, naming the file and what is wrong with it
+        raise ValueError(f"{path}: cannot be read") from None
+    key = cache.key(before, path, kind, decoder, options)
+    found = cache.get(key)
+    if found is None:
+        import numpy as np
 
-
-def stored_derived(store: Any, source: ArtifactRef, how: str, derive: Callable[[], tuple[Any, str]]) -> ArtifactRef:
-    """The stored array derived from a stored one (e.g. its first frame), derived once per store."""
-    cache = DecodedCache(store)
-    key = cache.key(source.sha256.encode(), f"derived:{how}") if source.sha256 else None
-    return _get_or_store(store, cache, key, derive)
-
-
-def _get_or_store(store: Any, cache: "DecodedCache", key: str | None,
-                  compute: Callable[[], tuple[Any, str]]) -> ArtifactRef:
-    """The cached ref under ``key``, else ``compute()`` stored (and cached when there is a key)."""
-    hit = cache.get(key) if key else None
-    if hit is not None:
-        return hit
-    array, kind = compute()
-    ref = store.put_array(array, kind=kind)
-    if key:
-        cache.put(key, ref)
-    return ref
+        array = np.asarray(decode())
+        try:
+            after = decoder.digest(path)
+        except (OSError, ValueError):
+            after = None
+        if after != before:
+            raise ValueError(f"{path}: the file changed while it was read; evaluate again once it is complete")
+        found = {"sha256": content_sha256(array), "shape": tuple(int(n) for n in array.shape),
+                 "dtype": str(array.dtype)}
+        cache.put(key, found)
+    return _file_ref(path, kind=kind, decoder=decoder, options=options, file_sha256=before, **found)

@@ -1,10 +1,12 @@
 """``python -m wfeval.store [--store DIR] {du,prune}``: the artifact store's size, and pruning.
 
 ``du`` shows what the store holds (objects by codec, on disk and decoded, generation records,
-cached metric results, recordings) and how much of it the kept runs reference. ``prune`` removes
+cached metric results, recordings, decoded-file records) and how much of it the kept runs
+reference; dataset files that runs read in place (never copied) are counted apart. ``prune`` removes
 objects by age (``--older-than 30d``) or down to a size (``--max-size 20G``, oldest first), never
 one that a kept run references: every run folder under ``--runs`` (default ``outputs/runs`` and
-``outputs/multirun``) references objects through its ``generations.jsonl``. Generation records
+``outputs/multirun``) references objects through its ``generations.jsonl`` (a ref to a dataset
+file read in place keeps nothing: the store holds no copy of it). Generation records
 and cached metric results that name a removed object are removed with it (they would be
 regenerated / recomputed). ``--dry-run`` lists without removing.
 """
@@ -77,17 +79,27 @@ def objects(store: Path) -> Iterator[StoredObject]:
             yield StoredObject(path.name[:64], path, stat.st_size, stat.st_mtime)
 
 
-def _shas(node) -> Iterator[str]:
-    """Every sha256 of an artifact ref inside a JSON document."""
+def _refs(node) -> Iterator[dict]:
+    """Every artifact ref (a mapping with ``uri`` and a ``sha256``) inside a JSON document."""
     if isinstance(node, dict):
         sha = node.get("sha256")
         if isinstance(sha, str) and "uri" in node and _SHA.match(sha):
-            yield sha
+            yield node
         for value in node.values():
-            yield from _shas(value)
+            yield from _refs(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _shas(value)
+            yield from _refs(value)
+
+
+def _shas(node) -> Iterator[str]:
+    """The sha256 of every ref to a store object inside a JSON document; a dataset file read in place
+    (media type ``application/x-wfeval-file``) is no object of the store and keeps nothing."""
+    from wfeval.artifacts import FILE_MEDIA_TYPE
+
+    for ref in _refs(node):
+        if ref.get("media_type") != FILE_MEDIA_TYPE:
+            yield ref["sha256"]
 
 
 @dataclass
@@ -95,10 +107,27 @@ class Kept:
     runs: list[Path] = field(default_factory=list)
     shas: set[str] = field(default_factory=set)
     unreadable: list[str] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)  # dataset files read in place (their paths)
+    file_contents: dict[str, int] = field(default_factory=dict)  # their decoded contents: sha256 -> bytes
+
+
+def _decoded_bytes(ref: dict) -> int:
+    size = 1
+    for dim in ref.get("shape") or ():
+        size *= int(dim)
+    try:
+        import numpy as np
+
+        return size * np.dtype(ref.get("dtype") or "uint8").itemsize
+    except TypeError:
+        return size
 
 
 def kept_references(run_roots: Iterable[Path]) -> Kept:
-    """The objects kept runs reference (their generations.jsonl: inputs, references, outputs)."""
+    """The objects kept runs reference (their generations.jsonl: inputs, references, outputs), and the
+    dataset files they read in place (which the store does not hold)."""
+    from wfeval.artifacts import FILE_MEDIA_TYPE
+
     kept = Kept()
     for root in run_roots:
         if not root.is_dir():
@@ -108,7 +137,12 @@ def kept_references(run_roots: Iterable[Path]) -> Kept:
             try:
                 for line in record.read_text(encoding="utf-8").splitlines():
                     if line.strip():
-                        kept.shas.update(_shas(json.loads(line)))
+                        for ref in _refs(json.loads(line)):
+                            if ref.get("media_type") == FILE_MEDIA_TYPE:
+                                kept.files.add(ref["uri"])
+                                kept.file_contents[ref["sha256"]] = _decoded_bytes(ref)
+                            else:
+                                kept.shas.add(ref["sha256"])
             except (OSError, ValueError) as exc:
                 kept.unreadable.append(f"{record}: {exc}")
     return kept
@@ -138,14 +172,17 @@ def du(store: Path, run_roots: list[Path], out=sys.stdout) -> dict:
     decoded = [obj.decoded_size() for obj in objs]
     kept = kept_references(run_roots)
     referenced = [o for o in objs if o.sha256 in kept.shas]
+    stored = {o.sha256 for o in objs}
     report = {
         "store": str(store), "objects": len(objs), "bytes": sum(o.size for o in objs),
         "decoded_bytes": sum(d for d in decoded if d is not None),
         "by_codec": {k: {"objects": len(v), "bytes": sum(o.size for o in v)} for k, v in sorted(by_codec.items())},
         "kept_runs": len(kept.runs), "referenced_objects": len(referenced),
         "referenced_bytes": sum(o.size for o in referenced),
+        "dataset_files": len(kept.files),  # read in place; their distinct decoded contents not in objects:
+        "dataset_files_decoded_bytes": sum(n for sha, n in kept.file_contents.items() if sha not in stored),
     }
-    for name in ("generations", "results", "recordings"):
+    for name in ("generations", "results", "recordings", "decoded"):
         count, size = _tree_size(store / name)
         report[name] = {"files": count, "bytes": size}
     print(f"store {store}", file=out)
@@ -154,10 +191,13 @@ def du(store: Path, run_roots: list[Path], out=sys.stdout) -> dict:
           f"decoded ({ratio:.1f}x)", file=out)
     for codec, info in report["by_codec"].items():
         print(f"    {codec:10s} {info['objects']:8d}  {human(info['bytes']):>10}", file=out)
-    for name in ("generations", "results", "recordings"):
+    for name in ("generations", "results", "recordings", "decoded"):
         print(f"  {name:12s} {report[name]['files']:8d}  {human(report[name]['bytes']):>10}", file=out)
     print(f"  kept runs    {len(kept.runs):8d}  reference {len(referenced)} object(s), "
           f"{human(report['referenced_bytes'])} (searched {', '.join(map(str, run_roots))})", file=out)
+    if kept.files:
+        print(f"               and read {len(kept.files)} dataset file(s) in place, not copied "
+              f"({human(report['dataset_files_decoded_bytes'])} decoded)", file=out)
     for problem in kept.unreadable:
         print(f"  warning: unreadable {problem}: its objects are not protected", file=out)
     return report

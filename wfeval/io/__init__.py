@@ -23,12 +23,14 @@ from wfeval.io._api import (
     write_video,
 )
 from wfeval.io._convention import Video, to_rgb_uint8
+from wfeval.io._decoder import DECODER as FILE_DECODER  # registers the decoder of dataset files read in place
 from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
 from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
 
 __all__ = [
     "Video",
+    "FILE_DECODER",
     "Limits",
     "DEFAULT_LIMITS",
     "MediaError",

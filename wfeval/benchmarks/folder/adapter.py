@@ -16,7 +16,7 @@ from wfeval.benchmarks.folder import manifest as mf
 from wfeval.benchmarks.folder.runtime import FolderRuntime
 from wfeval.benchmarks.folder.scorer import FolderScorer
 from wfeval.config.errors import ConfigError
-from wfeval.decoded_cache import stored_derived, stored_file
+from wfeval.decoded_cache import file_ref
 
 
 class FolderBenchmark:
@@ -138,7 +138,10 @@ class FolderBenchmark:
 
     def materialize(self, record: mf.Record, *, store: ArtifactStore, task: WorldTaskConfig,
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
-        """Decode and store one sample; a file that cannot be read marks it unreadable (never raises)."""
+        """One sample's request; its files are read in place (refs to the dataset's files, decoded once per
+        store to learn their content, never copied); a file that cannot be read marks it unreadable (never raises)."""
+        from wfeval.io import FILE_DECODER
+
         inputs, references = {}, {}
         errors = list(record.missing) + list(self._escapes.get(record.sample_id, ()))
         actions = record.actions
@@ -147,9 +150,10 @@ class FolderBenchmark:
                 for key, rel in files.items():
                     label = _label(key, slot)
                     exact, path = (slot if key == slot else None), self.root / rel
-                    how = f"{exact}/{self.check_complete}/{path.suffix.lower()}"
-                    try:  # decoded once per store, by file content (wfeval.decoded_cache)
-                        ref = stored_file(store, path, how, lambda: self._decode(path, exact))
+                    try:  # read in place, decoded once per store by file content (wfeval.decoded_cache)
+                        kind, options = self._how(path, exact)
+                        ref = file_ref(store, path, kind=kind, decoder=FILE_DECODER, options=options,
+                                       decode=lambda: self._read(path, exact=exact)[0])
                         if ref.kind == "video":  # also for a video decoded by an earlier run
                             from wfeval.io._limits import check_frames
 
@@ -169,12 +173,11 @@ class FolderBenchmark:
             if record.num_frames is not None and record.num_frames > self.limits.max_frames:
                 errors.append(f"num_frames {record.num_frames:,} exceeds the limit of {self.limits.max_frames:,} "
                               f"(raise it with benchmark.limits.max_frames={record.num_frames} if it is right)")
-            if not errors and "image" not in inputs and "video" in references:
-                from wfeval.artifacts import read_array
+            if not errors and "image" not in inputs and "video" in references:  # the video's first frame
+                from wfeval.io._decoder import options_for
 
-                video = references["video"]
-                inputs["image"] = stored_derived(store, video, "first_frame",
-                                                 lambda: (read_array(video)[0], "image"))
+                inputs["image"] = file_ref(store, Path(references["video"].uri), kind="image", decoder=FILE_DECODER,
+                                           options=options_for("first_frame", limits=self.limits))
         num_frames = record.num_frames
         if num_frames is None:
             if isinstance(actions, list):
@@ -205,27 +208,26 @@ class FolderBenchmark:
             references=references, generation=generation, prompt=record.prompt, metadata=metadata,
         )
 
-    def _decode(self, path: Path, exact: str | None) -> tuple[np.ndarray, str]:
-        """``_read``, refusing a video beyond the frame limit before it is stored."""
-        array, kind = self._read(path, exact=exact)
-        if kind == "video":
-            from wfeval.io._limits import check_frames
-
-            check_frames(path, int(array.shape[0]), self.limits)
-        return array, kind
-
-    def _read(self, path: Path, *, exact: str | None) -> tuple[np.ndarray, str]:
-        """(array, artifact kind): ``exact`` forces an image or a video, else the file type decides."""
-        from wfeval.io import VideoReadError, load_array, media_kind, read_image, read_video
+    def _how(self, path: Path, exact: str | None) -> tuple[str, dict[str, Any]]:
+        """(artifact kind, decoding options): ``exact`` forces an image or a video, else the file type decides."""
+        from wfeval.io import VideoReadError, media_kind
+        from wfeval.io._decoder import options_for
 
         kind = media_kind(path)
         if exact == "image" or (exact is None and kind == "image"):
-            return read_image(path, limits=self.limits), "image"
+            return "image", options_for("image", limits=self.limits)
         if exact == "video" or kind in ("video", "frames"):
-            return read_video(path, check_complete=self.check_complete, limits=self.limits).frames, "video"
+            return "video", options_for("video", check_complete=self.check_complete, limits=self.limits)
         if kind == "array":
-            return load_array(path, self.limits)[0], "array"
+            return "array", options_for("array", limits=self.limits)
         raise VideoReadError(path, f"unsupported file type {path.suffix!r}")
+
+    def _read(self, path: Path, *, exact: str | None) -> tuple[np.ndarray, str]:
+        """(array, artifact kind), decoded as a ref of this file decodes it when read."""
+        from wfeval.io import FILE_DECODER
+
+        kind, options = self._how(path, exact)
+        return FILE_DECODER.decode(path, options), kind
 
     def requests(self, *, store: ArtifactStore, task: WorldTaskConfig,
                  protocol: EvaluationProtocolSpec) -> list[GenerationRequest]:
