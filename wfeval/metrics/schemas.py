@@ -1,28 +1,29 @@
 """Structured-config schemas of the built-in metrics, derived from each metric class.
 
 Nothing is declared twice: for every built-in metric (``conf/metric/<id>.yaml``, see
-:func:`wfeval.metrics.registry.builtin_targets`) the schema ``schema/metric/<id>`` is built
+:func:`wfeval.metrics.builtins.builtin_targets`) the schema ``schema/metric/<id>`` is built
 from the class's ``__init__`` signature — one field per parameter (except the class's
 ``internal_parameters``), with its default and its annotated type where OmegaConf can check it
 (``Any`` otherwise) — plus the keys every metric
 option accepts (:class:`wfeval.config.schema.MetricBaseSchema`). Importing this module stores
-them in Hydra's ConfigStore, the way Hydra's own plugins carry their ``config.py``.
+them in Hydra's ConfigStore, the way Hydra's own plugins carry their ``config.py``; a schema is
+derived (and its metric module imported) only when a config loads it.
 """
 
 from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import inspect
 import types
 import typing
 from typing import Any, Dict, List, Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from wfeval.config.schema import MetricBaseSchema
-from wfeval.metrics.registry import _import, builtin_targets
+from wfeval.config.schema import MetricBaseSchema, store_schema
+from wfeval.metrics.builtins import builtin_targets, import_target
 
 _SCALARS = (int, float, bool, str)
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
@@ -79,10 +80,16 @@ def schema_of(metric_id: str, cls: type, target: str) -> type:
     return dataclasses.make_dataclass(name, fields, bases=(MetricBaseSchema,))
 
 
+def builtin_schema(metric_id: str, target: str) -> type:
+    """The schema of the built-in metric ``metric_id`` whose class is ``target`` (imports the class)."""
+    return schema_of(metric_id, import_target(target), target)
+
+
 def register() -> None:
-    store = ConfigStore.instance()
+    """Store ``schema/metric/<id>`` for every built-in metric; a metric's class is imported only
+    when a config loads its schema."""
     for metric_id, target in builtin_targets().items():
-        store.store(group="schema/metric", name=metric_id, node=schema_of(metric_id, _import(target), target))
+        store_schema("schema/metric", metric_id, functools.partial(builtin_schema, metric_id, target))
 
 
 register()
