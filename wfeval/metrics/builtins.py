@@ -19,12 +19,13 @@ def builtin_targets() -> dict[str, str]:
     """Built-in metric id → import path of its class (``module.Class``), from ``conf/metric/*.yaml``."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster, same result
     folder = resources.files(CONFIG_PACKAGE).joinpath("metric")
     out = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".yaml") or entry.name.startswith("suite_"):
             continue
-        data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+        data = yaml.load(entry.read_text(encoding="utf-8"), Loader=loader) or {}
         if isinstance(data, dict) and isinstance(data.get("_target_"), str):
             out[entry.name.removesuffix(".yaml")] = data["_target_"]
     return out
