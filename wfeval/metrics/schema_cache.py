@@ -124,7 +124,8 @@ def save(metric_id: str, target: str, fields: list[tuple[str, Any, Any]]) -> Non
     import tempfile
 
     path = _file(key)
-    metrics = {**_read(key), metric_id: {"target": target, "fields": rows}}
+    known = _read(key)
+    metrics = {**known, metric_id: {"target": target, "fields": rows}}
     temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +135,8 @@ def save(metric_id: str, target: str, fields: list[tuple[str, Any, Any]]) -> Non
             json.dump({"key": key, "metrics": metrics}, handle)
         os.replace(temporary, path)  # readers see the old file or the new one, never a part
         temporary = None
-        _prune(path.parent)
+        if not known:  # a new file: drop the oldest
+            _prune(path.parent)
     except OSError:
         pass
     finally:
