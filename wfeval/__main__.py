@@ -71,11 +71,25 @@ def _restore_full_error_setting() -> None:
 
 def _format_config_groups(self: Any, predicate: Callable[[str], bool], compact: bool = True) -> str:
     """Hydra's group listing for ``--help``, from one config repository instead of one per group
-    (Hydra copies every stored schema for each of the ~95 groups it walks) and without the
-    internal ``schema/*`` groups, which are not options a user picks."""
+    (Hydra copies its config repository for each of the ~95 groups it walks, and ``--help`` lists
+    twice: Hydra's groups, then the app's) and without the internal ``schema/*`` groups, which are
+    not options a user picks."""
+    options_of = self.__dict__.get("_wfeval_group_options")
+    if options_of is None:
+        options_of = self.__dict__["_wfeval_group_options"] = _group_options(self.config_loader)
+    lines = []
+    for group in sorted(g for g in options_of if predicate(g)):
+        options = options_of[group]
+        lines.append(f"{group}: {', '.join(options)}" if compact
+                     else f"{group}:\n" + "\n".join(f"  {o}" for o in options))
+    return "".join(line + "\n" for line in lines)
+
+
+def _group_options(config_loader: Any) -> dict[str, list[str]]:
+    """Every config group that has options (``schema/*`` left out) → its sorted options."""
     from hydra.core.object_type import ObjectType
 
-    _, repo = self.config_loader._parse_overrides_and_create_caching_repo(None, [])
+    _, repo = config_loader._parse_overrides_and_create_caching_repo(None, [])
 
     def walk(parent: str) -> list[str]:
         found = []
@@ -88,12 +102,7 @@ def _format_config_groups(self: Any, predicate: Callable[[str], bool], compact: 
             found += walk(name)
         return found
 
-    lines = []
-    for group in sorted(g for g in walk("") if predicate(g)):
-        options = sorted(repo.get_group_options(group, ObjectType.CONFIG))
-        lines.append(f"{group}: {', '.join(options)}" if compact
-                     else f"{group}:\n" + "\n".join(f"  {o}" for o in options))
-    return "".join(line + "\n" for line in lines)
+    return {group: sorted(repo.get_group_options(group, ObjectType.CONFIG)) for group in walk("")}
 
 
 def main() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import pkgutil
 
 import wfeval
@@ -22,7 +21,11 @@ def plugin_schema_modules() -> tuple[str, ...]:
     """``wfeval.<package>.schemas`` for every package of wfeval that has one (sorted)."""
     found = []
     for info in pkgutil.iter_modules(wfeval.__path__):
-        if info.ispkg and importlib.util.find_spec(f"wfeval.{info.name}.schemas") is not None:
+        # looked up in the package's folder: importing every package (numpy, ...) only to ask
+        # would cost more than the rest of ``--help``
+        spec = info.module_finder.find_spec(f"wfeval.{info.name}") if info.ispkg else None  # type: ignore[call-arg]
+        locations = (spec.submodule_search_locations or []) if spec is not None else []
+        if any(sub.name == "schemas" for sub in pkgutil.iter_modules(locations)):
             found.append(f"wfeval.{info.name}.schemas")
     return tuple(sorted(found))
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from wfeval.config.schema import BenchmarkRulesSchema
+from wfeval.config.schema import BenchmarkRulesSchema, store_schema
 
 
 @dataclass
@@ -146,9 +145,9 @@ SCHEMAS.update({"atari": AtariBenchmarkSchema, "crafter": CrafterBenchmarkSchema
 
 
 def register() -> None:
-    """Store each schema as ``schema/benchmark/<name>`` in Hydra's ConfigStore."""
+    """Store each schema as ``schema/benchmark/<name>`` in Hydra's ConfigStore (built when first loaded)."""
     for name, node in SCHEMAS.items():
-        ConfigStore.instance().store(group="schema/benchmark", name=name, node=node)
+        store_schema("schema/benchmark", name, node)
 
 
 register()

@@ -17,45 +17,22 @@ resolve, as do the class's ``aliases``. Built-ins win over an entry point of the
 from __future__ import annotations
 
 import difflib
-import functools
-import importlib
 from importlib import metadata as importlib_metadata
-from importlib import resources
 from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
 from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
+from wfeval.metrics.builtins import builtin_targets
+from wfeval.metrics.builtins import import_target as _import
 
 ENTRY_POINT_GROUP = "wfeval.metrics"
-CONFIG_PACKAGE = "wfeval.conf"
 
 __all__ = ["DescribedMetric", "REPRODUCIBILITY", "MetricRegistry", "REGISTRY", "UnknownMetricError",
            "builtin_targets"]
 
 
-@functools.lru_cache(maxsize=None)
-def builtin_targets() -> dict[str, str]:
-    """Built-in metric id → import path of its class (``module.Class``), from ``conf/metric/*.yaml``."""
-    import yaml
-
-    folder = resources.files(CONFIG_PACKAGE).joinpath("metric")
-    out = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml") or entry.name.startswith("suite_"):
-            continue
-        data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
-        if isinstance(data, dict) and isinstance(data.get("_target_"), str):
-            out[entry.name.removesuffix(".yaml")] = data["_target_"]
-    return out
-
-
 class UnknownMetricError(LookupError):
     """No metric by that id, alias or entry-point name; the message lists close and all names."""
-
-
-def _import(target: str) -> Any:
-    module, _, attr = target.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
 
 
 def spec_of(cls: Any) -> MetricSpec:

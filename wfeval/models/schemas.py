@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from wfeval.config.schema import store_schema
 
 
 @dataclass
@@ -147,9 +148,9 @@ SCHEMAS.update({"game_oracle": GameOracleModelSchema, "game_random_actions": Gam
 
 
 def register() -> None:
-    """Store each schema as ``schema/model/<name>`` in Hydra's ConfigStore."""
+    """Store each schema as ``schema/model/<name>`` in Hydra's ConfigStore (built when first loaded)."""
     for name, node in SCHEMAS.items():
-        ConfigStore.instance().store(group="schema/model", name=name, node=node)
+        store_schema("schema/model", name, node)
 
 
 register()

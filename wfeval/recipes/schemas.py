@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from wfeval.config.schema import store_schema
 from wfeval.models.schemas import ModelRulesSchema
 
 
@@ -28,7 +28,7 @@ SCHEMAS = {"learned": LearnedModelSchema}
 def register() -> None:
     """Store ``schema/model/learned`` in Hydra's ConfigStore."""
     for name, node in SCHEMAS.items():
-        ConfigStore.instance().store(group="schema/model", name=name, node=node)
+        store_schema("schema/model", name, node)
 
 
 register()

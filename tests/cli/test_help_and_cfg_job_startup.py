@@ -1,0 +1,93 @@
+"""``--help`` and ``--cfg job`` start fast and print what the eagerly stored schemas print.
+
+The schemas are stored lazily (built when a config loads one) and the metric schemas' fields come
+from a cache keyed by wfeval's sources; the reference here stores every schema the way
+``ConfigStore.store`` does and derives every metric schema from its class, as wfeval did before.
+Timings are in benchmarks/cli_startup.py, not here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import cli_env
+
+# wfeval as it was: every schema converted when stored, metric schemas derived from their classes
+EAGER = (
+    "import sys, runpy\n"
+    "from hydra.core.config_store import ConfigStore\n"
+    "import wfeval.config.schema as schema\n"
+    "def eager(group, name, node):\n"
+    "    ConfigStore.instance().store(group=group, name=name, node=node if isinstance(node, type) else node())\n"
+    "schema.store_schema = eager\n"
+    "import wfeval.metrics.schema_cache as cache\n"
+    "cache.load = lambda metric_id, target: None\n"
+    "cache.save = lambda metric_id, target, fields: None\n"
+    "sys.argv = ['wfeval'] + sys.argv[1:]\n"
+    "runpy.run_module('wfeval', run_name='__main__')\n"
+)
+# the real entry, reporting which heavy modules it imported
+PROBE = (
+    "import atexit, sys, runpy\n"
+    "atexit.register(lambda: print('HEAVY', sorted(m for m in ('numpy', 'scipy', 'torch', 'av', 'PIL')"
+    " if m in sys.modules), file=sys.stderr))\n"
+    "sys.argv = ['wfeval'] + sys.argv[1:]\n"
+    "runpy.run_module('wfeval', run_name='__main__')\n"
+)
+COMMANDS = [
+    ["--help"],
+    ["--cfg", "job"],
+    ["model=static", "metric=[psnr,fvd]", "--cfg", "job"],
+    ["task=goal_reaching", "protocol=planning", "--cfg", "job"],
+    ["benchmark=atari_pong", "model=learned", "model.checkpoint=/x/model.pt", "--cfg", "job", "--resolve"],
+    ["metric=[psnr]", "metric.psnr.max_bd=3", "--cfg", "job"],  # a key typo in a metric: exit 2
+    ["metric=[ssim]", "metric.ssim.skip_frames=some", "--cfg", "job"],  # a wrong type: exit 2
+    ["--hydra-help"],
+]
+
+
+def _run(code: str, args: list[str], cwd, cache) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=cli_env(WFEVAL_CACHE=str(cache)),
+                          capture_output=True, text=True, timeout=120)
+
+
+def _heavy(proc: subprocess.CompletedProcess) -> tuple[str, str]:
+    """stderr without the probe's line, and that line."""
+    lines = proc.stderr.splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("HEAVY ")), \
+        next(line for line in lines if line.startswith("HEAVY ")).strip()
+
+
+def test_help_and_cfg_job_print_byte_for_byte_what_eagerly_stored_schemas_print(tmp_path):
+    cache = tmp_path / "cache"
+    for index, args in enumerate(COMMANDS):
+        reference = _run(EAGER, args, tmp_path, tmp_path / "unused")
+        assert reference.returncode == (2 if "metric=[psnr]" in args or "metric=[ssim]" in args else 0), \
+            reference.stderr
+        runs = [_run(PROBE, args, tmp_path, cache)]  # the first command fills the schema cache
+        if index == 0:
+            runs.append(_run(PROBE, args, tmp_path, cache))  # ... and the second reads it
+        for proc in runs:
+            stderr, _ = _heavy(proc)
+            assert (proc.returncode, proc.stdout, stderr) == (reference.returncode, reference.stdout,
+                                                              reference.stderr), args
+    assert list((cache / "schemas").glob("metrics-*.json")), "the metric schemas were cached"
+
+
+def test_config_errors_exit_2_without_a_traceback_with_lazy_schemas(tmp_path):
+    for args, expected in ((["metric=[psnr]", "metric.psnr.max_bd=3", "--cfg", "job"], "Key 'max_bd' not in 'PsnrSchema'"),
+                           (["metric=[ssim]", "metric.ssim.skip_frames=some", "--help"], "full_key: metric.ssim.skip_frames"),
+                           (["model=static", "model.nmae=x", "--cfg", "job"], "full_key: model.nmae")):
+        proc = _run(PROBE, args, tmp_path, tmp_path / "cache")
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert expected in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+
+
+def test_help_and_cfg_job_import_no_numpy_scipy_torch_av_or_pil_once_the_schema_cache_is_filled(tmp_path):
+    cache = tmp_path / "cache"
+    _run(PROBE, ["--cfg", "job"], tmp_path, cache)
+    for args in (["--help"], ["--cfg", "job"], ["model=static", "metric=[psnr,ssim,flicker]", "--cfg", "job"]):
+        proc = _run(PROBE, args, tmp_path, cache)
+        assert proc.returncode == 0, proc.stderr
+        assert _heavy(proc)[1] == "HEAVY []", (args, proc.stderr[-300:])
