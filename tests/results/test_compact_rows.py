@@ -9,11 +9,12 @@ import pickle
 import numpy as np
 import pytest
 
-from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
+from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.base import BaseMetric, default_aggregate
 from wfeval.metrics.columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored, scored, skipped
 from wfeval.pipeline.spool import pair_spool, request_spool
+from wfeval.result_cache import ResultCache
 from wfeval.results import build_results, dataset_hash
 from wfeval.results.document import DatasetHash
 from wfeval.results.table import ResultTable
@@ -110,6 +111,15 @@ def test_the_dataset_hash_fed_one_request_at_a_time_is_the_hash_of_the_list():
         digest.add(request)
     assert digest.hexdigest() == dataset_hash(requests) == dataset_hash(iter(requests))
     assert DatasetHash().hexdigest() == dataset_hash([])
+
+
+def test_the_result_cache_key_built_once_per_sample_is_the_documented_key():
+    ref = ArtifactRef(kind="video", uri="/s/a.npy", sha256="a" * 64)
+    request = GenerationRequest(sample_id="s", references={"video": ref}, metadata={"note": "ü \"quoted\""})
+    result = GenerationResult(sample_id="s", artifacts={"generated_video": ref}, latency_seconds=0.25)
+    identity = {"class": "x.Y", "config": {"k": [1, 2.5, None]}}
+    digest, key = ResultCache("/unused").key(identity, "psnr", request, result)
+    assert ResultCache.key_of(digest, "psnr", ResultCache.sample_part(request, result)) == key
 
 
 def test_spooled_requests_come_back_equal_with_their_value_types(tmp_path):
