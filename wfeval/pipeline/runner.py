@@ -1,9 +1,11 @@
 """One evaluation run, as a straight sequence: build → generate → score → results → write.
 
 :func:`run_from_config` reads top to bottom: the recorder opens the run directory, the plan
-holds every object the config describes, generation (or the source run's generations) gives
-the (request, result) pairs, scoring gives the per-metric rows, :func:`wfeval.results.build_results`
-gives the aggregates, and the run directory receives the files.
+holds every object the config describes (the requests spooled on disk), generation (or the
+source run's generations) gives the (request, result) pairs, scoring gives the per-metric rows,
+:func:`wfeval.results.build_results` gives the aggregates, and the run directory receives the
+files. Samples flow through in chunks (:data:`wfeval.pipeline.spool.CHUNK`) and are written as
+they go: what a run holds per sample is what results read (:mod:`wfeval.results.table`).
 """
 
 from __future__ import annotations
