@@ -24,12 +24,13 @@ the block's samples share I3D forward passes) gets the block first.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wfeval._hashing import sha256_json
+from wfeval._hashing import canonical_json, sha256_json
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 
 BLOCK = 8  # samples per block: bounds the arrays held (two blocks at a time)
@@ -84,6 +85,10 @@ def request_identity(request: GenerationRequest) -> str:
     return sha256_json(data)
 
 
+def _json(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _content(result: GenerationResult) -> dict[str, Any]:
     data = result.to_dict()
     data["artifacts"] = {k: v.get("sha256") or v.get("uri") for k, v in data.get("artifacts", {}).items()}
@@ -102,6 +107,18 @@ class ResultCache:
         digest = sha256_json(identity)
         return digest, sha256_json({"metric": digest, "metric_id": metric_id, "request": request_identity(request),
                                     "result": _content(result)})
+
+    @staticmethod
+    def sample_part(request: GenerationRequest, result: GenerationResult) -> str:
+        """What every metric's key of one sample shares (computed once per sample, not per metric)."""
+        return f'"request":{_json(request_identity(request))},"result":{canonical_json(_content(result))}'
+
+    @staticmethod
+    def key_of(digest: str, metric_id: str, sample_part: str) -> str:
+        """:meth:`key`'s second half from the metric identity's digest and :meth:`sample_part`: the
+        same text ``sha256_json`` hashes (keys sorted: metric, metric_id, request, result)."""
+        text = f'{{"metric":{_json(digest)},"metric_id":{_json(metric_id)},{sample_part}}}'
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def _path(self, digest: str, key: str) -> Path:
         return self.folder / digest[:16] / key[:2] / f"{key}.json"
@@ -165,10 +182,12 @@ def score_metrics(
     rows: dict[str, list[MetricResult | None]] = {m: [None] * len(pairs) for m in metrics}
     keys: dict[tuple[str, int], tuple[str, str]] = {}
     todo: list[list[str]] = [[] for _ in pairs]  # metric ids to compute, per pair
+    parts: list[str | None] = [None] * len(pairs)  # each sample's share of its cache keys
     for metric_id, metric in metrics.items():
         identity = metric_identity(metric) if cache is not None else None
         if identity is not None and variants and variants.get(metric_id):  # e.g. on_failure: changes rows
             identity = {**identity, "variant": _plain(variants[metric_id])}
+        digest = sha256_json(identity) if identity is not None else ""
         for i, (request, result) in enumerate(pairs):
             previous = done.get((metric_id, request.sample_id))
             if previous is not None:
@@ -176,7 +195,9 @@ def score_metrics(
                 on_result(previous, True)
                 continue
             if identity is not None:
-                keys[(metric_id, i)] = cache.key(identity, metric_id, request, result)
+                if parts[i] is None:
+                    parts[i] = cache.sample_part(request, result)
+                keys[(metric_id, i)] = digest, cache.key_of(digest, metric_id, parts[i])
                 hit = cache.get(*keys[(metric_id, i)])
                 if hit is not None:
                     if hit.metric_id != metric_id or hit.sample_id != request.sample_id:

@@ -8,10 +8,12 @@ Files (format version :data:`RUN_FORMAT_VERSION`, documented in docs/run-directo
 from __future__ import annotations
 
 import json
+import os
 import time
+from array import array
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from wfeval.artifacts import atomic_write_bytes
 
@@ -38,6 +40,98 @@ def read_jsonl(path: Path) -> Iterator[dict]:
             try:
                 yield json.loads(line)
             except json.JSONDecodeError:
+                continue
+
+
+class JsonlWriter:
+    """One JSONL file appended row by row through one open handle (opened at the first row: no row,
+    no file), flushed when asked (after each chunk of samples): a kill loses at most the rows
+    written since the last flush. A file left with a torn last line (a killed writer) gets a
+    newline first, so that the torn fragment stays one unreadable line instead of swallowing the
+    next row. :meth:`write` returns the row's byte offset (for :class:`JsonlRows`)."""
+
+    def __init__(self, path: Path, *, truncate: bool = False):
+        self.path, self.truncate = Path(path), truncate
+        self._handle: Any = None
+        self.offset = 0
+        if truncate:
+            self._open()
+
+    def _open(self) -> None:
+        self._handle = self.path.open("wb" if self.truncate else "ab")
+        self.offset = self._handle.tell()
+        if self.offset:
+            with self.path.open("rb") as check:
+                check.seek(self.offset - 1)
+                torn = check.read(1) != b"\n"
+            if torn:
+                self._handle.write(b"\n")
+                self.offset += 1
+
+    def write(self, row: Mapping[str, Any]) -> int:
+        if self._handle is None:
+            self._open()
+        data = (_dumps(row) + "\n").encode("utf-8")
+        at = self.offset
+        self._handle.write(data)
+        self.offset += len(data)
+        return at
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.flush()
+
+    def close(self) -> None:
+        if self._handle is not None and not self._handle.closed:
+            self._handle.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class JsonlRows(Sequence):
+    """Rows of a JSONL file read back lazily by their byte offsets (nothing is held but the
+    offsets), each parsed by ``parse``; iterating reads the file once, in offset order given."""
+
+    def __init__(self, path: Path, offsets: Sequence[int], parse: Callable[[dict], Any] = lambda row: row):
+        self.path, self.offsets, self.parse = Path(path), array("q", offsets), parse
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return JsonlRows(self.path, self.offsets[index], self.parse)
+        with self.path.open("rb") as handle:
+            handle.seek(self.offsets[index])
+            return self.parse(json.loads(handle.readline()))
+
+    def __iter__(self) -> Iterator[Any]:
+        with self.path.open("rb") as handle:
+            for offset in self.offsets:
+                handle.seek(offset)
+                yield self.parse(json.loads(handle.readline()))
+
+    def take(self, indices: Iterable[int]) -> "JsonlRows":
+        return JsonlRows(self.path, [self.offsets[i] for i in indices], self.parse)
+
+
+def line_offsets(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(byte offset, row)`` of each readable row of a JSONL file (as :func:`read_jsonl` reads them)."""
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        offset = 0
+        for line in handle:
+            at, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                yield at, json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 continue
 
 
@@ -70,6 +164,13 @@ class RunDirectory:
     def write_jsonl(self, name: str, rows: Iterable[Mapping[str, Any]]) -> None:
         text = "".join(_dumps(r) + "\n" for r in rows)
         atomic_write_bytes(self.file(name), text.encode("utf-8"))
+
+    def writer(self, name: str, *, truncate: bool = False) -> JsonlWriter:
+        return JsonlWriter(self.file(name), truncate=truncate)
+
+    def replace(self, partial: str, name: str) -> None:
+        """Give a file written under a temporary name its final name, atomically."""
+        os.replace(self.file(partial), self.file(name))
 
     def event(self, kind: str, **fields: Any) -> None:
         self.append("events.jsonl", {"time": utc_now(), "t": round(time.time(), 3), "event": kind, **fields})

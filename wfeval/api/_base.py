@@ -33,8 +33,20 @@ def fail(where: str, expected: str, value: Any) -> ContractError:
     return ContractError(f"{where}: expected {expected}, got {describe(value)}")
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # exact types that freeze and thaw to themselves
+_MAPS = frozenset({dict, MappingProxyType})
+_SEQS = frozenset({list, tuple})
+
+
 def freeze(value: Any) -> Any:
     """Deep-freeze: mappings become read-only proxies, lists/tuples become tuples."""
+    kind = type(value)  # the common exact types first (the same result, without ABC checks)
+    if kind in _PLAIN:
+        return value
+    if kind in _MAPS:
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if kind in _SEQS:
+        return tuple(freeze(v) for v in value)
     if isinstance(value, Record):
         return value
     if isinstance(value, Mapping):
@@ -46,6 +58,13 @@ def freeze(value: Any) -> Any:
 
 def thaw(value: Any) -> Any:
     """Inverse of :func:`freeze`: plain dicts/lists, nested records as dicts."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind in _MAPS:
+        return {k: thaw(v) for k, v in value.items()}
+    if kind in _SEQS:
+        return [thaw(v) for v in value]
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, Mapping):
@@ -59,9 +78,23 @@ def _name(hint: Any) -> str:
     return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
 
 
+_SHAPES: dict[Any, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _shape(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``(typing.get_origin(hint), typing.get_args(hint))``, computed once per annotation."""
+    try:
+        return _SHAPES[hint]
+    except KeyError:
+        shape = _SHAPES[hint] = (typing.get_origin(hint), typing.get_args(hint))
+        return shape
+    except TypeError:  # an unhashable annotation
+        return typing.get_origin(hint), typing.get_args(hint)
+
+
 def coerce(where: str, hint: Any, value: Any) -> Any:
     """Validate ``value`` against the annotation ``hint`` and return its stored form."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    origin, args = _shape(hint)
     if hint is Any:
         return freeze(value)
     if origin is Union or origin is types.UnionType:
@@ -129,6 +162,30 @@ def aliased(canonical: str, alias: str) -> Callable[[type[R]], type[R]]:
     return decorate
 
 
+_SPECS: dict[type, tuple[tuple[str, str, Any], ...]] = {}
+_KEYS: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _spec(cls: type) -> tuple[tuple[str, str, Any], ...]:
+    """Per field of a record class, once: its name, where an error names it, its annotation."""
+    spec = _SPECS.get(cls)
+    if spec is None:
+        hints = _HINTS.get(cls) or _HINTS.setdefault(cls, _field_hints(cls))
+        spec = _SPECS[cls] = tuple((f.name, f"{cls.__name__}.{f.name}", hints[f.name])
+                                   for f in dataclasses.fields(cls))
+    return spec
+
+
+def _keys(cls: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys :meth:`Record.from_dict` accepts and those it requires, once per class."""
+    keys = _KEYS.get(cls)
+    if keys is None:
+        required = {f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+        keys = _KEYS[cls] = (frozenset(cls.init_keys()), frozenset(required))
+    return keys
+
+
 class Record:
     """Base of the frozen contract dataclasses: validates and deep-freezes on construction."""
 
@@ -139,10 +196,8 @@ class Record:
         cls = type(self)
         if cls._alias is not None:
             self._resolve_alias(*alias_value)
-        hints = _HINTS.get(cls) or _HINTS.setdefault(cls, _field_hints(cls))
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = coerce(f"{cls.__name__}.{f.name}", hints[f.name], getattr(self, f.name))
-            object.__setattr__(self, f.name, value)
+        for name, where, hint in _spec(cls):
+            object.__setattr__(self, name, coerce(where, hint, getattr(self, name)))
         for name in cls._required:
             if not getattr(self, name):
                 raise ContractError(f"{cls.__name__}.{name}: must be a non-empty string")
@@ -167,7 +222,7 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-friendly dict in field order (canonical spellings only)."""
-        return {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {name: thaw(getattr(self, name)) for name, _, _ in _spec(type(self))}
 
     @classmethod
     def init_keys(cls) -> list[str]:
@@ -182,6 +237,9 @@ class Record:
         """Reject non-mappings, unknown keys (with suggestions) and missing required keys."""
         if not isinstance(data, Mapping):
             raise fail(where, "mapping", data)
+        valid, required = _keys(cls)
+        if required.issubset(data) and valid.issuperset(data):  # the common case, said at once
+            return
         valid = cls.init_keys()
         problems = []
         for key in data:

@@ -11,23 +11,14 @@ from typing import Any, ClassVar, Sequence
 
 from wfeval import stats
 from wfeval.api import AggregateResult, MetricResult, MetricSpec
-from wfeval.metrics.outcomes import reason_category
+from wfeval.metrics.columns import OutcomeColumns, numeric, skip_key
+
+_skip_key, _numeric = skip_key, numeric  # the names other modules import
 
 ON_FAILURE = ("exclude", "worst")
 
 
 REPRODUCIBILITY = ("deterministic", "stochastic", "judge-based")
-
-
-def _skip_key(result: MetricResult) -> str:
-    """The bucket of ``skip_breakdown``: the reason's category, never the sample-specific detail
-    (which stays on the sample's row)."""
-    if result.status == "error":
-        return f"error: {result.diagnostics.get('exception', 'Exception')}"
-    category = result.diagnostics.get("skip_category")
-    if isinstance(category, str) and category:
-        return category
-    return reason_category(result.skip_reason or "skipped")
 
 
 def worst_value(metric: Any) -> float | None:
@@ -42,17 +33,9 @@ def worst_value(metric: Any) -> float | None:
     return None
 
 
-def _numeric(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
-
-
 def default_aggregate(
     metric_id: str,
-    results: Sequence[MetricResult],
+    results: Sequence[MetricResult] | OutcomeColumns,
     *,
     aggregator: str = "mean",
     statistics: Sequence[str] = ("mean",),
@@ -63,40 +46,40 @@ def default_aggregate(
 ) -> AggregateResult:
     """Aggregate ok/fail items; skip and error are excluded from the denominator and counted.
 
-    ``bounds``: the metric's valid range; a confidence interval never leaves it (a clip is
-    recorded in the interval's method)."""
-    scored = [r for r in results if r.status in ("ok", "fail")]
-    breakdown = Counter(_skip_key(r) for r in results if r.status not in ("ok", "fail"))
-    raw = [v for v in (_numeric(r.raw_value) for r in scored) if v is not None]
-    norm = [v for v in (r.normalized_value for r in scored) if v is not None]
-    summary = stats.summarize(norm, aggregator=aggregator, statistics=statistics, ci=ci,
+    ``results``: the rows, or their :class:`~wfeval.metrics.columns.OutcomeColumns` (what a
+    streaming run keeps; both give the same aggregate). ``bounds``: the metric's valid range; a
+    confidence interval never leaves it (a clip is recorded in the interval's method)."""
+    columns = results if isinstance(results, OutcomeColumns) else OutcomeColumns.of(results)
+    n_total = len(columns)
+    n_scored = int(columns.scored_mask().sum())
+    breakdown = Counter(columns.skip_keys())
+    summary = stats.summarize(columns.values("norm"), aggregator=aggregator, statistics=statistics, ci=ci,
                               confidence=confidence, seed=seed, bounds=bounds)
-    raw_summary = stats.summarize(raw, aggregator=aggregator, statistics=statistics, ci="none")
-    counts = Counter(r.status for r in results)
+    raw_summary = stats.summarize(columns.values("raw"), aggregator=aggregator, statistics=statistics, ci="none")
     diagnostics: dict[str, Any] = {
-        "status_counts": {s: counts.get(s, 0) for s in ("ok", "fail", "skip", "error")},
-        "coverage": (len(scored) / len(results)) if results else 0.0,
+        "status_counts": columns.status_counts(),
+        "coverage": (n_scored / n_total) if n_total else 0.0,
         "aggregator": aggregator,
         "value": summary.value,
     }
-    penalised = sum(1 for r in scored if r.diagnostics.get("penalised"))
+    penalised = columns.n_penalised()
     if penalised:
         diagnostics["penalised"] = penalised  # failed generations scored at the metric's worst value
-    if not scored:
+    if not n_scored:
         diagnostics["reason"] = (
-            f"no item was scored: all {len(results)} skipped or errored" if results else "no items"
+            f"no item was scored: all {n_total} skipped or errored" if n_total else "no items"
         )
     return AggregateResult(
         metric_id=metric_id,
-        n_total=len(results),
-        n_valid=len(scored),
-        n_skipped=len(results) - len(scored),
+        n_total=n_total,
+        n_valid=n_scored,
+        n_skipped=n_total - n_scored,
         raw_stats=raw_summary.stats,
         normalized_stats=summary.stats,
         confidence_interval=summary.confidence_interval,
         stderr=summary.stderr,
         skip_breakdown=dict(breakdown),
-        valid=bool(scored),
+        valid=bool(n_scored),
         diagnostics=diagnostics,
     )
 

@@ -6,9 +6,10 @@ No torch import here until a device is actually resolved.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 DEVICE_CHOICES = "auto | cpu | cuda | cuda:N"
 
@@ -79,6 +80,34 @@ class DeviceMixin:
         with warnings.catch_warnings():  # a shared read-only array (wfeval.artifacts.preloaded): torch only reads it
             warnings.simplefilter("ignore", UserWarning)
             return torch.from_numpy(np.ascontiguousarray(array)).to(self._torch_device)
+
+    @contextlib.contextmanager
+    def one_cpu_thread(self) -> Iterator[None]:
+        """One sample's work on the CPU with one torch thread (a torch device only; numpy and a
+        GPU are left as they are). A sample's tensors are small: torch's own intra-op threads
+        gain little on them and, on a busy machine, wait on every operation (a 16-frame 64×64
+        flicker took 35 ms on 2 threads against 0.14 ms on one under load, docs/performance.md).
+        The metrics that use it sum integers exactly, so the thread count never changes a value."""
+        if self.device == "numpy":
+            yield
+            return
+        import torch
+
+        if self._torch_device is None:
+            self._torch_device = resolve_device(self.device)
+        if self._torch_device.type != "cpu":
+            yield
+            return
+
+        previous = torch.get_num_threads()
+        if previous == 1:
+            yield
+            return
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(previous)
 
     @staticmethod
     def to_numpy(value: Any) -> Any:

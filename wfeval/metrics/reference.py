@@ -58,7 +58,8 @@ class _ReferenceMetric(DeviceMixin, DescribedMetric):
         preds, target = preds[first:], target[first:]
         if len(preds) <= self.context_frames:
             return skipped(request.sample_id, self.name, f"no frame left after skip_frames={self.skip_frames}")
-        value, curve, extra = self.score(self.as_input(preds), self.as_input(target))
+        with self.one_cpu_thread():
+            value, curve, extra = self.score(self.as_input(preds), self.as_input(target))
         components = {"per_frame": [float(v) for v in curve], "first_frame": first + self.context_frames,
                       **extra}
         return scored(request.sample_id, self.name, float(value), components=components,

@@ -49,8 +49,9 @@ class _TemporalMetric(DeviceMixin, DescribedMetric):
         if video.ndim != 4 or video.shape[0] < 2:
             return skipped(request.sample_id, self.name,
                            f"needs a video of at least 2 frames (T×H×W×C), got shape {video.shape}")
-        curve = self.to_numpy(type(self).function(self.as_input(video), data_range=self.data_range, per_frame=True,
-                                                  **self.options()))
+        with self.one_cpu_thread():
+            curve = self.to_numpy(type(self).function(self.as_input(video), data_range=self.data_range,
+                                                      per_frame=True, **self.options()))
         options = ", ".join(f"{k}={v:g}" for k, v in {**self.options(), "data_range": self.data_range}.items())
         return scored(request.sample_id, self.name, float(np.mean(curve)),
                       components={"per_step": [float(v) for v in curve], **self.options()},

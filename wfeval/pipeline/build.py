@@ -6,8 +6,8 @@ from typing import Any, Mapping, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
-from wfeval.api import ContractError, EvaluationProtocolSpec, GenerationRequest, Metric, WorldTaskConfig
-from wfeval.benchmarks.base import BenchmarkAdapter, input_error
+from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
+from wfeval.benchmarks.base import BenchmarkAdapter
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 from wfeval.config.schema import METRIC_CORE_KEYS
 from wfeval.config.trust import check_config
@@ -15,7 +15,7 @@ from wfeval.metrics.device import with_device
 from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
 from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
-from wfeval.pipeline.shard import parse_shard, shard_slice
+from wfeval.pipeline.select import check_request_fits_task, check_requests_fit_task, iter_requests, select_requests  # noqa: F401
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
 
 
@@ -49,21 +49,6 @@ def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
     if driver not in SUPPORTED_DRIVERS:
         raise ConfigError(f"protocol.driver: {driver!r} is not supported; supported: {', '.join(SUPPORTED_DRIVERS)}")
     return spec
-
-
-def check_requests_fit_task(requests: Sequence[GenerationRequest], task: WorldTaskConfig) -> None:
-    """Refuse, before any generation, a benchmark that does not provide the task's inputs."""
-    for request in requests:
-        if input_error(request):  # unreadable sample: reported by its benchmark, never generated
-            continue
-        provided = {*request.inputs, *request.controls, *(("prompt",) if request.prompt else ())}
-        missing = [k for k in task.input_keys if k not in provided]
-        if missing:
-            raise ConfigError(
-                f"task.input_keys: sample {request.sample_id!r} of the benchmark provides no "
-                f"{', '.join(map(repr, missing))} (it has {', '.join(sorted(provided)) or 'nothing'}); "
-                "pick a task that fits the benchmark"
-            )
 
 
 def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
@@ -278,23 +263,3 @@ def build_model(cfg: DictConfig) -> ModelHandle:
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
                           "(start(request), step(state, actions))")
     return ModelHandle.wrap(model, identity_config(to_plain(cfg.model)))
-
-
-def select_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
-                    limit: int | None, shard: str | None) -> list[GenerationRequest]:
-    """The requests this run evaluates: the first ``limit`` samples, then shard ``i/n`` of them.
-
-    An adapter offering cheap ``records()`` and ``materialize(record, ...)`` has only the chosen
-    samples rendered and stored, so parallel shards do not repeat each other's data preparation.
-    """
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ConfigError(f"run.limit: expected a positive number of samples or null (all), got {limit!r}")
-    if shard is not None:  # a bad spec is a config error, found before any sample is prepared
-        try:
-            parse_shard(shard)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
-    if callable(getattr(bench, "records", None)) and callable(getattr(bench, "materialize", None)):
-        chosen = shard_slice(list(bench.records())[:limit], shard)
-        return [bench.materialize(r, store=store, task=task, protocol=protocol) for r in chosen]
-    return shard_slice(list(bench.requests(store=store, task=task, protocol=protocol))[:limit], shard)

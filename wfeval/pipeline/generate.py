@@ -15,32 +15,24 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import math
 import signal
 import threading
 import time
 import traceback
+from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from wfeval._hashing import sha256_json
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
 from wfeval.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
-
-
-def request_key(request: GenerationRequest) -> str:
-    """Identity of a request: its content, with artifact locations replaced by their hashes."""
-    data = request.to_dict()
-    for field in ("inputs", "references"):
-        data[field] = {k: v.get("sha256") or v.get("uri") for k, v in data[field].items()}
-    return sha256_json(data)
+from wfeval.result_cache import request_identity as request_key  # a request's content, artifacts by hash
 
 
 class GenerationTimeout(TimeoutError):
@@ -183,12 +175,9 @@ def _outcome(request: GenerationRequest, out: Any, store: ArtifactStore, model_i
     refs = _store_outputs(store, arrays)
     return GenerationResult(
         sample_id=request.sample_id, artifacts=refs, status="ok", latency_seconds=latency,
-        steps=_steps_of(request), stop_reason="completed", model_id=model_id, metadata=metadata,
+        steps=len(request.controls.get("actions", ())), stop_reason="completed", model_id=model_id,
+        metadata=metadata,
     )
-
-
-def _steps_of(request: GenerationRequest) -> int:
-    return len(request.controls.get("actions", ()))
 
 
 def generate_batch(
@@ -212,84 +201,98 @@ def generate_batch(
     return [_outcome(request, out, store, model_id, latency, contract) for request, out in zip(batch, outputs)]
 
 
-def generate_all(
-    requests: Sequence[GenerationRequest],
+def generate_stream(
+    requests: Iterable[GenerationRequest],
     model: Any,
     cache: GenerationCache,
     model_id: str,
     *,
+    total: int,
     batch_size: int,
     on_result: Callable[[GenerationRequest, GenerationResult, bool], None],
     sample_timeout_s: float | None = None,
     fail_on_error: Any = None,
     contract: OutputContract | None = None,
-) -> list[GenerationResult]:
-    """Results in request order; ``on_result(request, result, cached)`` is called for each.
+    window: int = 256,
+) -> Iterator[tuple[GenerationRequest, GenerationResult]]:
+    """``(request, result)`` in request order; ``on_result(request, result, cached)`` is called as
+    each result is known (a cache hit at once, a generation when its batch returns).
 
-    A request whose inputs the benchmark could not provide is not sent to the model: it is
-    recorded as not generated (``stop_reason="input_error"``). ``fail_on_error`` (see
-    :func:`failure_limit`) raises :class:`GenerationStopped` once enough generations failed.
+    Requests not served by the cache are sent to the model in batches of ``batch_size``, in
+    order, as they come; at most ``window`` samples are held (a batch still filling up when the
+    window is full goes to the model as it is). A request whose inputs the benchmark could not
+    provide is not sent to the model: it is recorded as not generated
+    (``stop_reason="input_error"``). ``fail_on_error`` (see :func:`failure_limit`, over ``total``
+    samples) raises :class:`GenerationStopped` once enough generations failed.
     """
-    limit = failure_limit(fail_on_error, len(requests))
-    keys = [request_key(r) for r in requests]
-    results: list[GenerationResult | None] = [None] * len(requests)
-    pending = []
-    for i, (request, key) in enumerate(zip(requests, keys)):
+    limit = failure_limit(fail_on_error, total)
+    held: deque[list[Any]] = deque()  # [request, key, result or None], in request order
+    pending: list[list[Any]] = []
+    failed = resolved = 0
+
+    def run_pending() -> None:
+        nonlocal failed, resolved
+        batch = generate_batch(model, [slot[0] for slot in pending], cache.store, model_id,
+                               sample_timeout_s=sample_timeout_s, contract=contract)
+        for slot, result in zip(pending, batch):
+            if result.status == "ok":
+                cache.put(slot[1], result)
+            slot[2] = result
+            resolved += 1
+            on_result(slot[0], result, False)
+            failed += result.status == "failed"
+            if limit is not None and failed >= limit:
+                raise GenerationStopped(
+                    f"run.fail_on_error={fail_on_error!r}: stopped after {failed} failed generation(s) of "
+                    f"{total} sample(s), {total - resolved} not attempted; last: sample {slot[0].sample_id!r}: "
+                    f"{result.error}")
+        pending.clear()
+
+    for request in requests:
+        key = request_key(request)
+        slot: list[Any] = [request, key, None]
+        held.append(slot)
         problem = input_error(request)
         hit = None if problem else cache.get(key)
         if problem:
-            results[i] = _not_generated(request, f"input unavailable: {problem}", model_id, INPUT_ERROR)
-            on_result(request, results[i], False)
+            slot[2] = _not_generated(request, f"input unavailable: {problem}", model_id, INPUT_ERROR)
         elif hit is not None:
-            results[i] = hit
-            on_result(request, hit, True)
+            slot[2] = hit
+        if slot[2] is not None:
+            resolved += 1
+            on_result(request, slot[2], hit is not None)
         else:
-            pending.append(i)
-    failed = 0
-    for start in range(0, len(pending), max(1, batch_size)):
-        chunk = pending[start:start + max(1, batch_size)]
-        batch_results = generate_batch(model, [requests[i] for i in chunk], cache.store, model_id,
-                                       sample_timeout_s=sample_timeout_s, contract=contract)
-        for i, result in zip(chunk, batch_results):
-            if result.status == "ok":
-                cache.put(keys[i], result)
-            results[i] = result
-            on_result(requests[i], result, False)
-            failed += result.status == "failed"
-            if limit is not None and failed >= limit:
-                left = sum(r is None for r in results)
-                raise GenerationStopped(
-                    f"run.fail_on_error={fail_on_error!r}: stopped after {failed} failed generation(s) of "
-                    f"{len(requests)} sample(s), {left} not attempted; last: sample {requests[i].sample_id!r}: "
-                    f"{result.error}")
-    return [r for r in results if r is not None]
+            pending.append(slot)
+        if len(pending) >= max(1, batch_size) or (pending and len(held) >= window):
+            run_pending()
+        while held and held[0][2] is not None:
+            done = held.popleft()
+            yield done[0], done[2]
+    if pending:
+        run_pending()
+    while held:
+        done = held.popleft()
+        yield done[0], done[2]
 
 
-def verify_artifacts(
-    pairs: Sequence[tuple[GenerationRequest, GenerationResult]], store: ArtifactStore
-) -> list[tuple[GenerationRequest, GenerationResult]]:
-    """Re-hash every input, reference and output file (``run.verify_artifacts=true``).
+def verify_pair(request: GenerationRequest, result: GenerationResult, store: ArtifactStore) -> GenerationResult:
+    """Re-hash every input, reference and output file of one sample (``run.verify_artifacts=true``).
 
     A sample whose files are missing or changed since they were stored is marked failed, with
     the file named, so metrics skip it instead of scoring altered data.
     """
-    checked = []
-    for request, result in pairs:
-        refs = {**{f"input {k}": v for k, v in request.inputs.items()},
-                **{f"reference {k}": v for k, v in request.references.items()},
-                **{f"output {k}": v for k, v in result.artifacts.items()}}
-        problem = None
-        for label, ref in refs.items():
-            path = store.resolve(ref)
-            try:
-                check_object(ref, store=store)
-            except ArtifactCorrupt as exc:
-                problem = f"{label} changed since it was stored (sha256 mismatch): {exc.path}"
-                break
-            except ArtifactError:
-                problem = f"{label} missing: {path}"
-                break
-        if problem is not None:
-            result = dataclasses.replace(result, status="failed", error=f"ArtifactError: {problem}", artifacts={})
-        checked.append((request, result))
-    return checked
+    refs = {**{f"input {k}": v for k, v in request.inputs.items()},
+            **{f"reference {k}": v for k, v in request.references.items()},
+            **{f"output {k}": v for k, v in result.artifacts.items()}}
+    for label, ref in refs.items():
+        path = store.resolve(ref)
+        try:
+            check_object(ref, store=store)
+        except ArtifactCorrupt as exc:
+            problem = f"{label} changed since it was stored (sha256 mismatch): {exc.path}"
+        except ArtifactError:
+            problem = f"{label} missing: {path}"
+        else:
+            continue
+        return dataclasses.replace(result, status="failed", error=f"ArtifactError: {problem}", artifacts={})
+    return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from omegaconf import DictConfig
 
@@ -21,10 +21,12 @@ from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
 from wfeval.pipeline.contract import OutputContract, build_contract
 from wfeval.pipeline.model import ModelHandle
-from wfeval.pipeline.serve import check_model_serves
+from wfeval.pipeline.serve import ServeCheck
+from wfeval.pipeline.spool import request_spool
 from wfeval.pipeline.stored import StoredRunError, load_generations
 from wfeval.protocols import build_driver, protocol_identity, protocol_record
-from wfeval.results import MetricSet, dataset_hash
+from wfeval.results import MetricSet
+from wfeval.results.document import DatasetHash
 
 
 @dataclass
@@ -37,10 +39,10 @@ class RunPlan:
     benchmark_entry: dict[str, Any]  # what the manifest records of the benchmark
     model_entry: dict[str, Any]  # what the manifest records of the model
     benchmark: BenchmarkAdapter | None = None
-    requests: list[GenerationRequest] | None = None
+    requests: Sequence[GenerationRequest] | None = None  # spooled on disk (pipeline/spool.py)
     model: ModelHandle | None = None
     source_run: str | None = None  # run.from_run: the run whose generations are re-scored
-    source_pairs: list[tuple[GenerationRequest, GenerationResult]] | None = None
+    source_pairs: Sequence[tuple[GenerationRequest, GenerationResult]] | None = None  # read lazily
     contract: OutputContract | None = None  # what the model's outputs must be (wfeval/pipeline/contract.py)
     metric_selection: dict[str, str] | None = None  # metric id -> the rule that selected it
     protocol_entry: dict[str, Any] | None = None  # what the manifest records of the protocol (wfeval.protocols)
@@ -64,22 +66,27 @@ class RunPlan:
                 "metric_selection": self.metric_selection}
 
 
-def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
+def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = None) -> RunPlan:
     task, protocol = build.build_task(cfg), build.build_protocol(cfg)
     nodes, selection = build.metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
     if cfg.run.from_run:
         return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection)
     bench = build.build_benchmark(cfg)
-    requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
-                                     limit=cfg.run.limit, shard=cfg.run.shard)
-    build.check_requests_fit_task(requests, task)
     try:
         contract = build_contract(build.to_plain(cfg.model), task)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     handle = build.build_model(cfg)
-    check_model_serves(handle.model, requests, bench.spec.benchmark_id, model_choice=_choice("model"))
+    # every sample prepared once, checked and hashed as it comes, and spooled to disk (pipeline/spool.py)
+    requests, digest, serves = request_spool(spool_dir), DatasetHash(), ServeCheck(handle.model)
+    for request in build.iter_requests(bench, store=store, task=task, protocol=protocol, limit=cfg.run.limit,
+                                       shard=cfg.run.shard):
+        build.check_request_fits_task(request, task)
+        digest.add(request)
+        serves.add(request)
+        requests.append(request)
+    serves.check(bench.spec.benchmark_id, model_choice=_choice("model"))
     model = drive(cfg, protocol, handle, bench, store)  # the protocol's driver around the model
     model_entry = model.manifest_entry()
     if contract.output_range:  # float outputs are converted: say so wherever the results go
@@ -87,7 +94,7 @@ def plan_run(cfg: DictConfig, store: ArtifactStore) -> RunPlan:
                            output_conversion=contract.describe()["conversion"])
     benchmark_entry = {"id": bench.spec.benchmark_id, "version": bench.spec.version,
                        "fingerprint": bench.fingerprint(), "n_samples": len(requests),
-                       "dataset_hash": dataset_hash(requests), "metrics": [m.id for m in bench.spec.metrics]}
+                       "dataset_hash": digest.hexdigest(), "metrics": [m.id for m in bench.spec.metrics]}
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,

@@ -1,19 +1,22 @@
 """One evaluation run, as a straight sequence: build → generate → score → results → write.
 
 :func:`run_from_config` reads top to bottom: the recorder opens the run directory, the plan
-holds every object the config describes, generation (or the source run's generations) gives
-the (request, result) pairs, scoring gives the per-metric rows, :func:`wfeval.results.build_results`
-gives the aggregates, and the run directory receives the files.
+holds every object the config describes (the requests spooled on disk), generation (or the
+source run's generations) gives the (request, result) pairs, scoring gives the per-metric rows,
+:func:`wfeval.results.build_results` gives the aggregates, and the run directory receives the
+files. Samples flow through in chunks (:data:`wfeval.pipeline.spool.CHUNK`) and are written as
+they go: what a run holds per sample is what results read (:mod:`wfeval.results.table`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable
 
 from omegaconf import DictConfig
 
@@ -23,21 +26,26 @@ from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build
-from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_all, timeout_enforceable, verify_artifacts
+from wfeval.pipeline import spool
+from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.failure import ModelSetupError, storage_error
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
-from wfeval.pipeline.score import reusable_rows, score_all
+from wfeval.pipeline.score import Reuse, score_all
+from wfeval.pipeline.seeds import check_seed_mode, seeded_request
+from wfeval.pipeline.spool import Spool, chunked, pair_spool
 from wfeval.result_cache import ResultCache
-from wfeval.pipeline.seeds import assign_seeds
 from wfeval.progress import Progress
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
+from wfeval.results.table import ResultTable
 from wfeval.rundir import utc_now
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
+PARTIAL_GENERATIONS = ".generations.jsonl.partial"  # renamed generations.jsonl when generation is done
+PARTIAL_SAMPLES = ".samples.jsonl.partial"  # renamed samples.jsonl with results.json
 
 
 @dataclass
@@ -69,27 +77,40 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     except OSError as exc:
         raise storage_error(exc, "cannot write the run folder:") from None
     summary = RunSummary(output_dir=recorder.path)
-    with recorder.running():
-        plan = plan_run(cfg, store)
+    with recorder.running(), contextlib.ExitStack() as spools:
+        plan = plan_run(cfg, store, spool_dir=recorder.path)
+        if plan.requests is not None:
+            spools.callback(plan.requests.close)
         recorder.record_plan(**plan.manifest_entries())
-        if plan.source_pairs is not None:
-            recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
-            pairs, summary.cached = plan.source_pairs, len(plan.source_pairs)
-        else:
-            pairs = _generate(plan, cfg.run, store, recorder, summary)
-            if plan.finalize is not None:  # closed loop / planning: the chosen actions replayed into the reference
-                pairs = plan.finalize(pairs, store)
+        pairs = pair_spool(recorder.path)  # what scoring reads back, chunk by chunk
+        spools.callback(pairs.close)
+        verified = Verified(store if cfg.run.verify_artifacts else None)
+        with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
+            def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
+                for request, result in chunk:
+                    record = {"request": request.to_dict(), "result": verified(request, result).to_dict()}
+                    records.write(record)
+                    pairs.append(record)
+                records.flush()
+
+            if plan.source_pairs is not None:
+                recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
+                summary.cached = len(plan.source_pairs)
+                for chunk in chunked(plan.source_pairs):
+                    keep(chunk)
+            else:
+                _generate(plan, cfg.run, store, recorder, summary, keep)
         if cfg.run.verify_artifacts:
-            pairs = verify_artifacts(pairs, store)
-            recorder.event("artifacts_verified", failed=sum(r.status == "failed" for _, r in pairs))
-        per_metric = _score(plan, pairs, recorder, cfg.run.progress, store)
+            recorder.event("artifacts_verified", failed=verified.failed)
+        table = _score(plan, pairs, recorder, cfg.run.progress, store)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
-            manifest=recorder.manifest, metrics=plan.metrics, per_metric=per_metric,
-            requests=[q for q, _ in pairs], rules=plan.rules, aggregation=plan.metrics.aggregation,
+            manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
             required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
         )
-        _write(plan, pairs, per_metric, document, recorder)
+        recorder.rundir.replace(PARTIAL_SAMPLES, "samples.jsonl")
+        recorder.rundir.write_json("results.json", document)
+        recorder.rundir.write_text("results.md", results_markdown(document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
     print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
@@ -101,13 +122,31 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     return summary
 
 
-def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary) -> Pairs:
-    """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls."""
+class Verified:
+    """``run.verify_artifacts``: each sample's files re-hashed (:func:`verify_pair`), failures counted."""
+
+    def __init__(self, store: ArtifactStore | None):
+        self.store, self.failed = store, 0
+
+    def __call__(self, request: GenerationRequest, result: GenerationResult) -> GenerationResult:
+        if self.store is not None:
+            result = verify_pair(request, result, self.store)
+            self.failed += result.status == "failed"
+        return result
+
+
+def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
+              keep: Callable[[Pairs], None]) -> None:
+    """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
+    each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
+    the reference) goes to ``keep`` in order."""
+    requests = plan.requests
     try:
-        requests = assign_seeds(plan.requests, seed=run.seed, mode=run.seed_mode)
+        check_seed_mode(run.seed_mode)
         failure_limit(run.fail_on_error, len(requests))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
     if run.batch_size is None or run.batch_size < 1:
         raise ConfigError(f"run.batch_size: expected a positive number of samples per batch, got {run.batch_size}")
     timeout_s = run.sample_timeout_s
@@ -123,10 +162,15 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
                    fail_on_error=run.fail_on_error, seed_mode=run.seed_mode,
                    output_contract=plan.contract.describe() if plan.contract else None)
     progress = Progress("generate", len(requests), run.progress)
+    counts = {"failed": 0, "not_generated": 0, "timeouts": 0}
+    steps = recorder.rundir.writer("steps.jsonl")
 
     def on_result(request: GenerationRequest, result: GenerationResult, cached: bool) -> None:
         summary.cached += cached
         summary.generated += not cached
+        counts["failed"] += result.status == "failed"
+        counts["not_generated"] += result.status == "not_generated"
+        counts["timeouts"] += result.stop_reason == "timeout"
         step = {
             "time": utc_now(), "sample_id": request.sample_id, "step": 0, "phase": "generate",
             "cached": cached, "status": result.status, "latency_seconds": result.latency_seconds,
@@ -135,10 +179,12 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
         for key in ("log", "attempts"):  # e.g. the command adapter's stderr tail and tries
             if key in result.metadata:
                 step[key] = result.metadata[key]
-        recorder.step(step)
+        steps.write(step)
         for row in result.metadata.get("steps") or ():  # the protocol driver's per-call rows
-            recorder.step({"time": step["time"], "sample_id": request.sample_id, "phase": "step", "cached": cached,
-                           **row})
+            steps.write({"time": step["time"], "sample_id": request.sample_id, "phase": "step", "cached": cached,
+                         **row})
+        if not cached:  # a generated sample's rows reach the disk with it; cached ones with their chunk
+            steps.flush()
         progress.update()
 
     status = "failed"
@@ -152,53 +198,59 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
                                   f"{type(exc).__name__}: {exc}") from exc
         try:
             cache = GenerationCache(store, model.key, on_event=recorder.event)
-            results = generate_all(requests, model, cache, model.key,
-                                   batch_size=model.batch_size or run.batch_size, on_result=on_result,
-                                   sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
-                                   contract=plan.contract)
+            stream = generate_stream(iter(requests), model, cache, model.key, total=len(requests),
+                                     batch_size=model.batch_size or run.batch_size, on_result=on_result,
+                                     sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
+                                     contract=plan.contract, window=spool.CHUNK)
+            for chunk in chunked(stream):
+                steps.flush()
+                keep(plan.finalize(chunk, store) if plan.finalize is not None else chunk)
             status = "completed"
         finally:
+            steps.close()
             model.close()
             progress.close()
     finally:
         if hook is not None:
             recorder.record_runtime(hook.finalize(context, status=status))
-    recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached,
-                   failed=sum(r.status == "failed" for r in results),
-                   not_generated=sum(r.status == "not_generated" for r in results),
-                   timeouts=sum(r.stop_reason == "timeout" for r in results))
-    return list(zip(requests, results))
+    recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached, **counts)
 
 
-def _score(plan: RunPlan, pairs: Pairs, recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None) -> dict[str, list[MetricResult]]:
-    """Score every pair; a resumed run reuses its rows of unchanged samples and metric versions."""
-    records = [{"request": q.to_dict(), "result": r.to_dict()} for q, r in pairs]
-    done = reusable_rows(recorder.rundir, plan.metrics, records, recorder.previous)
-    recorder.rundir.write_jsonl("generations.jsonl", records)
-    recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(done))
+def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: str,
+           store: ArtifactStore | None = None) -> ResultTable:
+    """Score every pair, a chunk at a time (a resumed run reuses its rows of unchanged samples and
+    metric versions); rows go to metrics.jsonl, sample rows to samples.jsonl, and what results
+    need of each sample to the returned :class:`~wfeval.results.table.ResultTable`."""
+    rundir = recorder.rundir
+    reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
+        if recorder.previous is not None else None
+    rundir.replace(PARTIAL_GENERATIONS, "generations.jsonl")
+    recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
     progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
-
-    def on_result(result: MetricResult, reused: bool) -> None:
-        if not reused:
-            recorder.rundir.append("metrics.jsonl", result.to_dict())
-        progress.update()
-
+    table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
+                        rows_file=rundir.file("metrics.jsonl"))
     started = time.perf_counter()
     cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.result_cache)
-    per_metric = score_all(plan.metrics, pairs, done=done, on_result=on_result, cache=cache)
+    with rundir.writer("metrics.jsonl") as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
+        for chunk in pairs.chunks():
+            done = reuse.rows(chunk) if reuse is not None else {}
+            offsets: dict[tuple[str, str], int] = {}
+
+            def on_result(result: MetricResult, reused: bool) -> None:
+                key = (result.metric_id, result.sample_id)
+                offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
+                progress.update()
+
+            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
+            rows_out.flush()
+            table.add([q for q, _ in chunk], per_metric,
+                      {m: [offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})
+            for row in sample_rows(chunk, per_metric, plan, recorder):
+                samples.write(row)
     progress.close()
     recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3),
                    **({"result_cache": {"hits": cache.hits, "misses": cache.misses}} if cache is not None else {}))
-    return per_metric
-
-
-def _write(plan: RunPlan, pairs: Sequence[tuple[GenerationRequest, GenerationResult]],
-           per_metric: dict[str, list[MetricResult]], document: dict, recorder: RunRecorder) -> None:
-    rundir = recorder.rundir
-    rundir.write_jsonl("samples.jsonl", sample_rows(pairs, per_metric, plan, recorder))
-    rundir.write_json("results.json", document)
-    rundir.write_text("results.md", results_markdown(document))
+    return table
 
 
 def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan, recorder: RunRecorder):

@@ -7,12 +7,16 @@ on; an item without the metric's required artifacts is a ``skip`` with the reaso
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+from wfeval._hashing import sha256_json
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
-from wfeval.rundir import RunDirectory, read_jsonl
+from wfeval.rundir import RunDirectory, line_offsets
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -22,23 +26,40 @@ def _missing_reason(missing: list[str], result: GenerationResult) -> str:
     return reason
 
 
-def reusable_rows(rundir: RunDirectory, metrics: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
-                  previous_manifest: Mapping[str, Any] | None) -> dict[tuple[str, str], MetricResult]:
+class Reuse:
     """Metric rows a resumed run keeps: those of samples whose generation is the one they scored
-    (same ``generations.jsonl`` record), for metrics whose version did not change."""
-    if previous_manifest is None:
-        return {}
-    scored_before = {row["request"]["sample_id"]: row for row in read_jsonl(rundir.file("generations.jsonl"))}
-    unchanged = {rec["request"]["sample_id"] for rec in records if scored_before.get(rec["request"]["sample_id"]) == rec}
-    versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
-    done = {}
-    for row in read_jsonl(rundir.file("metrics.jsonl")):
-        result = MetricResult.from_dict(row)
-        metric = metrics.get(result.metric_id)
-        if (result.sample_id in unchanged and metric is not None
-                and versions_before.get(result.metric_id) == str(metric.version)):
-            done[(result.metric_id, result.sample_id)] = result
-    return done
+    (the same ``generations.jsonl`` record before and now), for metrics whose version did not
+    change. Only their places in ``metrics.jsonl`` are held; :meth:`rows` reads a chunk's rows."""
+
+    def __init__(self, rundir: RunDirectory, metrics: Mapping[str, Any], records: Path,
+                 previous_manifest: Mapping[str, Any]):
+        before = {row["request"]["sample_id"]: sha256_json(row)
+                  for _, row in line_offsets(rundir.file("generations.jsonl"))}
+        unchanged = {row["request"]["sample_id"] for _, row in line_offsets(records)
+                     if before.get(row["request"]["sample_id"]) == sha256_json(row)}
+        del before
+        versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
+        current = {m for m, metric in metrics.items() if versions_before.get(m) == str(metric.version)}
+        self.path, self.metric_ids = rundir.file("metrics.jsonl"), sorted(current)
+        self.offsets: dict[tuple[str, str], int] = {}  # (metric id, sample id) -> its latest row
+        for offset, row in line_offsets(self.path):
+            if row.get("metric_id") in current and row.get("sample_id") in unchanged:
+                self.offsets[(row["metric_id"], row["sample_id"])] = offset
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def rows(self, pairs: Sequence[tuple[GenerationRequest, GenerationResult]]
+             ) -> dict[tuple[str, str], MetricResult]:
+        found = {}
+        keys = [(m, q.sample_id) for q, _ in pairs for m in self.metric_ids if (m, q.sample_id) in self.offsets]
+        if not keys:
+            return found
+        with self.path.open("rb") as handle:
+            for key in sorted(keys, key=self.offsets.__getitem__):
+                handle.seek(self.offsets[key])
+                found[key] = MetricResult.from_dict(json.loads(handle.readline()))
+        return found
 
 
 def _penalised(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, Sequence
+from typing import Any
 
 from wfeval.api import GenerationRequest
 
@@ -17,19 +17,20 @@ def sample_seed(base: Any, sample_id: str) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-def assign_seeds(requests: Sequence[GenerationRequest], *, seed: int, mode: str) -> list[GenerationRequest]:
-    """Each request with its generation seed in ``generation["seed"]`` (recorded with the request).
+def check_seed_mode(mode: str) -> None:
+    if mode not in SEED_MODES:
+        raise ValueError(f"run.seed_mode: {mode!r} is not one of {', '.join(SEED_MODES)}")
+
+
+def seeded_request(request: GenerationRequest, *, seed: int, mode: str) -> GenerationRequest:
+    """The request with its generation seed in ``generation["seed"]`` (recorded with the request).
 
     ``per_sample``: derived from ``run.seed``, the request's own seed (the task's
     ``generation_defaults.seed``, if any) and the sample id; ``fixed``: the request's own seed,
     else ``run.seed``, for every sample.
     """
-    if mode not in SEED_MODES:
-        raise ValueError(f"run.seed_mode: {mode!r} is not one of {', '.join(SEED_MODES)}")
-    out = []
-    for request in requests:
-        own = request.generation.get("seed")
-        value = sample_seed(f"{seed}/{own}", request.sample_id) if mode == "per_sample" else \
-            (own if own is not None else seed)
-        out.append(dataclasses.replace(request, generation={**request.generation, "seed": value}))
-    return out
+    check_seed_mode(mode)
+    own = request.generation.get("seed")
+    value = sample_seed(f"{seed}/{own}", request.sample_id) if mode == "per_sample" else \
+        (own if own is not None else seed)
+    return dataclasses.replace(request, generation={**request.generation, "seed": value})

@@ -9,7 +9,7 @@ without its simulator), or None. If any request is refused, the run stops with e
 from __future__ import annotations
 
 import importlib
-from typing import Any, Sequence
+from typing import Any, Iterable
 
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
@@ -62,19 +62,44 @@ def models_that_serve(request: GenerationRequest) -> list[str]:
     return able
 
 
-def check_model_serves(model: Any, requests: Sequence[GenerationRequest], benchmark_id: str,
+class ServeCheck:
+    """:func:`check_model_serves` fed one request at a time (only counts are held)."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.asks = callable(getattr(model, "cannot_serve", None))
+        self.total = self.refused = 0
+        self.first: tuple[GenerationRequest, str] | None = None
+
+    def add(self, request: GenerationRequest) -> None:
+        from wfeval.benchmarks.base import input_error
+
+        self.total += 1
+        if not self.asks or input_error(request):
+            return
+        why = refusal(self.model, request)
+        if why:
+            self.refused += 1
+            self.first = self.first or (request, why)
+
+    def check(self, benchmark_id: str, model_choice: str | None = None) -> None:
+        """ConfigError (exit 2) when the model refused any request."""
+        if self.first is None:
+            return
+        request, why = self.first
+        name = model_choice or getattr(self.model, "name", type(self.model).__name__)
+        able = [m for m in models_that_serve(request) if m != name]
+        raise ConfigError(
+            f"model={name} cannot serve benchmark {benchmark_id!r} ({self.refused} of {self.total} sample(s); "
+            f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none built in)'}; "
+            "or bring your own outputs with model=precomputed, command or python. Nothing was generated."
+        )
+
+
+def check_model_serves(model: Any, requests: Iterable[GenerationRequest], benchmark_id: str,
                        model_choice: str | None = None) -> None:
     """ConfigError (exit 2) when the model refuses any request whose inputs are available."""
-    from wfeval.benchmarks.base import input_error
-
-    refused = [(r, why) for r in requests if not input_error(r) for why in [refusal(model, r)] if why]
-    if not refused:
-        return
-    request, why = refused[0]
-    name = model_choice or getattr(model, "name", type(model).__name__)
-    able = [m for m in models_that_serve(request) if m != name]
-    raise ConfigError(
-        f"model={name} cannot serve benchmark {benchmark_id!r} ({len(refused)} of {len(requests)} sample(s); "
-        f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none built in)'}; "
-        "or bring your own outputs with model=precomputed, command or python. Nothing was generated."
-    )
+    checker = ServeCheck(model)
+    for request in requests:
+        checker.add(request)
+    checker.check(benchmark_id, model_choice)

@@ -23,9 +23,14 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def shard_slice(items: Sequence[T], shard: str | None) -> list[T]:
+def shard_bounds(total: int, shard: str | None) -> tuple[int, int]:
+    """``[start, stop)`` of shard ``i/n`` among ``total`` samples (all of them without a shard)."""
     if shard is None:
-        return list(items)
+        return 0, total
     index, count = parse_shard(shard)
-    total = len(items)
-    return list(items[index * total // count:(index + 1) * total // count])
+    return index * total // count, (index + 1) * total // count
+
+
+def shard_slice(items: Sequence[T], shard: str | None) -> list[T]:
+    start, stop = shard_bounds(len(items), shard)
+    return list(items[start:stop])

@@ -8,6 +8,7 @@ model or scoring a sample again.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
@@ -19,15 +20,17 @@ class StoredRunError(ValueError):
     """A run directory lacks what is needed to read it back."""
 
 
-def load_generations(run_dir: Path) -> tuple[list[tuple[GenerationRequest, GenerationResult]], dict]:
-    """The (request, result) pairs of a run and its manifest (``run.from_run``)."""
+def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, GenerationResult]], dict]:
+    """The (request, result) pairs of a run (read lazily from its ``generations.jsonl``) and its
+    manifest (``run.from_run``)."""
+    from wfeval.pipeline.spool import stored_pairs
+
     source = RunDirectory(run_dir, create=False)
     manifest = source.read_json("manifest.json")
-    rows = list(read_jsonl(source.file("generations.jsonl")))
-    if manifest is None or not rows:
+    pairs = stored_pairs(source.file("generations.jsonl"))
+    if manifest is None or not len(pairs):
         raise StoredRunError(f"run.from_run: {source.path} is not a finished wfeval run "
                              "(needs manifest.json and generations.jsonl)")
-    pairs = [(GenerationRequest.from_dict(r["request"]), GenerationResult.from_dict(r["result"])) for r in rows]
     return pairs, manifest
 
 

@@ -14,7 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from wfeval.api import AggregateResult, MetricResult
 from wfeval.metrics.base import BaseMetric, default_aggregate
+from wfeval.metrics.columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored
+from wfeval.rundir import JsonlRows
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,15 @@ def resolve_aggregation(metric: Any, choice: Mapping[str, Any] | None) -> Aggreg
     return merged
 
 
-def aggregate_metric(metric_id: str, metric: Any, rows: Sequence[MetricResult],
+def aggregate_metric(metric_id: str, metric: Any, rows: Sequence[MetricResult] | OutcomeColumns,
                      aggregation: Aggregation | None = None) -> AggregateResult:
-    """The aggregate of one metric's rows; if aggregation raises, an invalid aggregate that says why."""
+    """The aggregate of one metric's rows; if aggregation raises, an invalid aggregate that says why.
+
+    ``rows`` may be a metric's :class:`~wfeval.metrics.columns.OutcomeColumns` when it aggregates
+    with the default method (a streaming run keeps only those), or rows read lazily from a file."""
     try:
-        if aggregation is None:
-            agg = metric.aggregate(list(rows))
+        if aggregation is None:  # lazily read rows stay lazy: a copy would hold every row at once
+            agg = metric.aggregate(rows if isinstance(rows, (OutcomeColumns, JsonlRows)) else list(rows))
         else:
             agg = default_aggregate(metric.name, rows, aggregator=aggregation.aggregator,
                                     statistics=aggregation.statistics, ci=aggregation.ci,

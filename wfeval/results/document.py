@@ -8,62 +8,88 @@ the benchmark's rules (``group_by``, ``scorecard``, ``evidence``). A run, ``run.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import hashlib
+from typing import Any, Iterable, Mapping, Sequence
 
-from wfeval._hashing import sha256_json
+from wfeval._hashing import canonical_json
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
-from wfeval.results.aggregation import Aggregation, aggregate_metric, headline
+from wfeval.results.aggregation import Aggregation, headline
 from wfeval.results.evidence import evidence_gate
 from wfeval.results.scorecard import scorecard
-from wfeval.results.slices import slices
+from wfeval.results.table import ResultTable
 from wfeval.rundir import RUN_FORMAT_VERSION
 
 RULE_KEYS = ("group_by", "scorecard", "evidence")
 """Keys of a benchmark config that are evaluation rules read by the core, never by the adapter."""
 
 
-def dataset_hash(requests: Sequence[GenerationRequest]) -> str:
+def _hash_entry(r: GenerationRequest) -> dict[str, Any]:
+    return {
+        "sample_id": r.sample_id,
+        "split": r.split,
+        "inputs": {k: v.sha256 for k, v in r.inputs.items()},
+        "references": {k: v.sha256 for k, v in r.references.items()},
+        "controls": r.to_dict()["controls"],
+        "prompt": r.prompt,
+    }
+
+
+class DatasetHash:
+    """:func:`dataset_hash` fed one request at a time (the same digest, nothing held)."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256(b"[")
+        self.n = 0
+
+    def add(self, request: GenerationRequest) -> None:
+        self._sha.update(((b"," if self.n else b"") + canonical_json(_hash_entry(request)).encode("utf-8")))
+        self.n += 1
+
+    def hexdigest(self) -> str:
+        sha = self._sha.copy()
+        sha.update(b"]")
+        return sha.hexdigest()
+
+
+def dataset_hash(requests: Iterable[GenerationRequest]) -> str:
     """sha256 of the samples' content: ids, splits, input/reference checksums and controls."""
-    return sha256_json([
-        {
-            "sample_id": r.sample_id,
-            "split": r.split,
-            "inputs": {k: v.sha256 for k, v in r.inputs.items()},
-            "references": {k: v.sha256 for k, v in r.references.items()},
-            "controls": r.to_dict()["controls"],
-            "prompt": r.prompt,
-        }
-        for r in requests
-    ])
+    digest = DatasetHash()
+    for request in requests:
+        digest.add(request)
+    return digest.hexdigest()
 
 
 def build_results(
     *,
     manifest: Mapping[str, Any],
     metrics: Mapping[str, Any],
-    per_metric: Mapping[str, Sequence[MetricResult]],
-    requests: Sequence[GenerationRequest],
+    per_metric: Mapping[str, Sequence[MetricResult]] | None = None,
+    requests: Sequence[GenerationRequest] = (),
     rules: Mapping[str, Any],
     aggregation: Mapping[str, Aggregation | None] | None = None,
     required_metrics: Sequence[str] = (),
+    table: ResultTable | None = None,
 ) -> tuple[dict[str, AggregateResult], dict[str, Any]]:
-    """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document."""
-    aggregation = aggregation or {}
+    """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document.
+
+    The samples come as lists (``per_metric`` rows and ``requests``) or as the
+    :class:`~wfeval.results.table.ResultTable` a streaming run filled; both give the same document."""
+    if table is None:
+        table = ResultTable.of_rows(metrics, per_metric or {}, requests, rules.get("group_by") or (), aggregation)
     # ``runtime`` says how this process got the data (recorded or cached, timings): not a result
     benchmark = {k: v for k, v in manifest["benchmark"].items() if k != "runtime"}
     ns = benchmark["id"]
-    by_metric = {m: aggregate_metric(m, metrics[m], rows, aggregation.get(m)) for m, rows in per_metric.items()}
+    by_metric = {m: table.aggregate(m) for m in table.ids}
     versions = {m: str(metrics[m].version) for m in metrics}
     directions = {m: getattr(metrics[m], "higher_is_better", None) for m in metrics}
     card = scorecard(rules.get("scorecard") or {}, {m: headline(a) for m, a in by_metric.items()}, directions)
-    splits = sorted({r.split for r in requests})
+    splits = sorted(table.splits)
     evidence = evidence_gate(
         rules.get("evidence") or {}, results=by_metric, metric_versions=versions,
         dataset_hash=benchmark.get("dataset_hash"), split=splits[0] if len(splits) == 1 else ",".join(splits),
         required_metrics=required_metrics,
     )
-    by_id = {r.sample_id: r for r in requests}
-    group_slices = slices(metrics, per_metric, by_id, rules.get("group_by") or (), aggregation)
+    group_slices = table.slices()
     document = {
         "schema_version": RUN_FORMAT_VERSION,
         "run_id": manifest["run_id"],

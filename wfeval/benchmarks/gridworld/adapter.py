@@ -62,9 +62,10 @@ class GridworldBenchmark:
     def sample_id(self, index: int) -> str:
         return f"{self.spec.name}-{self.split}-{index:05d}"
 
-    def records(self) -> list[tuple[int, str]]:
-        """Cheap sample records (index, sample id), in order; nothing is rendered or stored."""
-        return [(index, self.sample_id(index)) for index in range(self.num_samples)]
+    def records(self) -> "EpisodeRecords":
+        """Cheap sample records (index, sample id), in order; nothing is rendered or stored, and
+        nothing is held per sample (a lazy sequence: 100k samples cost no memory before they run)."""
+        return EpisodeRecords(self, range(self.num_samples))
 
     def materialize(
         self, record: tuple[int, str], *, store: ArtifactStore, task: WorldTaskConfig,
@@ -134,6 +135,22 @@ class GridworldBenchmark:
             "num_frames": self.num_frames,
             "world": self.world_spec.to_dict(),
         }
+
+
+class EpisodeRecords(Sequence):
+    """The (index, sample id) records of a range of episodes, made when asked for."""
+
+    def __init__(self, bench: GridworldBenchmark, indices: range):
+        self.bench, self.indices = bench, indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, slice):
+            return EpisodeRecords(self.bench, self.indices[item])
+        index = self.indices[item]
+        return index, self.bench.sample_id(index)
 
 
 def _check_size(num_frames: int, spec: world.WorldSpec) -> None:

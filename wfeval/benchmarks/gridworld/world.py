@@ -349,7 +349,13 @@ def step(state: WorldState, action: int) -> WorldState:
     r, c = state.agent
     agent = state.agent if blocked(r + dr, c + dc) else (r + dr, c + dc)
     objects = tuple(_move_object(o, blocked) for o in state.objects)
-    return WorldState(seed=state.seed, spec=state.spec, agent=agent, walls=state.walls, objects=objects)
+    # valid by construction (the agent and each object only enter free cells of the grid, the
+    # velocities stay in {-1, 0, 1}): built without re-validating it, which cost most of a rollout
+    nxt = object.__new__(WorldState)
+    for name, value in (("seed", state.seed), ("spec", state.spec), ("agent", agent), ("walls", state.walls),
+                        ("objects", objects)):
+        object.__setattr__(nxt, name, value)
+    return nxt
 
 
 # --------------------------------------------------------------------------
