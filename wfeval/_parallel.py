@@ -7,9 +7,10 @@ SSIM of 16 frames 0.65 s against 13 s with 2 torch threads on a loaded 2-core ma
 
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 
 def _workers(workers: int | None, n: int) -> int:
@@ -33,15 +34,24 @@ def map_blas(fn: Callable[[Any], Any], items: list, *, workers: int | None = Non
 def map_torch_cpu(fn: Callable[[Any], Any], items: list, *, workers: int | None = None) -> list:
     """``[fn(x) for x in items]`` for torch work on the CPU: one torch thread per worker, one worker
     per core."""
-    import torch
-
     workers = _workers(workers, len(items))
     if workers == 1 or len(items) < 2:
         return [fn(x) for x in items]
+    with one_torch_thread(), ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """torch limited to one intra-op thread inside the block (the previous count restored after)."""
+    import torch
+
     previous = torch.get_num_threads()
+    if previous == 1:
+        yield
+        return
     torch.set_num_threads(1)
     try:
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(fn, items))
+        yield
     finally:
         torch.set_num_threads(previous)

@@ -91,23 +91,15 @@ class DeviceMixin:
         if self.device == "numpy":
             yield
             return
-        import torch
-
         if self._torch_device is None:
             self._torch_device = resolve_device(self.device)
         if self._torch_device.type != "cpu":
             yield
             return
+        from wfeval._parallel import one_torch_thread
 
-        previous = torch.get_num_threads()
-        if previous == 1:
+        with one_torch_thread():
             yield
-            return
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(previous)
 
     @staticmethod
     def to_numpy(value: Any) -> Any:
