@@ -62,7 +62,7 @@ def default_batch_size(device: str = "auto") -> int:
     """Clips per I3D forward pass for a device: 2 on a CPU (measured fastest: 0.17 s per clip
     against 0.20 s at 8 and 0.21 s at 16 on 2 cores; ``benchmarks/fvd_performance.py --sweep``),
     32 on a GPU (not measured here: no GPU was lent; see docs/performance.md)."""
-    return DEFAULT_BATCH.get(pick_device(device).type, 2)
+    return DEFAULT_BATCH.get(pick_device(device).type, DEFAULT_BATCH["cpu"])
 
 
 def _runs(clips: Sequence[np.ndarray], batch_size: int) -> Iterator[list[np.ndarray]]:
@@ -80,12 +80,14 @@ def _runs(clips: Sequence[np.ndarray], batch_size: int) -> Iterator[list[np.ndar
 class I3DExtractor:
     """The I3D network plus the recipe's preprocessing; ``features(clips)`` → ``[N, 400]`` float32."""
 
-    def __init__(self, weights: WeightsInfo, recipe: ClipRecipe, *, device: str = "auto", batch_size: int = 8):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    def __init__(self, weights: WeightsInfo, recipe: ClipRecipe, *, device: str = "auto",
+                 batch_size: int | None = None):
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 (or None: the device's default), got {batch_size}")
         reproducible_math()
-        self.weights, self.recipe, self.batch_size = weights, recipe, batch_size
         self.device = pick_device(device)
+        self.weights, self.recipe = weights, recipe
+        self.batch_size = batch_size or DEFAULT_BATCH.get(self.device.type, DEFAULT_BATCH["cpu"])
         self.network = load_network(weights, str(self.device))
 
     def features(self, clips: Sequence[np.ndarray]) -> np.ndarray:

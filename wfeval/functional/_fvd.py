@@ -127,7 +127,7 @@ def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray
     Raises :class:`wfeval.features.weights.WeightsUnavailable` when no weights can be had,
     ``ValueError`` when a side has fewer than 2 usable videos.
     """
-    from wfeval.features.extractor import I3DExtractor, default_batch_size
+    from wfeval.features.extractor import I3DExtractor
     from wfeval.features.weights import resolve_weights
 
     ddof = covariance_ddof(covariance)
@@ -135,7 +135,7 @@ def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray
         raise ValueError(f"bootstrap_mode must be independent or paired, got {bootstrap_mode!r}")
     recipe = ClipRecipe(clip_length, clip_selection, seed, resize, resize_mode, tuple(value_range))
     info = resolve_weights(weights, cache_dir, fetch=fetch)
-    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size or default_batch_size(device))
+    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size or None)  # 0/None: the device's
     skipped: Counter = Counter()
     memo: OrderedDict[str, np.ndarray] = OrderedDict()
     real = _collect(real_videos, "real", recipe, extractor, bootstrap > 0, progress, skipped, memo)

@@ -95,11 +95,11 @@ class FVD(BaseMetric):
 
     def _network(self) -> Any:
         if self._extractor is None:
-            from wfeval.features.extractor import I3DExtractor, default_batch_size
+            from wfeval.features.extractor import I3DExtractor
 
             assert self._weights is not None
             self._extractor = I3DExtractor(self._weights, self.clip, device=self.device,
-                                           batch_size=self.batch_size or default_batch_size(self.device))
+                                           batch_size=self.batch_size)
         return self._extractor
 
     def cache_identity(self) -> dict[str, Any]:
