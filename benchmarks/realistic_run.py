@@ -1,6 +1,6 @@
 """wfeval on a realistic workload against the script a competent user would write, side by side.
 
-Run: ``python benchmarks/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing]``
+Run: ``python benchmarks/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing] [--device auto]``
 
 The workload is built with the project's own commands: 64 samples of real Atari Pong frames at
 256×256 exported as h264 videos (``python -m wfeval.export_dataset ... benchmark=atari_pong
@@ -9,9 +9,10 @@ shifted by two pixels with sensor-like noise (σ = 4 levels) written as h264 too
 Measured, one after the other in this process (same machine state, so the ratios are what counts):
 
 * **bare**: PyAV decode, scikit-image PSNR/SSIM per frame (Gaussian σ=1.5, population covariance),
-  numpy flicker, the same I3D (wfeval's extractor, batch 8), scipy ``sqrtm`` Fréchet — no interval;
+  numpy flicker, the same I3D (wfeval's network, batch 8, on ``--device``), scipy ``sqrtm`` Fréchet — no interval;
 * **wfeval cold**: ``python -m wfeval benchmark=folder ... model=precomputed metric=[psnr,ssim,flicker,fvd]``
-  on an empty store and an empty feature cache (FVD with its default 1000-resample bootstrap);
+  on an empty store and an empty feature cache (FVD with its default 1000-resample bootstrap;
+  ``run.device=<--device>`` unless ``--device auto``, the run's own default);
 * **wfeval warm**: the same command again, new run folder, same store;
 
 then peak RSS of each, store bytes per sample against the raw arrays (this workload and the
@@ -46,7 +47,7 @@ BARE = textwrap.dedent('''
     from scipy import linalg
     from skimage.metrics import peak_signal_noise_ratio, structural_similarity
 
-    data, gen_root = Path(sys.argv[1]), Path(sys.argv[2])
+    data, gen_root, device = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 
     def decode(path):
         with av.open(str(path)) as c:
@@ -69,11 +70,13 @@ BARE = textwrap.dedent('''
     from wfeval.features.weights import resolve_weights
     import torch
     from wfeval.features.extractor import to_network_input
-    net = I3DExtractor(resolve_weights("auto"), ClipRecipe(16, "first", 0, 224, "bilinear"), device="cpu", batch_size=8)
+    from wfeval.features.network import pick_device
+    net = I3DExtractor(resolve_weights("auto"), ClipRecipe(16, "first", 0, 224, "bilinear"), device=str(pick_device(device)),
+                       batch_size=8)
 
     def features(clips):  # the network itself, batches of 8, torch's default threading
         with torch.inference_mode():
-            return np.concatenate([net.network(to_network_input(np.stack(clips[i:i + 8]), net.recipe, net.device)).numpy()
+            return np.concatenate([net.network(to_network_input(np.stack(clips[i:i + 8]), net.recipe, net.device)).cpu().numpy()
                                    for i in range(0, len(clips), 8)]).astype(np.float64)
 
     f1, f2 = features(real), features(fake)
@@ -133,10 +136,11 @@ def build_workload(work: Path, samples: int, env: dict) -> tuple[Path, Path]:
     return data, gen
 
 
-def wfeval_argv(data: Path, gen: Path, run_dir: Path, features: Path) -> list[str]:
+def wfeval_argv(data: Path, gen: Path, run_dir: Path, features: Path, device: str = "auto") -> list[str]:
     return [sys.executable, "-m", "wfeval", "benchmark=folder", f"benchmark.dataset_root={data}",
             "model=precomputed", f"model.root={gen}", "metric=[psnr,ssim,flicker,fvd]",
-            f"metric.fvd.feature_dir={features}", f"hydra.run.dir={run_dir}", "run.progress=off"]
+            f"metric.fvd.feature_dir={features}", f"hydra.run.dir={run_dir}", "run.progress=off",
+            *([f"run.device={device}"] if device != "auto" else [])]
 
 
 def headline(run_dir: Path) -> dict[str, float]:
@@ -244,6 +248,8 @@ def main() -> int:
     parser.add_argument("--work", default=None, help="work folder (default: a new temporary folder)")
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--skip-bootstrap-timing", action="store_true")
+    parser.add_argument("--device", default="auto", help="where I3D and the metrics run, for both sides (auto: cuda "
+                        "when present, else cpu)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="wfeval_realistic_")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -252,7 +258,7 @@ def main() -> int:
     print(f"work folder {work}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     data, gen = build_workload(work, args.samples, env)
     n = sum(1 for line in (data / "manifest.jsonl").read_text().splitlines() if line.strip())
-    report: dict = {"samples": n, "cpus": os.cpu_count(), "load_before": os.getloadavg()}
+    report: dict = {"samples": n, "cpus": os.cpu_count(), "device": args.device, "load_before": os.getloadavg()}
     for name in ("store", "features", "run_cold", "run_warm", "run_gridworld"):  # every run from scratch
         if (work / name).exists():
             import shutil
@@ -261,12 +267,12 @@ def main() -> int:
     run_env = {**env, "WFEVAL_STORE": str(work / "store")}
     script = work / "bare.py"
     script.write_text(BARE)
-    bare_s, bare_rss, bare_out = timed([sys.executable, str(script), str(data), str(gen)], env=env)
+    bare_s, bare_rss, bare_out = timed([sys.executable, str(script), str(data), str(gen), args.device], env=env)
     bare = json.loads(bare_out.strip().splitlines()[-1])
     print(f"  bare script   {bare_s:7.1f} s  peak RSS {bare_rss:6.0f} MB", flush=True)
-    cold_s, cold_rss, _ = timed(wfeval_argv(data, gen, work / "run_cold", work / "features"), env=run_env)
+    cold_s, cold_rss, _ = timed(wfeval_argv(data, gen, work / "run_cold", work / "features", args.device), env=run_env)
     print(f"  wfeval cold   {cold_s:7.1f} s  peak RSS {cold_rss:6.0f} MB  ({cold_s / bare_s:.2f}x bare)", flush=True)
-    warm_s, warm_rss, _ = timed(wfeval_argv(data, gen, work / "run_warm", work / "features"), env=run_env)
+    warm_s, warm_rss, _ = timed(wfeval_argv(data, gen, work / "run_warm", work / "features", args.device), env=run_env)
     print(f"  wfeval warm   {warm_s:7.1f} s  peak RSS {warm_rss:6.0f} MB  ({warm_s / cold_s:.2f}x cold)", flush=True)
     ours = headline(work / "run_cold")
     report.update(

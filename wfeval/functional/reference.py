@@ -57,7 +57,11 @@ __all__ = ["psnr", "ssim", "mse", "mae", "motion_error"]
 SSIM_SIGMA = 1.5
 SSIM_RADIUS = 5  # int(3.5 * 1.5 + 0.5): the 11-tap window of scikit-image / scipy.ndimage
 SSIM_K1, SSIM_K2 = 0.01, 0.03
-_CHUNK_ELEMENTS = 1 << 18  # frames·C·H·W per ssim step: bounds temporaries, keeps them in cache
+_CHUNK_ELEMENTS = 1 << 18  # frames·C·H·W per ssim step on the CPU: bounds temporaries, keeps them in cache
+# on a GPU, chunks of one CPU-cache size launched ~20 kernels per frame: 960 frames of 256×256 took
+# 1.1 s on an H200, 16× torchmetrics (benchmarks/metric_throughput.py --device cuda); 2**25
+# elements (128 MB a map, ~2 GB of temporaries) keep launches few and memory bounded
+_DEVICE_CHUNK_ELEMENTS = 1 << 25
 _WINDOW = 64  # longest axis filtered by one banded product; longer axes go in overlapping windows
 AVERAGES = ("frames", "mse")
 
@@ -193,7 +197,8 @@ def ssim(preds: Any, target: Any, *, data_range: float | None = None, per_frame:
         x, y = (v.permute(0, 3, 1, 2) / data_range for v in (x, y))
     else:
         x, y = (np.ascontiguousarray(v.transpose(0, 3, 1, 2)) / data_range for v in (x, y))
-    step = max(1, _CHUNK_ELEMENTS // (c * h * w))
+    on_cpu = not is_tensor(x) or x.device.type == "cpu"
+    step = max(1, (_CHUNK_ELEMENTS if on_cpu else _DEVICE_CHUNK_ELEMENTS) // (c * h * w))
     starts = range(0, x.shape[0], step)
     if is_tensor(x) and x.device.type == "cpu":  # chunks on every core, one torch thread each
         parts = map_torch_cpu(lambda i: _ssim_chunk(x[i:i + step], y[i:i + step]), list(starts))

@@ -1,0 +1,78 @@
+"""On a CUDA device, the metrics and the I3D features agree with the CPU / float64 reference.
+
+These tests run only where ``torch.cuda.is_available()`` (the project's CI has no GPU; they are run
+on a lent accelerator, see docs/performance.md "GPU"). They check the GPU path against the same
+references the CPU path is held to: the float64 numpy implementation of the reference and temporal
+metrics (docs/metrics.md tolerances), and the CPU forward pass of I3D.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+from tests.features._weights import require_i3d_weights  # noqa: E402
+from tests.metrics.test_torch_path_matches_numpy_reference import (  # noqa: E402
+    OTHER_REL,
+    PSNR_TOL_DB,
+    SSIM_TOL,
+    _natural_pair,
+    _sample,
+)
+from wfeval.artifacts import ArtifactStore  # noqa: E402
+from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM  # noqa: E402
+from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude  # noqa: E402
+
+I3D_FEATURE_REL = 1e-3  # float32 cuDNN against float32 oneDNN, TF32 off (reproducible_math)
+FVD_REL = 1e-3
+
+
+def test_reference_metrics_on_cuda_match_the_float64_numpy_path(tmp_path):
+    gen, ref = _natural_pair(shape=(9, 96, 80, 3))
+    request, result = _sample(ArtifactStore(tmp_path), gen, ref)
+    for cls, tol in ((SSIM, SSIM_TOL), (PSNR, PSNR_TOL_DB), (MSE, None), (MAE, None)):
+        fast = cls(device="cuda").compute_sample(request, result)
+        slow = cls(device="numpy").compute_sample(request, result)
+        assert fast.status == slow.status == "ok"
+        a, b = np.array(fast.components["per_frame"]), np.array(slow.components["per_frame"])
+        if tol is None:
+            np.testing.assert_allclose(a, b, rtol=OTHER_REL)
+        else:
+            assert np.abs(a - b).max() <= tol and abs(fast.raw_value - slow.raw_value) <= tol
+
+
+def test_temporal_metrics_on_cuda_match_the_float64_numpy_path(tmp_path):
+    gen, _ = _natural_pair(3)
+    gen[3] = gen[2]
+    request, result = _sample(ArtifactStore(tmp_path), gen, gen)
+    for cls in (Flicker, MotionMagnitude, FrameRepeatRate):
+        fast = cls(device="cuda").compute_sample(request, result)
+        slow = cls(device="numpy").compute_sample(request, result)
+        np.testing.assert_allclose(fast.components["per_step"], slow.components["per_step"], rtol=1e-6, atol=1e-7)
+
+
+def test_i3d_features_and_fvd_on_cuda_match_the_cpu(capsys):
+    require_i3d_weights()
+    from wfeval.features.extractor import I3DExtractor
+    from wfeval.features.preprocess import ClipRecipe
+    from wfeval.features.weights import resolve_weights
+    from wfeval.functional import fvd
+
+    rng = np.random.default_rng(0)
+    clips = list(rng.integers(0, 256, (6, 16, 64, 64, 3), dtype=np.uint8))
+    info, recipe = resolve_weights(), ClipRecipe()
+    on_cpu = I3DExtractor(info, recipe, device="cpu", batch_size=3).features(clips)
+    on_cuda = I3DExtractor(info, recipe, device="cuda", batch_size=6).features(clips)
+    rel = np.abs(on_cuda - on_cpu).max() / np.abs(on_cpu).max()
+    real, generated = clips[:3] + [np.roll(c, 1, axis=1) for c in clips[3:]], clips[3:] + clips[:3]
+    fvd_cpu = fvd(real, generated, device="cpu", progress="off").value
+    fvd_cuda = fvd(real, generated, device="cuda", progress="off").value
+    with capsys.disabled():
+        print(f"\nI3D features cuda vs cpu: max relative difference {rel:.2e}; "
+              f"FVD cpu {fvd_cpu!r} cuda {fvd_cuda!r} (relative {abs(fvd_cuda - fvd_cpu) / fvd_cpu:.2e})")
+    assert rel <= I3D_FEATURE_REL
+    assert fvd_cuda == pytest.approx(fvd_cpu, rel=FVD_REL)
