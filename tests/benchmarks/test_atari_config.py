@@ -16,12 +16,12 @@ from wfeval.pipeline import build
 GAMES = ("ale_py", "crafter", "gymnasium")
 
 
-@pytest.mark.parametrize("benchmark,module", [("atari_pong", "ale_py"), ("crafter", "crafter")])
-def test_a_missing_game_package_is_a_config_error_naming_the_extra(benchmark, module, monkeypatch):
+@pytest.mark.parametrize("game,module", [("atari_pong", "ale_py"), ("crafter", "crafter")])
+def test_a_missing_game_package_is_a_config_error_naming_the_extra(game, module, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
     with pytest.raises(ConfigError, match=r"pip install 'wfeval\[games\]'"):
-        build.build_benchmark(compose([f"benchmark={benchmark}"]))
+        build.build_benchmark(compose([f"benchmark={game}"]))
 
 
 def test_the_cli_says_how_to_install_the_games_and_exits_2(tmp_path):

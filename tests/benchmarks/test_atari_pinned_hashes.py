@@ -13,9 +13,9 @@ from wfeval.results import dataset_hash
 pytest.importorskip("ale_py")
 
 
-@pytest.mark.parametrize("benchmark", ["atari_pong", "atari_breakout", "atari_boxing"])
-def test_the_pinned_dataset_hash_matches_a_fresh_recording(benchmark, tmp_path):
-    cfg = compose([f"benchmark={benchmark}"])
+@pytest.mark.parametrize("game", ["atari_pong", "atari_breakout", "atari_boxing"])
+def test_the_pinned_dataset_hash_matches_a_fresh_recording(game, tmp_path):
+    cfg = compose([f"benchmark={game}"])
     bench = build.build_benchmark(cfg)
     requests = bench.requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
                               protocol=build.build_protocol(cfg))

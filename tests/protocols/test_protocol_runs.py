@@ -123,10 +123,10 @@ def test_planner_with_the_oracle_reaches_goals_and_random_actions_does_not(tmp_p
     assert doc["protocol"]["name"] == "planning" and doc["metric_selection"]["goal_success"] == "protocol"
 
 
-@pytest.mark.parametrize("benchmark", ["atari_pong", "crafter"])
-def test_closed_loop_on_recorded_games_is_exact_for_the_game_oracle(tmp_path, benchmark):
-    pytest.importorskip("ale_py" if benchmark.startswith("atari") else "crafter")
-    small = [f"benchmark={benchmark}", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=2",
+@pytest.mark.parametrize("game", ["atari_pong", "crafter"])
+def test_closed_loop_on_recorded_games_is_exact_for_the_game_oracle(tmp_path, game):
+    pytest.importorskip("ale_py" if game.startswith("atari") else "crafter")
+    small = [f"benchmark={game}", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=2",
              "benchmark.horizon=5", "protocol=closed_loop", "metric=[psnr,ssim]"]
     oracle = _run(tmp_path, "oracle", *small, "model=game_oracle")
     assert _values(oracle) == {"psnr": 100.0, "ssim": 1.0}

@@ -71,14 +71,14 @@ def test_oracle_branches_differ_by_their_actions(grid_requests):
     assert not np.array_equal(right.frames, left.frames)
 
 
-@pytest.mark.parametrize("benchmark,models", [("atari_pong", ("game_oracle", "game_random_actions")),
+@pytest.mark.parametrize("game,models", [("atari_pong", ("game_oracle", "game_random_actions")),
                                               ("crafter", ("game_oracle", "game_random_actions"))])
-def test_game_baseline_steps_equal_generate_byte_for_byte(tmp_path, benchmark, models):
-    pytest.importorskip("ale_py" if benchmark.startswith("atari") else "crafter")
-    requests = _requests(tmp_path, f"benchmark={benchmark}", "benchmark.num_trajectories=1",
+def test_game_baseline_steps_equal_generate_byte_for_byte(tmp_path, game, models):
+    pytest.importorskip("ale_py" if game.startswith("atari") else "crafter")
+    requests = _requests(tmp_path, f"benchmark={game}", "benchmark.num_trajectories=1",
                          "benchmark.windows_per_trajectory=1", "benchmark.horizon=5")
     for name in models:
-        model = build.build_model(compose([f"benchmark={benchmark}", f"model={name}"])).model
+        model = build.build_model(compose([f"benchmark={game}", f"model={name}"])).model
         try:
             for request, out in zip(requests, model.generate(requests)):
                 video = out["generated_video"]
