@@ -101,7 +101,7 @@ def test_resuming_rescores_a_sample_whose_generation_changed_and_reuses_the_othe
     run_dir = tmp_path / "run"
     first = run_from_config(cfg, run_dir)
     assert first.results["gridworld.frame_count"].n_valid == 5
-    rows_before = len(read_jsonl(run_dir / "metrics.jsonl"))
+    rows_before = read_jsonl(run_dir / "metrics.jsonl")
     # same config, same run directory; the model no longer fails (failures are never cached)
     monkeypatch.setattr(wfeval_test_plugins.FlakyOracle, "fail_on", set(), raising=False)
     monkeypatch.setattr(wfeval_test_plugins.FlakyOracle, "__init__",
@@ -109,4 +109,42 @@ def test_resuming_rescores_a_sample_whose_generation_changed_and_reuses_the_othe
     second = run_from_config(cfg, run_dir)
     assert second.results["gridworld.frame_count"].n_valid == 6
     assert second.results["gridworld.generated_rate"].normalized_stats["ratio"] == 1.0
-    assert len(read_jsonl(run_dir / "metrics.jsonl")) == rows_before + 2  # only sample 3 rescored, both metrics
+    rows_after = read_jsonl(run_dir / "metrics.jsonl")
+    # only sample 3 rescored (both metrics); its two stale rows are dropped, the others kept as they were
+    kept = [r for r in rows_before if r["sample_id"] != "gridworld-test-00003"]
+    assert rows_after[:len(kept)] == kept and len(rows_after) == len(rows_before)
+    assert [(r["sample_id"], r["valid"]) for r in rows_after[len(kept):]] == [("gridworld-test-00003", True)] * 2
+
+
+def test_a_resume_after_a_resume_killed_before_scoring_never_reuses_a_row_of_the_old_generation(tmp_path, monkeypatch):
+    """Attempt 1 scores sample 3's failed generation; attempt 2 regenerates it (now ok) and dies as
+    scoring starts; attempt 3 must score the new generation, not reuse attempt 1's skip row."""
+    import pytest
+    import wfeval_test_plugins
+
+    from tests.conftest import compose
+    from wfeval.pipeline import runner
+    from wfeval.pipeline.runner import run_from_config
+
+    cfg = compose([f"hydra.searchpath=[{SUPPORT_CONF}]", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
+                   "benchmark.num_samples=6", "run.batch_size=1", "metric=[generated_rate,frame_count]",
+                   "model=flaky_oracle", "model.fail_on=[3]"], searchpath=True)
+    run_dir = tmp_path / "run"
+    assert run_from_config(cfg, run_dir).results["gridworld.frame_count"].n_valid == 5
+    monkeypatch.setattr(wfeval_test_plugins.FlakyOracle, "__init__",
+                        lambda self, name="flaky_oracle", fail_on=(): setattr(self, "fail_on", set()) or None)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed as scoring starts")
+
+    with monkeypatch.context() as m:
+        m.setattr(runner, "score_all", killed)
+        with pytest.raises(KeyboardInterrupt):
+            run_from_config(cfg, run_dir)
+    third = run_from_config(cfg, run_dir)
+    assert third.results["gridworld.frame_count"].n_valid == 6
+    assert third.results["gridworld.generated_rate"].normalized_stats["ratio"] == 1.0
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    keys = [(r["metric_id"], r["sample_id"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 12  # one row per metric and sample: the stale ones are gone
+    assert all(r["valid"] for r in rows)

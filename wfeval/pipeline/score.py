@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -29,7 +30,12 @@ def _missing_reason(missing: list[str], result: GenerationResult) -> str:
 class Reuse:
     """Metric rows a resumed run keeps: those of samples whose generation is the one they scored
     (the same ``generations.jsonl`` record before and now), for metrics whose version did not
-    change. Only their places in ``metrics.jsonl`` are held; :meth:`rows` reads a chunk's rows."""
+    change. Only their places in ``metrics.jsonl`` are held; :meth:`rows` reads a chunk's rows.
+
+    Every other row is dropped from ``metrics.jsonl`` before the new ``generations.jsonl`` takes
+    its place: a row is valid only against the generation records it was checked against, and a
+    later resume compares against the new records (a row of a replaced generation left in the
+    file would look current to it if this attempt died before rescoring that sample)."""
 
     def __init__(self, rundir: RunDirectory, metrics: Mapping[str, Any], records: Path,
                  previous_manifest: Mapping[str, Any]):
@@ -42,9 +48,30 @@ class Reuse:
         current = {m for m, metric in metrics.items() if versions_before.get(m) == str(metric.version)}
         self.path, self.metric_ids = rundir.file("metrics.jsonl"), sorted(current)
         self.offsets: dict[tuple[str, str], int] = {}  # (metric id, sample id) -> its latest row
+        rows = 0
         for offset, row in line_offsets(self.path):
+            rows += 1
             if row.get("metric_id") in current and row.get("sample_id") in unchanged:
                 self.offsets[(row["metric_id"], row["sample_id"])] = offset
+        if rows > len(self.offsets):
+            self._keep_only_reused()
+
+    def _keep_only_reused(self) -> None:
+        """Rewrite ``metrics.jsonl`` with the reused rows alone (in file order), atomically, one
+        row at a time; the offsets then point into the new file."""
+        temporary = self.path.with_name(f".{self.path.name}.compact")
+        kept = sorted(self.offsets.items(), key=lambda item: item[1])
+        offsets: dict[tuple[str, str], int] = {}
+        with self.path.open("rb") as old, temporary.open("wb") as new:
+            for key, offset in kept:
+                old.seek(offset)
+                offsets[key] = new.tell()
+                line = old.readline()
+                new.write(line if line.endswith(b"\n") else line + b"\n")
+            new.flush()
+            os.fsync(new.fileno())
+        os.replace(temporary, self.path)
+        self.offsets = offsets
 
     def __len__(self) -> int:
         return len(self.offsets)
