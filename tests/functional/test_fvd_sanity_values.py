@@ -48,3 +48,10 @@ def test_grayscale_short_videos_generators_and_the_bootstrap_are_handled():
     assert paired.value == 0.0 and paired.confidence_interval["high"] == 0.0
     with pytest.raises(ValueError, match="at least 2 usable generated videos"):
         fvd(black, white[:1], clip_length=10, progress="off")
+
+
+@pytest.mark.parametrize("batch_size", [0, -2, 1.5, True])
+def test_a_batch_size_that_is_not_a_positive_count_is_refused_before_any_weights_are_read(batch_size, tmp_path):
+    videos = [np.zeros((16, 8, 8, 3), np.uint8)] * 2
+    with pytest.raises(ValueError, match=f"batch_size must be a positive number of clips.*got {batch_size!r}"):
+        fvd(videos, videos, batch_size=batch_size, cache_dir=str(tmp_path / "empty"), fetch=False)

@@ -124,18 +124,22 @@ def fvd(real_videos: Iterable[np.ndarray], generated_videos: Iterable[np.ndarray
     inflate the distance), ``paired`` resamples positions and keeps real[i] with generated[i]
     (equal-length, paired sets, e.g. predictions of the same test clips). ``progress``: ``auto``
     (shown beyond 64 videos or for iterables of unknown length), ``bar``, ``log`` or ``off``.
-    Raises :class:`wfeval.features.weights.WeightsUnavailable` when no weights can be had,
-    ``ValueError`` when a side has fewer than 2 usable videos.
+    ``batch_size``: clips per I3D forward pass (``None``: the device's default, 2 on a CPU, 32 on a
+    GPU). Raises :class:`wfeval.features.weights.WeightsUnavailable` when no weights can be had,
+    ``ValueError`` when a side has fewer than 2 usable videos or a setting is out of range.
     """
     from wfeval.features.extractor import I3DExtractor
     from wfeval.features.weights import resolve_weights
 
     ddof = covariance_ddof(covariance)
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive number of clips or None (the device's default), "
+                         f"got {batch_size!r}")
     if bootstrap_mode not in ("independent", "paired"):
         raise ValueError(f"bootstrap_mode must be independent or paired, got {bootstrap_mode!r}")
     recipe = ClipRecipe(clip_length, clip_selection, seed, resize, resize_mode, tuple(value_range))
     info = resolve_weights(weights, cache_dir, fetch=fetch)
-    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size or None)  # 0/None: the device's
+    extractor = I3DExtractor(info, recipe, device=device, batch_size=batch_size)  # None: the device's default
     skipped: Counter = Counter()
     memo: OrderedDict[str, np.ndarray] = OrderedDict()
     real = _collect(real_videos, "real", recipe, extractor, bootstrap > 0, progress, skipped, memo)
