@@ -105,8 +105,27 @@ def _group_options(config_loader: Any) -> dict[str, list[str]]:
     return {group: sorted(repo.get_group_options(group, ObjectType.CONFIG)) for group in walk("")}
 
 
+_MODES = {"--run": "--run", "-r": "--run", "--multirun": "--multirun", "-m": "--multirun", "--cfg": "--cfg",
+          "-c": "--cfg", "--info": "--info", "-i": "--info", "--shell-completion": "--shell-completion",
+          "-sc": "--shell-completion"}
+
+
+def _conflicting_modes(argv: list[str]) -> str | None:
+    """A usage error for Hydra modes that cannot go together (Hydra raises a bare ValueError)."""
+    modes = list(dict.fromkeys(_MODES[a.split("=", 1)[0]] for a in argv if a.split("=", 1)[0] in _MODES))
+    if len(modes) < 2:
+        return None
+    hint = (" To see one sweep job's config, give that job's overrides without -m (e.g. python -m wfeval "
+            "model=oracle --cfg job)." if "--multirun" in modes and "--cfg" in modes else "")
+    return f"wfeval: usage error: {' and '.join(modes)} cannot be combined (Hydra runs one mode at a time).{hint}"
+
+
 def main() -> None:
     """Console entry (``wfeval`` and ``python -m wfeval``)."""
+    conflict = _conflicting_modes(sys.argv[1:])
+    if conflict:
+        print(conflict, file=sys.stderr)
+        sys.exit(2)
     if {"--help", "-h", "--hydra-help"} & set(sys.argv[1:]):
         from hydra._internal.hydra import Hydra
 

@@ -77,3 +77,14 @@ def test_a_run_stopped_by_its_failure_policy_exits_1_with_the_reason_and_no_trac
     assert proc.returncode == 1
     assert "Run stopped: run.fail_on_error=2: stopped after 2 failed generation(s) of 6 sample(s)" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_sweep_with_cfg_job_is_a_usage_error_exiting_2_with_the_way_to_see_one_jobs_config(tmp_path):
+    for args in (["-m", "model=oracle,static", "--cfg", "job"], ["--multirun", "--info"]):
+        proc = run_cli(args, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert "--multirun and " in proc.stderr and "cannot be combined" in proc.stderr
+    assert "python -m wfeval model=oracle --cfg job" in run_cli(["-m", "model=oracle,static", "--cfg", "job"],
+                                                               cwd=tmp_path).stderr
+    assert not (tmp_path / "multirun").exists()
