@@ -40,7 +40,7 @@ class Column:
 
     def keep(self, mask: np.ndarray) -> None:
         """Only the values where ``mask`` is true (a copy: the spare capacity is released)."""
-        self.data = self.values[mask]
+        self.data = self.values[mask].copy()
         self.n = len(self.data)
 
 
@@ -58,7 +58,7 @@ class IdColumn(Column):
     bytes from such an array, so an id ending in one turns the column into Python bytes objects."""
 
     def __init__(self) -> None:
-        super().__init__("S24")
+        super().__init__("S8")
 
     def append(self, value: Any) -> None:
         raw = encode(value)
@@ -135,6 +135,8 @@ class MetricRows:
         starts = np.ones(len(ids), bool)
         starts[1:] = ordered[1:] != ordered[:-1]
         if starts.all():
+            for column in (self.ids, *columns):
+                column.keep(slice(None))
             return set()
         first = np.flatnonzero(starts)
         last = np.append(first[1:], len(ids)) - 1
