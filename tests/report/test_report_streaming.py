@@ -152,3 +152,16 @@ def test_what_the_report_keeps_of_a_run_grows_by_bytes_per_sample_not_by_rows(tm
     per_sample = (large - small) / 10_000  # two metrics with 16-frame curves, a step row
     assert per_sample < 150, per_sample  # a parsed row alone is ~2 KB
     assert (large_peak - small_peak) / 10_000 < 400
+
+
+def test_every_reading_of_a_file_sees_the_rows_of_the_first_even_while_a_run_appends(tmp_path):
+    from wfeval.report.html.load import FileRows
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"n": 1}\n\n[1]\n{"n": 2}\n{"n": 3')  # the last row is being written
+    rows = FileRows(path)
+    assert list(rows) == [{"n": 1}, {"n": 2}]
+    with path.open("a") as handle:
+        handle.write('}\n{"n": 4}\n')  # the run goes on between two readings
+    assert list(rows) == [{"n": 1}, {"n": 2}]
+    assert list(FileRows(path)) == [{"n": n} for n in (1, 2, 3, 4)]

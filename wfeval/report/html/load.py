@@ -30,13 +30,38 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 class FileRows:
-    """The object rows of a run file, read from the start at each iteration (nothing kept)."""
+    """The object rows of a run file, read from the start at each iteration (nothing kept).
+
+    Every reading after the first stops at the lines the first one saw (less a last line it
+    could not parse: a row being written): a run that appends rows while its report is read
+    (a resumed run, a peek at a running one) is read as it was, the same rows in every reading.
+    """
 
     def __init__(self, path: Path):
         self.path = path
+        self.lines: int | None = None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return read_jsonl(self.path)
+        limit, seen, parsed = self.lines, 0, True
+        if not self.path.is_file():
+            self.lines = 0 if limit is None else limit
+            return
+        with self.path.open(encoding="utf-8") as handle:
+            for index, line in enumerate(handle):
+                if limit is not None and index >= limit:
+                    break
+                seen, line = index + 1, line.strip()
+                if not line:
+                    continue
+                try:  # a torn line (a killed or still writing writer) is skipped, as rundir.read_jsonl does
+                    row, parsed = json.loads(line), True
+                except json.JSONDecodeError:
+                    parsed = False
+                    continue
+                if isinstance(row, dict):
+                    yield row
+        if limit is None:
+            self.lines = seen if parsed else seen - 1
 
 
 def _rows(source: Iterable | Mapping | None, nested: bool = False) -> Iterable[dict[str, Any]]:
