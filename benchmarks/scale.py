@@ -13,8 +13,8 @@ aggregate), the store's size on disk per sample, and the load average around eac
 machine may be shared: compare CPU seconds, not wall seconds). A flat-memory runner keeps peak
 RSS about constant as N grows: the growth per 1k samples between each pair of sizes is printed.
 
-``report.html`` is not written unless ``--report`` is given: the HTML report reads the run's
-files back whole (about 25 KB per sample) and is not part of what this measures.
+``report.html`` is not written unless ``--report`` is given (it is then part of each run's
+process); ``benchmarks/report_scale.py`` measures the report alone, on kept run folders.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """What the page shows, computed from loaded runs: the leaderboard and the charts; the context.
 
-Everything here reads :class:`~wfeval.report.html.load.RunData` (plain data); charts are drawn
+Everything here reads :class:`~wfeval.report.html.load.RunData` (what the report keeps of a run's
+files); charts are drawn
 by :mod:`.charts`, the samples' sections come from :mod:`.samples`, provenance from
 :mod:`.provenance`.
 """
@@ -8,21 +9,13 @@ by :mod:`.charts`, the samples' sections come from :mod:`.samples`, provenance f
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from typing import Any
+from typing import Any, Sequence
 
 from wfeval.report.html import charts
 from wfeval.report.html.load import RunData
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import MAX_IDS, MAX_SAMPLE_ROWS, failures, sample_table, strips
-from wfeval.report.html.values import fmt, headline, higher_is_better, measurements_of, number, ok_rows
-
-CURVE_KEYS = (  # components key → (x of item i given the row's components, what x means)
-    ("per_frame", lambda c, i: int(c.get("first_frame") or 0) + i, "frame"),
-    ("per_step", lambda c, i: i + 1, "frame (change from the previous one)"),
-    ("per_frame_error_px", lambda c, i: i, "frame"),
-)
-
+from wfeval.report.html.values import fmt, headline, higher_is_better, measurements_of, number
 
 def primary_of(runs: list[RunData], measurements: list[str]) -> str | None:
     for run in runs:
@@ -103,31 +96,24 @@ def horizon_charts(runs: list[RunData]) -> list[dict[str, Any]]:
     """Mean per-frame curve of each metric that keeps one (``components``), per model, with a 95% band.
 
     Metrics that keep the same curve (action_following and agent_position_error both keep the
-    agent's per-frame position error) share one chart.
+    agent's per-frame position error) share one chart. The sums are :mod:`.curves`'.
     """
     metrics: list[str] = []
     for run in runs:
-        metrics += [m for m in run.metric_rows if m not in metrics]
+        metrics += [m for m in run.metrics if m not in metrics]
     found: dict[tuple, dict[str, Any]] = {}
     for metric in metrics:
         curves, xlabel, component = [], "frame", ""
         for i, run in enumerate(runs):
-            by_x: dict[int, list[float]] = defaultdict(list)
-            for row in ok_rows(run, metric):
-                components = row.get("components") or {}
-                for key, x_of, meaning in CURVE_KEYS:
-                    series = components.get(key)
-                    if isinstance(series, list) and series:
-                        xlabel, component = meaning, key
-                        for j, v in enumerate(series):
-                            if number(v) is not None:
-                                by_x[x_of(components, j)].append(float(v))
-                        break
-            if not by_x:
+            horizon = run.horizons.get(metric)
+            if horizon is None:
                 continue
-            xs = sorted(by_x)
-            mean = [sum(by_x[x]) / len(by_x[x]) for x in xs]
-            half = [1.96 * _std(by_x[x]) / math.sqrt(len(by_x[x])) if len(by_x[x]) > 1 else 0.0 for x in xs]
+            if horizon.component is not None:
+                xlabel, component = horizon.xlabel, horizon.component
+            curve = horizon.curve()
+            if curve is None:
+                continue
+            xs, mean, half = curve
             curves.append(charts.Curve(run.label, xs, mean, [m - h for m, h in zip(mean, half)],
                                        [m + h for m, h in zip(mean, half)], charts.color(i)))
         if curves:
@@ -139,45 +125,34 @@ def horizon_charts(runs: list[RunData]) -> list[dict[str, Any]]:
         for f in found.values()]
 
 
-def _std(values: list[float]) -> float:
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-
-
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear interpolation between the closest ranks of sorted values."""
     pos = q * (len(ordered) - 1)
     lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    low, high = float(ordered[lo]), float(ordered[hi])
+    return low + (high - low) * (pos - lo)
 
 
 def latency_chart(runs: list[RunData]) -> dict[str, Any] | None:
     """Latency per step for step-wise runs (``steps.jsonl`` rows with ``step`` > 0); None for open loop.
 
     A step-wise protocol writes one ``phase: "step"`` row per model call (step 0: ``start``) beside
-    the sample's ``phase: "generate"`` row (its whole generation): only the step rows count then.
+    the sample's ``phase: "generate"`` row (its whole generation): only the step rows count then
+    (:class:`~.digest.Steps`).
     """
     per_run = []
     for i, run in enumerate(runs):
-        by_step: dict[int, list[float]] = defaultdict(list)
-        rows = run.steps
-        if any(row.get("phase") == "step" for row in rows):
-            rows = [row for row in rows if row.get("phase") == "step"]
-        for row in rows:
-            step, latency = row.get("step"), number(row.get("latency_seconds"))
-            if isinstance(step, int) and not isinstance(step, bool) and latency is not None and not row.get("cached"):
-                by_step[step].append(latency)
+        by_step, every = run.steps.by_step()
         if len(by_step) > 1:
-            per_run.append((i, run, by_step))
+            per_run.append((i, run, by_step, every))
     if not per_run:
         return None
     curves, table = [], []
-    for i, run, by_step in per_run:
-        xs = sorted(by_step)
-        curves.append(charts.Curve(run.label, xs, [_quantile(by_step[x], 0.5) for x in xs],
-                                   [_quantile(by_step[x], 0.1) for x in xs], [_quantile(by_step[x], 0.9) for x in xs],
+    for i, run, by_step, every in per_run:
+        xs = [step for step, _ in by_step]
+        curves.append(charts.Curve(run.label, xs, [_quantile(v, 0.5) for _, v in by_step],
+                                   [_quantile(v, 0.1) for _, v in by_step], [_quantile(v, 0.9) for _, v in by_step],
                                    charts.color(i)))
-        every = [v for x in xs for v in by_step[x]]
         median = _quantile(every, 0.5)
         table.append({"label": run.label, "steps": len(xs), "rows": len(every), "median": fmt(median),
                       "p90": fmt(_quantile(every, 0.9)), "rate": fmt(1 / median if median > 0 else None)})

@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from wfeval.report.html.load import RunData
-from wfeval.report.html.values import fmt, higher_is_better, ok_rows, row_value
+import numpy as np
 
-MAX_SAMPLE_ROWS = 2000
-MAX_IDS = 12
+from wfeval.report.html.columns import decode, sort_by
+from wfeval.report.html.digest import MAX_IDS, MAX_SAMPLE_ROWS
+from wfeval.report.html.load import RunData
+from wfeval.report.html.values import fmt, higher_is_better
+
+__all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "failures", "sample_table", "sample_values", "strips"]
+
 MAX_GROUPS = 100
 MAX_ACTIONS = 64
 
@@ -33,40 +37,55 @@ def _actions(request: dict[str, Any]) -> str:
 
 def sample_values(run: RunData, sample_id: str) -> list[tuple[str, str]]:
     out = []
-    for metric, rows in run.metric_rows.items():
-        row = rows.get(sample_id)
+    for metric, table in run.metrics.items():
+        row = table.positions([sample_id]).get(sample_id)
         if row is None:
             continue
-        status = (row.get("diagnostics") or {}).get("status", "")
-        value = row_value(row)
+        status, value = table.cell(row)
         out.append((metric, fmt(value) if status in ("ok", "fail") and value is not None else status or "–"))
     return out
+
+
+def _picks(run: RunData, metric: str, higher: bool | None) -> tuple[int, list[tuple[str, tuple[float, str]]]] | None:
+    """(scored samples, [(rank, (value, sample id))]): best, median and worst by value, then by id."""
+    table = run.metrics.get(metric)
+    values, ids = table.scored() if table is not None else ((), ())
+    if not len(values):
+        return None
+    order = sort_by(-values if higher is not False else values, ids)  # best first
+    n = len(order)
+    scored = [(float(values[i]), decode(ids[i])) for i in (order[0], order[n // 2], order[-1])]
+    names = ("best", "median", "worst") if higher is not None else ("highest", "median", "lowest")
+    picks = list(zip(names, scored))
+    if scored[0][0] == scored[-1][0]:  # every sample has the same value: one picture says it all
+        picks = [(f"all {n} equal", scored[0])]
+    return n, picks
 
 
 def strips(runs: list[RunData], measurements: list[str]) -> list[dict[str, Any]]:
     """Per measurement, per run: the best, median and worst sample as a side-by-side moving picture."""
     from wfeval.report.html.media import sample_strip
 
-    cache: dict[tuple[str, str], Any] = {}
-    out = []
+    chosen = []
+    wanted: dict[int, set[str]] = defaultdict(set)
     for m in measurements:
         metric = m.split(".", 1)[1] if "." in m else m
         higher = higher_is_better(runs, m)
         groups = []
-        for run in runs:
-            if not m.startswith(f"{run.benchmark_id}."):
-                continue
-            scored = [(v, r["sample_id"]) for r in ok_rows(run, metric) if (v := row_value(r)) is not None]
-            if not scored:
-                continue
-            scored.sort(key=lambda t: (-t[0] if higher is not False else t[0], t[1]))  # best first
-            names = ("best", "median", "worst") if higher is not None else ("highest", "median", "lowest")
-            picks = list(zip(names, (scored[0], scored[len(scored) // 2], scored[-1])))
-            if scored[0][0] == scored[-1][0]:  # every sample has the same value: one picture says it all
-                picks = [(f"all {len(scored)} equal", scored[0])]
+        for i, run in enumerate(runs):
+            if m.startswith(f"{run.benchmark_id}.") and (found := _picks(run, metric, higher)) is not None:
+                groups.append((i, run, *found))
+                wanted[i].update(sample_id for _, (_, sample_id) in found[1])
+        chosen.append((m, groups))
+    records = {i: runs[i].generation_records(ids) for i, ids in wanted.items()}  # one reading per run
+    cache: dict[tuple[str, str], Any] = {}
+    out = []
+    for m, groups in chosen:
+        shown = []
+        for i, run, n, picks in groups:
             items = []
             for rank, (value, sample_id) in picks:
-                record = run.generations.get(sample_id)
+                record = records[i].get(sample_id)
                 key = (str(run.path), sample_id)
                 if key not in cache:
                     cache[key] = (sample_strip(record["request"], record["result"], run.ref, run.store_dir())
@@ -78,59 +97,65 @@ def strips(runs: list[RunData], measurements: list[str]) -> list[dict[str, Any]]
                     "scores": sample_values(run, sample_id),
                     "actions": _actions(record["request"]) if record else "",
                 })
-            groups.append({"label": run.label, "n": len(scored), "picks": items})
-        out.append({"measurement": m, "groups": groups,
-                    "note": "" if groups else "no per-sample values (e.g. a distribution metric such as FVD)"})
+            shown.append({"label": run.label, "n": n, "picks": items})
+        out.append({"measurement": m, "groups": shown,
+                    "note": "" if shown else "no per-sample values (e.g. a distribution metric such as FVD)"})
     return out
 
 
 def failures(run: RunData) -> dict[str, Any]:
     """Failed generations and skipped / errored metric items, grouped by where and why."""
-    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    if run.samples:
-        for row in run.samples:
-            if not row.get("success", True):
-                reason = ((row.get("metadata") or {}).get("generation_error") or row.get("stop_reason") or "")
-                groups[("generation", row.get("stop_reason") or "failed", str(reason))].append(row["sample_id"])
-    else:
-        for sample_id, record in run.generations.items():
-            result = record.get("result") or {}
-            if result.get("status", "ok") != "ok":
-                groups[("generation", result.get("stop_reason") or result["status"], str(result.get("error") or ""))
-                       ].append(sample_id)
-    for metric, rows in run.metric_rows.items():
-        for sample_id, row in rows.items():
-            status = (row.get("diagnostics") or {}).get("status", "ok" if row.get("valid") else "skip")
-            if status in ("skip", "error"):
-                groups[(metric, status, str(row.get("skip_reason") or ""))].append(sample_id)
-    items = [{"where": where, "status": status, "reason": reason, "count": len(ids),
-              "ids": sorted(ids)[:MAX_IDS], "more": max(0, len(ids) - MAX_IDS)}
-             for (where, status, reason), ids in sorted(
-                 groups.items(), key=lambda kv: (kv[0][0] != "generation", -len(kv[1]), kv[0]))]
+    groups: dict[tuple, tuple[int, list]] = {}
+
+    def add(key: tuple, count: int, ids: list) -> None:
+        before = groups.get(key, (0, []))
+        groups[key] = (before[0] + count, sorted(before[1] + ids)[:MAX_IDS])
+
+    generation = run.samples.failures if run.samples.has_rows else run.generations.failures
+    for key, count, ids in generation.items():
+        add(key, count, ids)
+    for metric, table in run.metrics.items():
+        for status, reason, count, ids in table.not_scored(MAX_IDS):
+            add((metric, status, reason), count, ids)
+    items = [{"where": where, "status": status, "reason": reason, "count": count,
+              "ids": ids, "more": max(0, count - MAX_IDS)}
+             for (where, status, reason), (count, ids) in sorted(
+                 groups.items(), key=lambda kv: (kv[0][0] != "generation", -kv[1][0], kv[0]))]
     hidden = items[MAX_GROUPS:]  # e.g. an error message that names its sample: one group per sample
     return {"label": run.label, "reasons": items[:MAX_GROUPS], "total": sum(i["count"] for i in items),
             "hidden_groups": len(hidden), "hidden_items": sum(i["count"] for i in hidden),
             "run_status": run.status, "run_error": run.manifest.get("error")}
 
 
+def _table_ids(run: RunData) -> tuple[list[Any], int, dict[Any, str]]:
+    """The table's first ``MAX_SAMPLE_ROWS`` sample ids, how many there are, their generation status:
+    from samples.jsonl, else generations.jsonl, else every sample id of metrics.jsonl, sorted."""
+    if run.samples.has_rows:
+        return run.samples.ids, run.samples.count, run.samples.status
+    if run.generations.count:
+        return run.generations.ids, run.generations.count, {}
+    columns = [table.ids.values for table in run.metrics.values()]
+    unique = np.unique(np.concatenate(columns)) if columns else []
+    return [decode(raw) for raw in unique[:MAX_SAMPLE_ROWS]], len(unique), {}
+
+
 def sample_table(run: RunData) -> dict[str, Any]:
-    metrics = list(run.metric_rows)
-    ids = [row["sample_id"] for row in run.samples] or list(run.generations) or sorted(
-        {s for rows in run.metric_rows.values() for s in rows})
-    status = {row["sample_id"]: row.get("stop_reason") or "" for row in run.samples}
+    metrics = list(run.metrics)
+    ids, count, status = _table_ids(run)
+    ids = ids[:MAX_SAMPLE_ROWS]
+    places = {metric: table.positions(ids) for metric, table in run.metrics.items()}
     rows = []
-    for sample_id in ids[:MAX_SAMPLE_ROWS]:
+    for sample_id in ids:
         cells = []
         for metric in metrics:
-            row = run.metric_rows[metric].get(sample_id)
+            row = places[metric].get(sample_id)
             if row is None:
                 cells.append(("–", ""))
                 continue
-            state = (row.get("diagnostics") or {}).get("status", "")
-            value = row_value(row)
+            state, value = run.metrics[metric].cell(row)
             if state in ("ok", "fail") and value is not None:
                 cells.append((fmt(value), repr(value)))
             else:
                 cells.append((state or "–", ""))
         rows.append({"id": sample_id, "status": status.get(sample_id, ""), "cells": cells})
-    return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, len(ids) - MAX_SAMPLE_ROWS)}
+    return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, count - MAX_SAMPLE_ROWS)}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from wfeval.report.html.load import RunData
 from wfeval.results import headline as results_headline
+
+if TYPE_CHECKING:
+    from wfeval.report.html.load import RunData
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -32,14 +34,14 @@ def headline(agg: dict[str, Any]) -> float | None:
     return number(results_headline(agg))
 
 
-def measurements_of(runs: Iterable[RunData]) -> list[str]:
+def measurements_of(runs: Iterable["RunData"]) -> list[str]:
     out: list[str] = []
     for run in runs:
         out += [m for m in ((run.results or {}).get("results") or {}) if m not in out]
     return out
 
 
-def higher_is_better(runs: Iterable[RunData], measurement: str) -> bool | None:
+def higher_is_better(runs: Iterable["RunData"], measurement: str) -> bool | None:
     for run in runs:
         info = ((run.results or {}).get("metrics") or {}).get(measurement)
         if info is not None:
@@ -47,9 +49,9 @@ def higher_is_better(runs: Iterable[RunData], measurement: str) -> bool | None:
     return None
 
 
-def ok_rows(run: RunData, metric: str) -> list[dict[str, Any]]:
-    return [row for row in run.metric_rows.get(metric, {}).values()
-            if (row.get("diagnostics") or {}).get("status", "ok" if row.get("valid") else "skip") in ("ok", "fail")]
+def status_of(row: dict[str, Any]) -> Any:
+    """The status a metric row counts as: its ``diagnostics.status`` (ok / fail / skip / error), else by ``valid``."""
+    return (row.get("diagnostics") or {}).get("status", "ok" if row.get("valid") else "skip")
 
 
 def row_value(row: dict[str, Any]) -> float | None:
