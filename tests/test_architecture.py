@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wfeval"
 
 LAYERS: list[set[str]] = [
-    {"api", "_hashing", "_parallel", "conf"},  # contracts; conf/ is data; thread pools
+    {"api", "_hashing", "_parallel", "_allocator", "conf"},  # contracts; conf/ is data; thread pools; malloc
     {"artifacts", "config", "progress", "frechet", "stats"},  # storage, config schemas/errors, maths
     {"rundir", "io", "decoded_cache"},
     {"features"},  # I3D and its weights

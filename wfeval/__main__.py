@@ -126,6 +126,10 @@ def main() -> None:
     if conflict:
         print(conflict, file=sys.stderr)
         sys.exit(2)
+    if not {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i"} & set(sys.argv[1:]):
+        from wfeval._allocator import keep_freed_memory
+
+        keep_freed_memory()  # a run allocates and frees large arrays over and over (wfeval/_allocator.py)
     if {"--help", "-h", "--hydra-help"} & set(sys.argv[1:]):
         from hydra._internal.hydra import Hydra
 
