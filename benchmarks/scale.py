@@ -62,7 +62,7 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--metrics", default="generated_rate,artifact_count,flicker")
     parser.add_argument("--work", default=None)
-    parser.add_argument("--report", action="store_true", help="also write report.html (reads whole run files)")
+    parser.add_argument("--report", action="store_true", help="also write report.html (run.report=true)")
     parser.add_argument("--keep", action="store_true", help="keep each size's store and run folders")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="wfeval_scale_")).resolve()
