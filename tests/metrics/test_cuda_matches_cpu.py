@@ -17,14 +17,11 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 from tests.features._weights import require_i3d_weights  # noqa: E402
 from tests.metrics.test_torch_path_matches_numpy_reference import (  # noqa: E402
-    OTHER_REL,
-    PSNR_TOL_DB,
-    SSIM_TOL,
     _natural_pair,
     _sample,
+    assert_reference_metrics_match_numpy,
 )
 from wfeval.artifacts import ArtifactStore  # noqa: E402
-from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM  # noqa: E402
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude  # noqa: E402
 
 I3D_FEATURE_REL = 1e-3  # float32 cuDNN against float32 oneDNN, TF32 off (reproducible_math)
@@ -34,15 +31,7 @@ FVD_REL = 1e-3
 def test_reference_metrics_on_cuda_match_the_float64_numpy_path(tmp_path):
     gen, ref = _natural_pair(shape=(9, 96, 80, 3))
     request, result = _sample(ArtifactStore(tmp_path), gen, ref)
-    for cls, tol in ((SSIM, SSIM_TOL), (PSNR, PSNR_TOL_DB), (MSE, None), (MAE, None)):
-        fast = cls(device="cuda").compute_sample(request, result)
-        slow = cls(device="numpy").compute_sample(request, result)
-        assert fast.status == slow.status == "ok"
-        a, b = np.array(fast.components["per_frame"]), np.array(slow.components["per_frame"])
-        if tol is None:
-            np.testing.assert_allclose(a, b, rtol=OTHER_REL)
-        else:
-            assert np.abs(a - b).max() <= tol and abs(fast.raw_value - slow.raw_value) <= tol
+    assert_reference_metrics_match_numpy(request, result, "cuda")
 
 
 def test_temporal_metrics_on_cuda_match_the_float64_numpy_path(tmp_path):

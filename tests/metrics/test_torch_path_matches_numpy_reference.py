@@ -31,13 +31,10 @@ def _sample(store, gen, ref):
     return request, GenerationResult(sample_id="s0", artifacts={"generated_video": store.put_array(gen, kind="video")})
 
 
-@pytest.mark.parametrize("pair", ["natural", "gridworld", "identical"])
-def test_reference_metrics_on_torch_match_the_float64_numpy_path(tmp_path, pair):
-    gen, ref = {"natural": _natural_pair, "gridworld": lambda: gridworld_pair(48, 56),
-                "identical": lambda: (_natural_pair()[1],) * 2}[pair]()
-    request, result = _sample(ArtifactStore(tmp_path), gen, ref)
+def assert_reference_metrics_match_numpy(request, result, device: str) -> None:
+    """SSIM, PSNR, MSE and MAE on ``device`` against the float64 numpy path, within the stated tolerances."""
     for cls, tol in ((SSIM, SSIM_TOL), (PSNR, PSNR_TOL_DB), (MSE, None), (MAE, None)):
-        fast = cls(device="cpu").compute_sample(request, result)
+        fast = cls(device=device).compute_sample(request, result)
         slow = cls(device="numpy").compute_sample(request, result)
         assert fast.status == slow.status == "ok"
         a, b = np.array(fast.components["per_frame"]), np.array(slow.components["per_frame"])
@@ -46,6 +43,14 @@ def test_reference_metrics_on_torch_match_the_float64_numpy_path(tmp_path, pair)
             assert fast.raw_value == pytest.approx(slow.raw_value, rel=OTHER_REL)
         else:
             assert np.abs(a - b).max() <= tol and abs(fast.raw_value - slow.raw_value) <= tol
+
+
+@pytest.mark.parametrize("pair", ["natural", "gridworld", "identical"])
+def test_reference_metrics_on_torch_match_the_float64_numpy_path(tmp_path, pair):
+    gen, ref = {"natural": _natural_pair, "gridworld": lambda: gridworld_pair(48, 56),
+                "identical": lambda: (_natural_pair()[1],) * 2}[pair]()
+    request, result = _sample(ArtifactStore(tmp_path), gen, ref)
+    assert_reference_metrics_match_numpy(request, result, "cpu")
     if pair == "identical":
         assert PSNR(device="cpu").compute_sample(request, result).components["frames_capped"] == 6
 
