@@ -2,7 +2,8 @@
 
 Nothing is generated and no metric scores a sample again: the per-sample rows of
 ``metrics.jsonl`` are aggregated by the same metric classes (built from ``.hydra/config.yaml``)
-with the benchmark rules recorded in ``manifest.json``. The rebuilt ``results.json`` equals the
+with the benchmark rules recorded in ``manifest.json``, a chunk of samples at a time into the
+runner's result table (memory does not grow with the samples). The rebuilt ``results.json`` equals the
 original byte for byte; ``results.md`` and the printed table come with it.
 """
 
@@ -12,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wfeval.pipeline.stored import StoredRunError, load_run
+from wfeval.pipeline.stored import StoredRunError, load_table
 from wfeval.rundir import RunDirectory
 
 
@@ -23,10 +24,9 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     from wfeval.schemas import register_schemas
 
     register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
-    manifest, metrics, per_metric, requests = load_run(run_dir)
+    manifest, metrics, table = load_table(run_dir)
     results, document = build_results(
-        manifest=manifest, metrics=metrics, per_metric=per_metric, requests=requests,
-        rules=manifest.get("rules") or {}, aggregation=metrics.aggregation,
+        manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
         required_metrics=manifest["benchmark"].get("metrics", ()),
     )
     out = RunDirectory(out_dir)

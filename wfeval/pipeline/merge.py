@@ -2,19 +2,22 @@
 
 The merged run is built from the shards' stored rows exactly as replay builds a run, so its
 aggregates equal those of the unsharded run; distribution metrics (FVD) aggregate over the
-merged per-sample rows, i.e. they merge their statistics, not their final numbers.
+merged per-sample rows, i.e. they merge their statistics, not their final numbers. The shards'
+files are copied row by row and aggregated a chunk of samples at a time, as a run aggregates.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from wfeval.results import build_results, dataset_hash
-from wfeval.rundir import RunDirectory, read_jsonl, utc_now
+from wfeval.results import build_results
+from wfeval.results.document import DatasetHash
+from wfeval.rundir import JsonlWriter, RunDirectory, read_jsonl, utc_now
 from wfeval.pipeline.shard import parse_shard
-from wfeval.pipeline.stored import StoredRunError, load_run
+from wfeval.pipeline.stored import RowIndex, StoredRunError, open_run
 from wfeval.report.markdown import results_markdown
 
 
@@ -48,35 +51,71 @@ def _check_shards(run_dirs: Sequence[Path]) -> list[tuple[Path, dict]]:
 def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
     """Write the merged run into ``out_dir``; returns its results document."""
     shards = _check_shards([Path(d).resolve() for d in run_dirs])
-    loaded = [load_run(run_dir) for run_dir, _ in shards]
-    first_manifest = loaded[0][0]
+    opened = [open_run(run_dir) for run_dir, _ in shards]  # each shard's metrics rebuilt (and so checked)
+    first_manifest, metrics = opened[0]
     metric_ids = list(first_manifest["metrics"])
-    if any(list(m["metrics"]) != metric_ids for m, *_ in loaded):
+    if any(list(m["metrics"]) != metric_ids for m, _ in opened):
         raise StoredRunError("shards were scored with different metrics")
-    requests = [r for *_, reqs in loaded for r in reqs]
-    per_metric = {m: [row for _, _, rows, _ in loaded for row in rows[m]] for m in metric_ids}
+    created = not Path(out_dir).exists()
     out = RunDirectory(out_dir)
+    partial = {name: f".{name}.partial" for name in _FILES}
+    try:
+        index = _write_files(out, [d for d, _ in shards], metric_ids, partial)
+        digest = DatasetHash()
+        table = index.table(metrics, (first_manifest.get("rules") or {}).get("group_by") or (),
+                            out.file(partial["generations.jsonl"]), out.file(partial["metrics.jsonl"]), digest)
+    except BaseException:
+        for name in partial.values():
+            out.file(name).unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError):
+                out.path.rmdir()  # a refused merge leaves nothing behind
+        raise
     manifest = dict(first_manifest)
     manifest.update(
         run_id=out.path.name, shard=None, status="completed", resumed=False,
         started_at=min(m["started_at"] for _, m in shards), finished_at=utc_now(),
         merged_from=[str(d) for d, _ in shards],
         benchmark={**{k: v for k, v in first_manifest["benchmark"].items() if k != "runtime"},
-                   "n_samples": len(requests), "dataset_hash": dataset_hash(requests),
+                   "n_samples": len(index), "dataset_hash": digest.hexdigest(),
                    "runtime": {"shards": [m["benchmark"].get("runtime") for _, m in shards]}},
     )
     results, document = build_results(
-        manifest=manifest, metrics=loaded[0][1], per_metric=per_metric, requests=requests,
-        rules=manifest.get("rules") or {}, aggregation=loaded[0][1].aggregation,
+        manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
         required_metrics=manifest["benchmark"].get("metrics", ()),
     )
     out.write_json("manifest.json", manifest)
-    for name in ("generations.jsonl", "metrics.jsonl", "samples.jsonl", "steps.jsonl"):
-        out.write_jsonl(name, (row for run_dir, _ in shards for row in read_jsonl(run_dir / name)))
+    for name in _FILES:
+        out.replace(partial[name], name)
     hydra_dir = shards[0][0] / ".hydra"
     if hydra_dir.is_dir():
         shutil.copytree(hydra_dir, out.path / ".hydra", dirs_exist_ok=True)
     out.write_json("results.json", document)
     out.write_text("results.md", results_markdown(document))
-    out.event("run_merged", shards=manifest["merged_from"], samples=len(requests))
+    out.event("run_merged", shards=manifest["merged_from"], samples=len(index))
     return document
+
+
+_FILES = ("generations.jsonl", "metrics.jsonl", "samples.jsonl", "steps.jsonl")
+
+
+def _write_files(out: RunDirectory, run_dirs: Sequence[Path], metric_ids: list[str], partial: dict) -> RowIndex:
+    """The shards' files concatenated in shard order, under temporary names, row by row; the
+    merged ``generations.jsonl`` and ``metrics.jsonl`` indexed as they are written (each shard's
+    last row per metric and sample wins, as when its run is replayed)."""
+    index = RowIndex(metric_ids)
+    with contextlib.ExitStack() as files:
+        writers = {name: files.enter_context(out.writer(partial[name], truncate=True)) for name in _FILES}
+        for run_dir in run_dirs:
+            copied = {name: _copy(run_dir / name, writers[name]) for name in ("generations.jsonl", "metrics.jsonl")}
+            index.add_run(copied["generations.jsonl"], copied["metrics.jsonl"], where=run_dir)
+            for name in ("samples.jsonl", "steps.jsonl"):
+                for _ in _copy(run_dir / name, writers[name]):
+                    pass
+    return index
+
+
+def _copy(path: Path, writer: JsonlWriter) -> Iterator[tuple[int, dict]]:
+    """Each row of ``path`` written by ``writer``, yielded with its offset in the new file."""
+    for row in read_jsonl(path):
+        yield writer.write(row), row

@@ -2,18 +2,25 @@
 
 Used by ``run.from_run`` (re-score stored generations), replay (rebuild results), merge
 (combine shards) and anything else that must work from stored files alone, without calling a
-model or scoring a sample again.
+model or scoring a sample again. Rows are read as a run reads its own: a chunk of samples at a
+time into the runner's :class:`~wfeval.results.table.ResultTable` (what is held per sample is
+what results read, not the rows).
 """
 
 from __future__ import annotations
 
+import json
+from array import array
 from pathlib import Path
-from typing import Sequence
+from typing import Any, BinaryIO, Iterable, Sequence
+
+import numpy as np
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
-from wfeval.rundir import RunDirectory, read_jsonl
+from wfeval.results.table import ResultTable
+from wfeval.rundir import RunDirectory, line_offsets
 
 
 class StoredRunError(ValueError):
@@ -34,11 +41,10 @@ def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, G
     return pairs, manifest
 
 
-def load_run(run_dir: Path):
-    """(manifest, metrics (a :class:`~wfeval.results.MetricSet`), per-metric rows in run order,
-    requests) of a finished run."""
+def open_run(run_dir: Path) -> tuple[dict, MetricSet]:
+    """(manifest, metrics (a :class:`~wfeval.results.MetricSet`)) of a run directory, its metrics
+    rebuilt through the registry from ``.hydra/config.yaml``."""
     from omegaconf import OmegaConf
-
 
     rundir = RunDirectory(run_dir, create=False)
     manifest = rundir.read_json("manifest.json")
@@ -52,21 +58,90 @@ def load_run(run_dir: Path):
         from wfeval.config.errors import yaml_error_message
 
         raise StoredRunError(f"{run_dir}: {yaml_error_message(exc) or f'cannot read {config}: {exc}'}") from None
-    metric_ids = list(manifest.get("metrics") or {})
-    metrics = _rebuild_metrics(run_dir, cfg, manifest, metric_ids)
-    requests = [GenerationRequest.from_dict(row["request"]) for row in read_jsonl(rundir.file("generations.jsonl"))]
-    latest: dict[tuple[str, str], MetricResult] = {}
-    for row in read_jsonl(rundir.file("metrics.jsonl")):
-        result = MetricResult.from_dict(row)
-        latest[(result.metric_id, result.sample_id)] = result
-    per_metric = {}
-    for m in metric_ids:
-        missing = [r.sample_id for r in requests if (m, r.sample_id) not in latest]
-        if missing:
-            raise StoredRunError(f"{run_dir}: metrics.jsonl has no {m!r} row for {len(missing)} sample(s), "
-                                 f"e.g. {missing[0]!r}: the run did not finish scoring")
-        per_metric[m] = [latest[(m, r.sample_id)] for r in requests]
-    return manifest, metrics, per_metric, requests
+    return manifest, _rebuild_metrics(run_dir, cfg, manifest, list(manifest.get("metrics") or {}))
+
+
+def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
+    """(manifest, metrics, the :class:`~wfeval.results.table.ResultTable` of its rows) of a finished
+    run, read as the run itself aggregates: a chunk of samples at a time (:class:`RowIndex`)."""
+    manifest, metrics = open_run(run_dir)
+    rundir = RunDirectory(run_dir, create=False)
+    index = RowIndex(list(metrics))
+    index.add_run(line_offsets(rundir.file("generations.jsonl")), line_offsets(rundir.file("metrics.jsonl")),
+                  where=run_dir)
+    table = index.table(metrics, (manifest.get("rules") or {}).get("group_by") or (),
+                        rundir.file("generations.jsonl"), rundir.file("metrics.jsonl"))
+    return manifest, metrics, table
+
+
+class RowIndex:
+    """Where a run's samples are in its files, and nothing else: per sample the byte offset of its
+    ``generations.jsonl`` record (in run order) and, per metric, of its last ``metrics.jsonl`` row
+    (the last row per metric and sample wins: a resumed run appends rows). 8 bytes a sample and
+    metric; the sample ids are held only while one run's rows are indexed (:meth:`add_run`, once
+    per shard when merging)."""
+
+    def __init__(self, metric_ids: Sequence[str]):
+        self.metric_ids = list(metric_ids)
+        self.requests = array("q")
+        self.rows = {m: array("q") for m in self.metric_ids}
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def add_run(self, generations: Iterable[tuple[int, Any]], rows: Iterable[tuple[int, Any]], where: Path) -> None:
+        """Index one run's records and rows, given as ``(byte offset, row)`` in file order."""
+        base, first, repeated = len(self.requests), {}, []
+        for offset, record in generations:
+            sample_id = record["request"]["sample_id"]
+            position = first.setdefault(sample_id, len(self.requests))
+            if position != len(self.requests):
+                repeated.append((len(self.requests), position))  # the same sample id: the same rows
+            self.requests.append(offset)
+        for m in self.metric_ids:
+            self.rows[m].extend(array("q", [-1]) * (len(self.requests) - base))
+        for offset, row in rows:
+            if not isinstance(row, dict):
+                continue
+            m, sample_id = row.get("metric_id"), row.get("sample_id")
+            column = self.rows.get(m) if isinstance(m, str) else None
+            position = first.get(sample_id) if isinstance(sample_id, str) else None
+            if column is not None and position is not None:
+                column[position] = offset
+        for position, same in repeated:
+            for column in self.rows.values():
+                column[position] = column[same]
+        for m, column in self.rows.items():
+            missing = np.flatnonzero(np.frombuffer(column, dtype=np.int64)[base:] < 0)
+            if missing.size:
+                example = next(s for s, p in first.items() if p == base + int(missing[0]))
+                raise StoredRunError(f"{where}: metrics.jsonl has no {m!r} row for {missing.size} sample(s), "
+                                     f"e.g. {example!r}: the run did not finish scoring")
+
+    def table(self, metrics: MetricSet, group_by: Sequence[str], generations_file: Path, metrics_file: Path,
+              digest: Any = None) -> ResultTable:
+        """The rows fed chunk by chunk into the runner's :class:`ResultTable` (the rows of a metric
+        with its own aggregate stay in ``metrics_file``, read back by offset when it aggregates);
+        ``digest`` (a :class:`~wfeval.results.document.DatasetHash`) is fed each request."""
+        from wfeval.pipeline.spool import CHUNK
+
+        table = ResultTable(metrics, metrics.aggregation, group_by, rows_file=metrics_file, metric_ids=self.metric_ids)
+        with generations_file.open("rb") as records, metrics_file.open("rb") as rows:
+            for start in range(0, len(self), CHUNK):
+                stop = min(start + CHUNK, len(self))
+                requests = [GenerationRequest.from_dict(_line(records, o)["request"]) for o in self.requests[start:stop]]
+                per_metric = {m: [MetricResult.from_dict(_line(rows, o)) for o in self.rows[m][start:stop]]
+                              for m in self.metric_ids}
+                table.add(requests, per_metric, {m: self.rows[m][start:stop] for m in table.rows})
+                if digest is not None:
+                    for request in requests:
+                        digest.add(request)
+        return table
+
+
+def _line(handle: BinaryIO, offset: int) -> Any:
+    handle.seek(offset)
+    return json.loads(handle.readline())
 
 
 def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) -> MetricSet:

@@ -5,8 +5,8 @@ A run scores its samples chunk by chunk and writes each row to ``metrics.jsonl``
 read: for a metric aggregated by the default method its
 :class:`~wfeval.metrics.columns.OutcomeColumns` (status, values, skip category), for a metric
 with its own ``aggregate`` (FVD, step latency) its rows — the objects when they are in memory
-already (replay, merge), else their byte offsets in ``metrics.jsonl``, read back lazily when the
-metric aggregates — plus the group value of each ``group_by`` key and the splits.
+already (:meth:`of_rows`), else their byte offsets in ``metrics.jsonl``, read back lazily when the
+metric aggregates (a run, replay, merge) — plus the group value of each ``group_by`` key and the splits.
 
 :func:`ResultTable.of_rows` builds the same table from lists of rows, so every path to
 results.json (a run, ``run.from_run``, replay, merge, resume) aggregates through the same code.
