@@ -116,3 +116,20 @@ def test_merge_keeps_each_shards_last_rows_and_leaves_no_files_when_refused(tmp_
     with pytest.raises(StoredRunError, match=f"{shards[0]}: metrics.jsonl has no 'psnr' row for 5 sample"):
         merge_shards(shards, tmp_path / "refused")
     assert not (tmp_path / "refused").exists()
+
+
+@pytest.mark.parametrize("file,line,change", [
+    ("generations.jsonl", 2, lambda row: [1, 2, 3]),  # not a record at all
+    ("generations.jsonl", 4, lambda row: {**row, "request": {**row["request"], "sample_id": 7}}),
+    ("metrics.jsonl", 5, lambda row: {**row, "normalized_value": "nan?"}),
+    ("metrics.jsonl", 0, lambda row: {**row, "diagnostics": "oops"}),
+])
+def test_replay_refuses_a_malformed_row_naming_its_file_instead_of_a_traceback(tmp_path, file, line, change):
+    run_dir = _run(tmp_path, "run")
+    path = run_dir / file
+    lines = path.read_text().splitlines()
+    lines[line] = json.dumps(change(json.loads(lines[line])))
+    path.write_text("\n".join(lines) + "\n")
+    offset = sum(len(text) + 1 for text in lines[:line])
+    with pytest.raises(StoredRunError, match=rf"{file}.*at byte {offset}.*the file was changed or is not a run's"):
+        replay(run_dir, tmp_path / "out")

@@ -93,7 +93,11 @@ class RowIndex:
         """Index one run's records and rows, given as ``(byte offset, row)`` in file order."""
         base, first, repeated = len(self.requests), {}, []
         for offset, record in generations:
-            sample_id = record["request"]["sample_id"]
+            request = record.get("request") if isinstance(record, dict) else None
+            sample_id = request.get("sample_id") if isinstance(request, dict) else None
+            if not isinstance(sample_id, str):
+                raise StoredRunError(f"{where}: generations.jsonl, the record at byte {offset} is not a generation "
+                                     "record (no request.sample_id): the file was changed or is not a run's")
             position = first.setdefault(sample_id, len(self.requests))
             if position != len(self.requests):
                 repeated.append((len(self.requests), position))  # the same sample id: the same rows
@@ -129,14 +133,24 @@ class RowIndex:
         with generations_file.open("rb") as records, metrics_file.open("rb") as rows:
             for start in range(0, len(self), CHUNK):
                 stop = min(start + CHUNK, len(self))
-                requests = [GenerationRequest.from_dict(_line(records, o)["request"]) for o in self.requests[start:stop]]
-                per_metric = {m: [MetricResult.from_dict(_line(rows, o)) for o in self.rows[m][start:stop]]
-                              for m in self.metric_ids}
+                requests = [_parsed(GenerationRequest.from_dict, _line(records, o)["request"], generations_file, o)
+                            for o in self.requests[start:stop]]
+                per_metric = {m: [_parsed(MetricResult.from_dict, _line(rows, o), metrics_file, o)
+                                  for o in self.rows[m][start:stop]] for m in self.metric_ids}
                 table.add(requests, per_metric, {m: self.rows[m][start:stop] for m in table.rows})
                 if digest is not None:
                     for request in requests:
                         digest.add(request)
         return table
+
+
+def _parsed(parse: Any, data: Any, path: Path, offset: int) -> Any:
+    """``parse(data)``; a row that does not parse is a :class:`StoredRunError` naming its file and place."""
+    try:
+        return parse(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StoredRunError(f"{path}: the row at byte {offset} does not parse ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}): the file was changed or is not a run's") from None
 
 
 def _line(handle: BinaryIO, offset: int) -> Any:
