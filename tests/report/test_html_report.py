@@ -224,6 +224,20 @@ def test_latency_per_step_is_charted_only_for_step_wise_runs(tmp_path, sweep_rep
     assert f"<td>{np.median(every):.4g}</td>" in page
 
 
+def test_a_step_number_beyond_any_integer_column_is_left_out_not_a_crash(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    run = tmp_path / "hostile"
+    shutil.copytree(sweep_report.job("static"), run)
+    with (run / "steps.jsonl").open("a") as handle:  # a run folder is data: someone else may have written it
+        for step, value in ((0, 0.25), (2**63, 9.0), (-(2**70), 9.0), (1, 0.75)):
+            handle.write(json.dumps({"sample_id": "s0", "step": step, "latency_seconds": value, "cached": False}) + "\n")
+    page = write_report([run], tmp_path / "r.html").read_text()
+    every = [0.25, 0.75] + [r["latency_seconds"] for r in read_jsonl(sweep_report.job("static") / "steps.jsonl")
+                            if not r["cached"]]
+    assert f"<td>{np.median(every):.4g}</td>" in page  # the two out-of-range rows are not counted
+
+
 def test_latency_of_an_autoregressive_run_counts_its_step_rows(tmp_path):
     run = _small_run(tmp_path, "protocol=autoregressive", "metric=[psnr]")
     page = (run / "report.html").read_text()

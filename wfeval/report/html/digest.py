@@ -167,7 +167,8 @@ class Steps:
             elif not stepwise:  # the first step row: the rows kept so far were not step rows
                 stepwise, self.step.n, self.latency.n = True, 0, 0
             step, latency = row.get("step"), number(row.get("latency_seconds"))
-            if isinstance(step, int) and not isinstance(step, bool) and latency is not None and not row.get("cached"):
+            if (isinstance(step, int) and not isinstance(step, bool) and -2**63 <= step < 2**63  # an int64 column
+                    and latency is not None and not row.get("cached")):
                 self.step.append(step)
                 self.latency.append(latency)
 
