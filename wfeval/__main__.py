@@ -32,8 +32,10 @@ def _run_job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    from wfeval._allocator import keep_freed_memory
     from wfeval.pipeline.runner import run_from_config
 
+    keep_freed_memory()  # a run allocates and frees large arrays over and over; also in a launcher's workers
     hydra_cfg = HydraConfig.get()
     try:
         run_from_config(cfg, output_dir=hydra_cfg.runtime.output_dir)
@@ -126,10 +128,6 @@ def main() -> None:
     if conflict:
         print(conflict, file=sys.stderr)
         sys.exit(2)
-    if not {"--help", "-h", "--hydra-help", "--cfg", "-c", "--info", "-i"} & set(sys.argv[1:]):
-        from wfeval._allocator import keep_freed_memory
-
-        keep_freed_memory()  # a run allocates and frees large arrays over and over (wfeval/_allocator.py)
     if {"--help", "-h", "--hydra-help"} & set(sys.argv[1:]):
         from hydra._internal.hydra import Hydra
 

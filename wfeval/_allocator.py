@@ -4,9 +4,10 @@ Large numeric temporaries (I3D activations, decoded frames, SSIM maps) are alloc
 over and over. With glibc's defaults each of them is a fresh ``mmap`` or a heap that is trimmed
 after every free, so every reuse faults its pages in again: on the realistic run
 (docs/performance.md) 6 s of the 30 s were the kernel's (``sys``), ~50 000 page faults per I3D
-forward pass. Raising glibc's thresholds once at start-up (trim at 1 GiB, 64 MiB of top pad,
-``mmap`` only above 32 MiB, its largest) keeps that memory in the heap: ``sys`` 1.6–2.0 s, the run
-7–14 % faster, peak RSS unchanged. The same effect the ``MALLOC_*_`` environment variables give;
+forward pass. Raising glibc's thresholds when a run starts (the CLI's job function, so also in a
+launcher's worker processes): trim at 1 GiB, 64 MiB of top pad, ``mmap`` only above 32 MiB, its
+largest. That keeps the memory in the heap: ``sys`` 1.6–2.1 s, the run 7–14 % faster, peak RSS
+unchanged. The same effect the ``MALLOC_*_`` environment variables give; they,
 they, ``GLIBC_TUNABLES`` or a preloaded allocator (jemalloc, tcmalloc) are left alone.
 """
 
