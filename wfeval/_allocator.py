@@ -8,7 +8,7 @@ forward pass. Raising glibc's thresholds when a run starts (the CLI's job functi
 launcher's worker processes): trim at 1 GiB, 64 MiB of top pad, ``mmap`` only above 32 MiB, its
 largest. That keeps the memory in the heap: ``sys`` 1.6–2.1 s, the run 7–14 % faster, peak RSS
 unchanged. The same effect the ``MALLOC_*_`` environment variables give; they,
-they, ``GLIBC_TUNABLES`` or a preloaded allocator (jemalloc, tcmalloc) are left alone.
+``GLIBC_TUNABLES`` or a preloaded allocator (jemalloc, tcmalloc) are left alone.
 """
 
 from __future__ import annotations
