@@ -119,6 +119,13 @@ class JsonlRows(Sequence):
         return JsonlRows(self.path, [self.offsets[i] for i in indices], self.parse)
 
 
+def request_sample_id(record: Any) -> Any:
+    """The ``request.sample_id`` of a ``generations.jsonl`` record, or None when the record does not
+    have that shape (a run folder is data: someone else may have written the line)."""
+    request = record.get("request") if isinstance(record, dict) else None
+    return request.get("sample_id") if isinstance(request, dict) else None
+
+
 def line_offsets(path: Path) -> Iterator[tuple[int, dict]]:
     """``(byte offset, row)`` of each readable row of a JSONL file (as :func:`read_jsonl` reads them)."""
     if not path.exists():

@@ -148,3 +148,21 @@ def test_a_resume_after_a_resume_killed_before_scoring_never_reuses_a_row_of_the
     keys = [(r["metric_id"], r["sample_id"]) for r in rows]
     assert len(keys) == len(set(keys)) == 12  # one row per metric and sample: the stale ones are gone
     assert all(r["valid"] for r in rows)
+
+
+def test_a_resume_rescores_samples_whose_old_generation_records_are_malformed(tmp_path):
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+
+    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
+                   "benchmark.num_samples=4", "metric=[psnr,flicker]"])
+    run_dir = tmp_path / "run"
+    first = run_from_config(cfg, run_dir)
+    lines = (run_dir / "generations.jsonl").read_text().splitlines()
+    lines[1], lines[2] = "[1, 2]", json.dumps({"request": [1]})  # someone else's lines in the run folder
+    (run_dir / "generations.jsonl").write_text("\n".join(lines) + "\n")
+    again = run_from_config(cfg, run_dir)
+    assert {m: (r.n_valid, r.raw_stats) for m, r in again.results.items()} == \
+        {m: (r.n_valid, r.raw_stats) for m, r in first.results.items()}
+    started = [e for e in read_jsonl(run_dir / "events.jsonl") if e["event"] == "phase_started" and e["phase"] == "score"]
+    assert started[-1]["reused"] == 2 * 2  # samples 0 and 3 reused; 1 and 2 scored again

@@ -179,6 +179,19 @@ def _small_run(tmp_path, *overrides, name="run"):
     return tmp_path / name
 
 
+def test_generation_records_of_another_shape_are_left_out_not_a_crash(tmp_path):
+    from wfeval.report.html import write_report
+
+    run = _small_run(tmp_path, "metric=[psnr]", "run.report=false")
+    lines = (run / "generations.jsonl").read_text().splitlines()
+    lines[1], lines[2] = "[1, 2]", json.dumps({"request": [1], "result": {}})  # a run folder is data
+    (run / "generations.jsonl").write_text("\n".join(lines) + "\n")
+    (run / "samples.jsonl").unlink()  # the page falls back to generations.jsonl for its sample list
+    page = write_report([run], tmp_path / "r.html").read_text()
+    shown = set(re.findall(r"gridworld-test-0000\d", page))
+    assert {"gridworld-test-00000", "gridworld-test-00003", "gridworld-test-00004"} <= shown
+
+
 def test_failed_and_skipped_samples_are_listed_with_their_reasons(tmp_path):
     run = _small_run(tmp_path, "model=python", "model.object._target_=wfeval_test_models.RecordingModel",
                      "+model.object.missing=[2]", "+model.object.broken=[4]", "metric=[psnr,generated_rate]")

@@ -17,7 +17,7 @@ from wfeval._hashing import sha256_json
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
-from wfeval.rundir import RunDirectory, line_offsets
+from wfeval.rundir import RunDirectory, line_offsets, request_sample_id
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -39,10 +39,10 @@ class Reuse:
 
     def __init__(self, rundir: RunDirectory, metrics: Mapping[str, Any], records: Path,
                  previous_manifest: Mapping[str, Any]):
-        before = {row["request"]["sample_id"]: sha256_json(row)
-                  for _, row in line_offsets(rundir.file("generations.jsonl"))}
-        unchanged = {row["request"]["sample_id"] for _, row in line_offsets(records)
-                     if before.get(row["request"]["sample_id"]) == sha256_json(row)}
+        before = {sample_id: sha256_json(row) for _, row in line_offsets(rundir.file("generations.jsonl"))
+                  if isinstance(sample_id := request_sample_id(row), str)}  # a malformed old record: rescored
+        unchanged = {sample_id for _, row in line_offsets(records)
+                     if isinstance(sample_id := request_sample_id(row), str) and before.get(sample_id) == sha256_json(row)}
         del before
         versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
         current = {m for m, metric in metrics.items() if versions_before.get(m) == str(metric.version)}

@@ -20,7 +20,7 @@ from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
 from wfeval.results.table import ResultTable
-from wfeval.rundir import RunDirectory, line_offsets
+from wfeval.rundir import RunDirectory, line_offsets, request_sample_id
 
 
 class StoredRunError(ValueError):
@@ -93,8 +93,7 @@ class RowIndex:
         """Index one run's records and rows, given as ``(byte offset, row)`` in file order."""
         base, first, repeated = len(self.requests), {}, []
         for offset, record in generations:
-            request = record.get("request") if isinstance(record, dict) else None
-            sample_id = request.get("sample_id") if isinstance(request, dict) else None
+            sample_id = request_sample_id(record)
             if not isinstance(sample_id, str):
                 raise StoredRunError(f"{where}: generations.jsonl, the record at byte {offset} is not a generation "
                                      "record (no request.sample_id): the file was changed or is not a run's")

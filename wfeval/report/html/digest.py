@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from wfeval import rundir
 from wfeval.report.html.columns import Codes, Column, IdColumn, MetricRows, decode
 from wfeval.report.html.curves import Horizon
 from wfeval.report.html.values import number, status_of
@@ -75,7 +76,7 @@ class Generations:
         failing: dict[str, tuple] = {}
         ids = IdColumn()
         for record in rows:
-            sample = (record.get("request") or {}).get("sample_id")
+            sample = rundir.request_sample_id(record)
             if not sample:
                 continue
             sample_id = str(sample)

@@ -99,7 +99,7 @@ class RunData:
         """The ``generations.jsonl`` record (the last one) of each of ``sample_ids`` that has one."""
         wanted, found = set(sample_ids), {}
         for record in self._generations:
-            sample = (record.get("request") or {}).get("sample_id")
+            sample = rundir.request_sample_id(record)
             if sample and str(sample) in wanted:
                 found[str(sample)] = record
         return found
