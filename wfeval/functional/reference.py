@@ -197,10 +197,10 @@ def ssim(preds: Any, target: Any, *, data_range: float | None = None, per_frame:
         x, y = (v.permute(0, 3, 1, 2) / data_range for v in (x, y))
     else:
         x, y = (np.ascontiguousarray(v.transpose(0, 3, 1, 2)) / data_range for v in (x, y))
-    on_cpu = not is_tensor(x) or x.device.type == "cpu"
-    step = max(1, (_CHUNK_ELEMENTS if on_cpu else _DEVICE_CHUNK_ELEMENTS) // (c * h * w))
+    on_device = is_tensor(x) and x.device.type != "cpu"
+    step = max(1, (_DEVICE_CHUNK_ELEMENTS if on_device else _CHUNK_ELEMENTS) // (c * h * w))
     starts = range(0, x.shape[0], step)
-    if is_tensor(x) and x.device.type == "cpu":  # chunks on every core, one torch thread each
+    if is_tensor(x) and not on_device:  # chunks on every core, one torch thread each
         parts = map_torch_cpu(lambda i: _ssim_chunk(x[i:i + step], y[i:i + step]), list(starts))
     else:
         parts = [_ssim_chunk(x[i:i + step], y[i:i + step]) for i in starts]
