@@ -139,7 +139,7 @@ def frechet_timing(repeats: int) -> None:
 
 
 def streaming_memory(batch: int = 64, dim: int = 400) -> None:
-    from wfeval.frechet import FrechetStats
+    from wfeval.stats.frechet import FrechetStats
 
     print(f"Streaming statistics, peak Python-heap memory ({dim}-d features, batches of {batch}):")
     peaks = {}

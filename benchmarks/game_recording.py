@@ -45,7 +45,7 @@ def build(benchmark: str, overrides: list[str]):
 
 
 def throughput(benchmark: str, trajectories: int, extra: list[str]) -> dict:
-    from wfeval.artifacts import ArtifactStore
+    from wfeval.storage.artifacts import ArtifactStore
 
     bench = build(benchmark, [f"benchmark.num_trajectories={trajectories}", "benchmark.cache=false", *extra])
     with tempfile.TemporaryDirectory(prefix="wfeval-rec-") as tmp:

@@ -153,7 +153,7 @@ def headline(run_dir: Path) -> dict[str, float]:
 
 
 def bootstrap_timing(sizes=(256, 1024, 2048), resamples: int = 1000, former_resamples: int = 5) -> list[dict]:
-    from wfeval.frechet import _fd_features, bootstrap_frechet
+    from wfeval.stats.frechet import _fd_features, bootstrap_frechet
 
     rng = np.random.default_rng(0)
     rows = []
@@ -180,7 +180,7 @@ def bootstrap_timing(sizes=(256, 1024, 2048), resamples: int = 1000, former_resa
 def store_ratio(store: Path, samples: int, runs: list[Path] = ()) -> dict:
     """Objects on disk per sample against the raw arrays the run uses (what the former store held:
     the stored objects decoded, plus the dataset files ``runs`` read in place, decoded)."""
-    from wfeval.store import du
+    from wfeval.cli.store import du
 
     with open(os.devnull, "w") as sink:
         report = du(store, list(runs), out=sink)
@@ -196,7 +196,7 @@ def reference_read_cost(run_dir: Path) -> dict:
     """Reading one reference read in place (decode + content check) against reading the same array
     from a zstd object (what the former store did), and the cheap check of run.verify_artifacts."""
     from wfeval.api import ArtifactRef
-    from wfeval.artifacts import FILE_MEDIA_TYPE, ArtifactStore, check_object, read_array
+    from wfeval.storage.artifacts import FILE_MEDIA_TYPE, ArtifactStore, check_object, read_array
 
     first = json.loads((run_dir / "generations.jsonl").read_text().splitlines()[0])
     ref = ArtifactRef.from_dict(first["request"]["references"]["video"])
@@ -218,8 +218,8 @@ def reference_read_cost(run_dir: Path) -> dict:
 
 
 def integrity_cost(store: Path) -> dict:
-    from wfeval.artifacts import check_object, read_array
-    from wfeval.store import objects
+    from wfeval.storage.artifacts import check_object, read_array
+    from wfeval.cli.store import objects
 
     obj = max(objects(store), key=lambda o: o.size)
     ref = ArtifactRefFor(store, obj.sha256)
@@ -238,7 +238,7 @@ def integrity_cost(store: Path) -> dict:
 
 
 def ArtifactRefFor(store: Path, sha: str):  # noqa: N802 - a ref of an existing object
-    from wfeval.artifacts import ArtifactStore
+    from wfeval.storage.artifacts import ArtifactStore
 
     return ArtifactStore(store).ref_of(sha, kind="video", shape=(), dtype="uint8")
 

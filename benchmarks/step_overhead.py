@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def requests(n: int, store_dir: Path) -> list:
     from hydra import compose, initialize_config_module
 
-    from wfeval.artifacts import ArtifactStore
+    from wfeval.storage.artifacts import ArtifactStore
     from wfeval.schemas import register_schemas
     from wfeval.pipeline import build
 

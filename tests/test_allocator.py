@@ -8,13 +8,13 @@ import textwrap
 
 import pytest
 
-from wfeval._allocator import keep_freed_memory
+from wfeval.utils.allocator import keep_freed_memory
 
 PROBE = textwrap.dedent("""
     import resource, sys
     import numpy as np
     if sys.argv[1] == "tuned":
-        from wfeval._allocator import keep_freed_memory
+        from wfeval.utils.allocator import keep_freed_memory
         assert keep_freed_memory()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(40):  # what a run does with frames and activations: allocate, use, free, again

@@ -15,26 +15,32 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wfeval"
 
 LAYERS: list[set[str]] = [
-    {"api", "_hashing", "_parallel", "_allocator", "conf"},  # contracts; conf/ is data; thread pools; malloc
-    {"artifacts", "config", "progress", "frechet", "stats"},  # storage, config schemas/errors, maths
-    {"rundir", "io", "decoded_cache"},
+    {"api", "utils", "conf"},  # contracts; conf/ is data; hashing, thread pools, malloc, progress
+    {"config", "stats"},  # config schemas/errors, maths
+    {"storage"},
+    {"io"},
     {"features"},  # I3D and its weights
     {"functional"},  # formulas (numpy / torch)
     {"metrics", "models"},  # metric classes; the model contract and generic adapters
     {"benchmarks"},  # families: datasets, simulators, their baselines
     {"protocols"},  # drivers (autoregressive, closed loop, planning), policies, planner
-    {"results", "result_cache"},  # rows → aggregates, slices, scorecard, evidence, results.json; cached rows
+    {"results"},  # rows → aggregates, slices, scorecard, evidence, results.json; cached rows
     {"report"},  # renderings of results
     {"pipeline"},  # build → generate → score → results → write
     {"schemas"},  # registers every plugin package's config schemas
     {"recipes"},  # learned baselines apart from the core: training app, model=learned
-    {"__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "sweep", "store", "__init__"},
+    {"cli", "__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "store", "__init__"},
 ]
 COMMANDS = LAYERS[-1]
 MAX_PIPELINE_LINES = 300
 
 
+SHIMS = {"wfeval.features.fetch", "wfeval.recipes.train", "wfeval.report.__main__"}  # command spellings
+
+
 def _unit(module: str) -> str:
+    if module in SHIMS:
+        return "cli"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

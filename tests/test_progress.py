@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from wfeval.progress import Progress
+from wfeval.utils.progress import Progress
 
 
 class Terminal(io.StringIO):

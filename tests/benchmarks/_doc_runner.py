@@ -37,7 +37,7 @@ def _commands(body: str) -> list[str]:
 
 
 def run_command(line: str, workdir: Path, runs: list[Path]) -> None:
-    from wfeval.export_dataset import main as export_main
+    from wfeval.cli.export_dataset import main as export_main
     from wfeval.pipeline.runner import run_from_config
 
     argv = shlex.split(os.path.expandvars(line))

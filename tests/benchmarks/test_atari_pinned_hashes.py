@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import compose
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import compose
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 

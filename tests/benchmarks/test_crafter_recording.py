@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, cli_env, compose, run_cli
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 
@@ -24,7 +24,7 @@ PROBE = """
 import sys
 sys.path[:0] = [{root!r}, {tests!r}]
 from conftest import compose
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 cfg = compose({overrides!r})

@@ -6,7 +6,7 @@ import numpy as np
 
 from tests.benchmarks._folder_helpers import copy_example, lines
 from tests.benchmarks.test_folder_adapter import _folder
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 
 
 def test_a_second_selection_reuses_the_decoded_objects_and_a_changed_file_is_decoded_again(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from tests.benchmarks._folder_helpers import EXAMPLE, bad_dataset, lines
-from wfeval.export_dataset import main
+from wfeval.cli.export_dataset import main
 from wfeval.io import read_image, read_video
 
 

@@ -16,9 +16,9 @@ import pytest
 from tests.benchmarks._folder_helpers import copy_example, lines, write_lines
 from tests.benchmarks.test_folder_adapter import _folder
 from tests.conftest import cli_env, compose, read_jsonl
-from wfeval import artifacts
+from wfeval.storage import artifacts
 from wfeval.api import ArtifactRef
-from wfeval.artifacts import (
+from wfeval.storage.artifacts import (
     FILE_MEDIA_TYPE,
     ArtifactCorrupt,
     ArtifactError,
@@ -34,7 +34,7 @@ from wfeval.io._decoder import decode, options_for
 @pytest.fixture()
 def decodes(monkeypatch):
     """The dataset files decoded from now on, as (file name, how) pairs: by the folder benchmark
-    (to learn a file's content) or by reading a ref (wfeval.artifacts.read_array)."""
+    (to learn a file's content) or by reading a ref (wfeval.storage.artifacts.read_array)."""
     import wfeval.benchmarks.folder.adapter as adapter
 
     seen: list[tuple[str, str]] = []
@@ -138,7 +138,7 @@ def test_verify_artifacts_marks_a_sample_whose_dataset_file_moved_as_failed(tmp_
 
 def _ref(tmp_path, path, read="video"):
     store = ArtifactStore(tmp_path / "store")
-    from wfeval.decoded_cache import file_ref
+    from wfeval.storage.decoded import file_ref
 
     return file_ref(store, path, kind="image" if read in ("image", "first_frame") else "video",
                     decoder=FILE_DECODER, options=options_for(read))
@@ -206,7 +206,7 @@ def test_the_first_frame_decoded_alone_is_frame_zero_of_the_whole_video(tmp_path
 def test_prune_keeps_nothing_for_dataset_files_and_du_counts_them_apart(tmp_path):
     import io
 
-    from wfeval.store import du, kept_references, prune
+    from wfeval.cli.store import du, kept_references, prune
 
     root = copy_example(tmp_path / "data")
     _run(tmp_path / "runs", "kept", root, "metric=[generated_rate]")
@@ -227,7 +227,7 @@ def test_a_process_that_never_imported_wfeval_io_reads_a_file_ref_through_the_en
     path = tmp_path / "v.npy"
     np.save(path, np.full((2, 4, 4, 3), 7, np.uint8))
     ref = _ref(tmp_path, path)
-    code = ("import json, sys; from wfeval.api import ArtifactRef; from wfeval.artifacts import read_array; "
+    code = ("import json, sys; from wfeval.api import ArtifactRef; from wfeval.storage.artifacts import read_array; "
             "ref = ArtifactRef.from_dict(json.loads(sys.argv[1])); assert 'wfeval.io' not in sys.modules; "
             "print(int(read_array(ref).sum()))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(ref.to_dict())], capture_output=True, text=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.conftest import compose
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
 
 

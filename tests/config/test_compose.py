@@ -9,7 +9,7 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from tests.conftest import ROOT, compose
 from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.config.errors import group_options
 from wfeval.pipeline import build
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wfeval.frechet import _fd_features, bootstrap_frechet, bootstrap_values, covariance_ddof
+from wfeval.stats.frechet import _fd_features, bootstrap_frechet, bootstrap_values, covariance_ddof
 
 
 def _reference_values(x1, x2, *, covariance, n_resamples, seed, units1=None, units2=None):

@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg
 
 from wfeval.functional import frechet_distance
-from wfeval.frechet import FrechetStats, bootstrap_frechet, frechet_distance_features, trace_sqrt_product
+from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, frechet_distance_features, trace_sqrt_product
 
 
 def _spd(rng, dim, rank=None):

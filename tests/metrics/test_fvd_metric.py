@@ -10,10 +10,10 @@ import pytest
 
 from tests.features._weights import require_i3d_weights
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.artifacts import ArtifactStore
-from wfeval.features.store import ReferenceStatsCache
+from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.features import ReferenceStatsCache
 from wfeval.features.weights import CONVERTED_SHA256
-from wfeval.frechet import frechet_distance_features
+from wfeval.stats.frechet import frechet_distance_features
 from wfeval.metrics.fvd import FVD
 
 

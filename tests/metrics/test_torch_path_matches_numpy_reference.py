@@ -8,7 +8,7 @@ import pytest
 
 from tests.functional.test_ssim_psnr_match_scikit_image import gridworld_pair
 from wfeval.api import GenerationRequest, GenerationResult
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import compose
 from wfeval.api import GenerationResult
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.metrics.control import ActionFollowing, AgentPositionError
 from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude

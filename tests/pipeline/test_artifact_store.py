@@ -11,7 +11,7 @@ import pytest
 import zstandard
 
 from wfeval.api import ArtifactRef, GenerationRequest
-from wfeval.artifacts import ArtifactError, ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactError, ArtifactStore, read_array
 from wfeval.pipeline.generate import request_key
 
 

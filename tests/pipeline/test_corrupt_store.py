@@ -11,7 +11,7 @@ import pytest
 import zstandard
 
 from tests.conftest import compose
-from wfeval.artifacts import ArtifactCorrupt, ArtifactStore, array_bytes, check_object, read_array
+from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactStore, array_bytes, check_object, read_array
 
 
 def _video(seed=0):

@@ -12,7 +12,7 @@ from tests.conftest import compose
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.reference import PSNR
 from wfeval.pipeline.runner import run_from_config
-from wfeval.result_cache import ResultCache, metric_identity, score_metrics
+from wfeval.storage.metric_rows import ResultCache, metric_identity, score_metrics
 
 
 def _events(run_dir):
@@ -91,7 +91,7 @@ def test_errors_are_not_cached_and_options_that_only_aggregate_do_not_split_the_
 
 
 def test_every_array_is_decoded_once_per_run_whatever_the_number_of_metrics(tmp_path, base, monkeypatch):
-    import wfeval.artifacts as artifacts
+    import wfeval.storage.artifacts as artifacts
 
     run_from_config(compose(base), output_dir=tmp_path / "a")  # generations cached
     decoded = []

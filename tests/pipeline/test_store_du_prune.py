@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import cli_env, compose
-from wfeval.artifacts import ArtifactStore, read_array
-from wfeval.store import du, kept_references, objects, parse_age, parse_size, prune
+from wfeval.storage.artifacts import ArtifactStore, read_array
+from wfeval.cli.store import du, kept_references, objects, parse_age, parse_size, prune
 
 
 @pytest.fixture()

@@ -16,9 +16,9 @@ from wfeval.pipeline import spool
 from wfeval.pipeline.merge import merge_shards
 from wfeval.pipeline.runner import run_from_config
 from wfeval.pipeline.stored import StoredRunError, open_run
-from wfeval.replay import replay
+from wfeval.cli.replay import replay
 from wfeval.results import build_results
-from wfeval.rundir import read_jsonl as stored_rows
+from wfeval.storage.rundir import read_jsonl as stored_rows
 
 N = 11
 

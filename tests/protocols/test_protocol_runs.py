@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, compose, read_jsonl, run_cli
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline.runner import run_from_config
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, compose
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.models.protocol import StepOutput, has_step_interface, step_many
 from wfeval.pipeline import build
 

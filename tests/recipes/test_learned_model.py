@@ -27,7 +27,7 @@ TINY = {"data": {"episodes": 64, "steps": 15, "seed": 0},
 
 def _train(out, **changes):
     from wfeval.benchmarks.gridworld import GridworldBenchmark
-    from wfeval.recipes.train import run
+    from wfeval.cli.train import run
 
     cfg = json.loads(json.dumps(TINY))
     for section, values in changes.items():

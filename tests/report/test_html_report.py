@@ -116,7 +116,7 @@ def test_strips_show_the_best_median_and_worst_samples_by_value(sweep_report):
 
 def test_strip_frames_are_reference_generated_and_difference_side_by_side(sweep_report):
     from wfeval.api import ArtifactRef
-    from wfeval.artifacts import read_array
+    from wfeval.storage.artifacts import read_array
 
     job = sweep_report.job("static")
     group = _group(sweep_report.html.read_text(), "gridworld.psnr", "static")

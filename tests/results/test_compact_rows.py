@@ -14,11 +14,11 @@ from wfeval.metrics.base import BaseMetric, default_aggregate
 from wfeval.metrics.columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored, scored, skipped
 from wfeval.pipeline.spool import pair_spool, request_spool
-from wfeval.result_cache import ResultCache
+from wfeval.storage.metric_rows import ResultCache
 from wfeval.results import build_results, dataset_hash
 from wfeval.results.document import DatasetHash
 from wfeval.results.table import ResultTable
-from wfeval.rundir import JsonlWriter, read_jsonl
+from wfeval.storage.rundir import JsonlWriter, read_jsonl
 
 
 def _rows() -> list[MetricResult]:

@@ -22,7 +22,7 @@ def _main(monkeypatch, capsys, tmp_path: Path, *overrides: str, folder: bool = F
           bench: list[str] | None = None) -> tuple[int, str, Path]:
     """``python -m wfeval <overrides>`` in this process (on 3 gridworld samples, or the example
     dataset folder): (exit code, stderr, run dir)."""
-    from wfeval.__main__ import main
+    from wfeval.cli.run import main
 
     run_dir = tmp_path / "run"
     if bench is None:
@@ -71,7 +71,7 @@ def _manifest(run_dir: Path) -> dict:
                                          (errno.EDQUOT, "(EDQUOT)")])
 def test_a_storage_error_while_storing_an_output_fails_the_run_not_the_model(monkeypatch, capsys, tmp_path,
                                                                               code, words):
-    from wfeval.artifacts import ArtifactStore
+    from wfeval.storage.artifacts import ArtifactStore
 
     real_put = ArtifactStore.put_array
     stored = []
@@ -268,7 +268,7 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    assert "Traceback" not in err and f"interrupted by {signame}" in err and "wfeval.resume" in err
+    assert "Traceback" not in err and f"interrupted by {signame}" in err and "python -m wfeval.resume" in err
     manifest = _manifest(run_dir)
     assert manifest["status"] == "interrupted" and manifest["signal"] == signame
     assert "run_interrupted" in [e["event"] for e in read_jsonl(run_dir / "events.jsonl")]

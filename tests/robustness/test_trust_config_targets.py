@@ -162,12 +162,12 @@ def test_a_wfeval_function_that_writes_files_is_not_a_target(tmp_path, conf):
     sentinel = tmp_path / "SENTINEL"
     write(conf, "benchmark/writer.yaml", f"""\
         name: writer
-        _target_: wfeval.artifacts.atomic_write_bytes
+        _target_: wfeval.storage.artifacts.atomic_write_bytes
         path: {sentinel}
         data: pwned
         """)
     proc = cli(tmp_path, _searchpath(conf), "benchmark=writer", "metric=[generated_rate]")
-    assert_refused(proc, "'wfeval.artifacts.atomic_write_bytes'", "wfeval's own targets are classes")
+    assert_refused(proc, "'wfeval.storage.artifacts.atomic_write_bytes'", "wfeval's own targets are classes")
     assert not sentinel.exists()
 
 
@@ -259,7 +259,7 @@ def test_an_installed_wfeval_entry_point_is_trusted(tmp_path, monkeypatch):
 
 
 def test_export_dataset_checks_the_config_like_a_run(tmp_path, conf, monkeypatch, capsys):
-    from wfeval.export_dataset import main as export_main
+    from wfeval.cli.export_dataset import main as export_main
 
     monkeypatch.delenv("WFEVAL_TRUST")
     sentinel = tmp_path / "SENTINEL"
@@ -273,6 +273,6 @@ def test_export_dataset_checks_the_config_like_a_run(tmp_path, conf, monkeypatch
 def test_hydra_launcher_and_sweeper_targets_outside_hydra_are_refused():
     tree = {"hydra": {"launcher": {"_target_": "builtins.exec"},
                       "sweeper": {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"},
-                      "callbacks": {"ok": {"_target_": "wfeval.sweep.SweepSummary"},
+                      "callbacks": {"ok": {"_target_": "wfeval.cli.sweep.SweepSummary"},
                                     "plugin": {"_target_": "hydra_plugins.some_plugin.Callback"}}}}
     assert [(f.key, f.target) for f in find_untrusted(tree, TrustPolicy())] == [("hydra.launcher._target_", "builtins.exec")]

@@ -40,7 +40,7 @@ def _fake_run(run_dir, config_text):
 
 
 def test_a_malformed_run_folder_config_is_named_by_replay(tmp_path, capsys):
-    from wfeval.replay import main
+    from wfeval.cli.replay import main
 
     _fake_run(tmp_path / "run", "metric: {psnr: [\n")
     assert main([str(tmp_path / "run")]) == 2
@@ -49,7 +49,7 @@ def test_a_malformed_run_folder_config_is_named_by_replay(tmp_path, capsys):
 
 
 def test_a_malformed_overrides_yaml_is_named_by_resume(tmp_path, capsys):
-    from wfeval.resume import main
+    from wfeval.cli.resume import main
 
     _fake_run(tmp_path / "run", "- model=python\n- [\n")
     with pytest.raises(SystemExit) as stop:

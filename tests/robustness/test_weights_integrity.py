@@ -144,7 +144,7 @@ def test_a_run_with_random_cached_weights_reports_no_fvd_and_claims_no_hash(tmp_
 
 
 def test_fetch_check_reports_a_mismatched_cache_and_fails(tmp_path, capsys):
-    from wfeval.features.fetch import main as fetch_main
+    from wfeval.cli.fetch import main as fetch_main
 
     _random_weights(tmp_path)
     assert fetch_main(["--cache-dir", str(tmp_path), "--check"]) == 1

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 
 #: metadata key of a request whose inputs are unusable, and the stop_reason of its result
 INPUT_ERROR = "input_error"

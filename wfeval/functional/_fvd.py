@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from wfeval.features.preprocess import FEATURE_NAME, ClipRecipe, ClipTooShort, select_clip
-from wfeval.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
+from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
 
 _MEMO_SIZE = 4096  # features of recently seen identical clips are reused (bounded)
 
@@ -89,8 +89,8 @@ class _Collector:
 
 def _collect(videos: Iterable[np.ndarray], side: str, recipe: ClipRecipe, extractor: Any, keep: bool,
              progress_mode: str, skipped: Counter, memo: OrderedDict[str, np.ndarray]) -> _Collector:
-    from wfeval.artifacts import array_bytes
-    from wfeval.progress import Progress
+    from wfeval.storage.artifacts import array_bytes
+    from wfeval.utils.progress import Progress
 
     total = len(videos) if hasattr(videos, "__len__") else 0  # a generator's length is unknown: 0
     show = progress_mode != "off" and not (progress_mode == "auto" and 0 < total <= 64)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from wfeval._parallel import map_torch_cpu
+from wfeval.utils.parallel import map_torch_cpu
 from wfeval.functional._video import (
     check_pair,
     check_video,

@@ -1,12 +1,12 @@
-"""The decoder of dataset files read in place (:class:`wfeval.artifacts.FileDecoder` ``"wfeval.io"``).
+"""The decoder of dataset files read in place (:class:`wfeval.storage.artifacts.FileDecoder` ``"wfeval.io"``).
 
 A dataset's file is not copied into the artifact store: its ref names the file and these
-options, and reading the ref decodes the file again (:func:`wfeval.artifacts.read_array`).
+options, and reading the ref decodes the file again (:func:`wfeval.storage.artifacts.read_array`).
 ``options["read"]`` is how: ``"video"`` (:func:`read_video`, ``check_complete``), ``"image"``
 (:func:`read_image`), ``"first_frame"`` (frame 0 of what ``"video"`` reads, decoding only that
 frame) or ``"array"`` (:func:`load_array`, as stored); ``options["limits"]`` are the
 :class:`Limits` of the run that recorded the ref (those that differ from the defaults).
-Registered with :mod:`wfeval.artifacts` when :mod:`wfeval.io` is imported (and declared as the
+Registered with :mod:`wfeval.storage.artifacts` when :mod:`wfeval.io` is imported (and declared as the
 ``wfeval.decoders`` entry point ``wfeval.io`` for processes that have not imported it).
 """
 
@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from wfeval.artifacts import FileDecoder, register_decoder
+from wfeval.storage.artifacts import FileDecoder, register_decoder
 from wfeval.io._errors import VideoReadError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
 

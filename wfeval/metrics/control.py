@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import wfeval.functional.control as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.base import DescribedMetric
 

@@ -77,7 +77,7 @@ class DeviceMixin:
 
         if self._torch_device is None:
             self._torch_device = resolve_device(self.device)
-        with warnings.catch_warnings():  # a shared read-only array (wfeval.artifacts.preloaded): torch only reads it
+        with warnings.catch_warnings():  # a shared read-only array (wfeval.storage.artifacts.preloaded): torch only reads it
             warnings.simplefilter("ignore", UserWarning)
             return torch.from_numpy(np.ascontiguousarray(array)).to(self._torch_device)
 
@@ -96,7 +96,7 @@ class DeviceMixin:
         if self._torch_device.type != "cpu":
             yield
             return
-        from wfeval._parallel import one_torch_thread
+        from wfeval.utils.parallel import one_torch_thread
 
         with one_torch_thread():
             yield

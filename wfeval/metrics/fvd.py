@@ -25,12 +25,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, MetricResult
-from wfeval.artifacts import ArtifactError, array_bytes, read_array
+from wfeval.storage.artifacts import ArtifactError, array_bytes, read_array
 from wfeval.features.cache import cache_dir as resolve_cache_dir
 from wfeval.features.preprocess import FEATURE_NAME, ClipRecipe, ClipTooShort, clip_start, select_clip
-from wfeval.features.store import FeatureStore, ReferenceStatsCache, reference_set_sha256
+from wfeval.storage.features import FeatureStore, ReferenceStatsCache, reference_set_sha256
 from wfeval.features.weights import FETCH_COMMAND, WeightsInfo, WeightsUnavailable, resolve_weights
-from wfeval.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
+from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
 from wfeval.metrics.base import BaseMetric, _skip_key
 from wfeval.metrics.outcomes import skipped
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import wfeval.functional.reference as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 from wfeval.metrics.device import DeviceMixin
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.base import DescribedMetric

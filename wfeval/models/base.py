@@ -12,7 +12,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 
 
 @runtime_checkable

@@ -298,7 +298,7 @@ class CommandModel:
 def _plain_npy(ref: Any) -> str:
     """A path the program can ``np.load``: the stored file if it is plain ``.npy``, else a decoded
     copy (the store keeps objects zstd-compressed), content-addressed in a temporary folder."""
-    from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes, read_array
+    from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes, read_array
 
     if ref.media_type in ("", NPY_MEDIA_TYPE) or not ref.sha256:
         return ref.uri.removeprefix("file://")

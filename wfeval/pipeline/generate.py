@@ -28,11 +28,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
-from wfeval.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
+from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
-from wfeval.result_cache import request_identity as request_key  # a request's content, artifacts by hash
+from wfeval.storage.metric_rows import request_identity as request_key  # a request's content, artifacts by hash
 
 
 class GenerationTimeout(TimeoutError):

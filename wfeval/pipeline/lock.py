@@ -50,7 +50,7 @@ def run_lock(run_dir: Path) -> Iterator[Path]:
             raise RunLocked(f"{run_dir} is in use by another wfeval process ({who}{since}); one process per run "
                             f"folder: wait for it to finish, or stop it (kill {info.get('pid', '<pid>')}) "
                             "and resume") from None
-        from wfeval.rundir import utc_now
+        from wfeval.storage.rundir import utc_now
 
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "host": platform.node(), "started_at": utc_now()}).encode())

@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 
 from wfeval.results import build_results
 from wfeval.results.document import DatasetHash
-from wfeval.rundir import JsonlWriter, RunDirectory, read_jsonl, utc_now
+from wfeval.storage.rundir import JsonlWriter, RunDirectory, read_jsonl, utc_now
 from wfeval.pipeline.shard import parse_shard
 from wfeval.pipeline.stored import RowIndex, StoredRunError, open_run
 from wfeval.report.markdown import results_markdown

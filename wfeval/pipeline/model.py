@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from wfeval._hashing import sha256_json
+from wfeval.utils.hashing import sha256_json
 from wfeval.api import GenerationRequest
 from wfeval.models.identity import code_identity
 

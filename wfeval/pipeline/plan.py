@@ -13,9 +13,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from omegaconf import DictConfig
 
-from wfeval._hashing import sha256_json
+from wfeval.utils.hashing import sha256_json
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build

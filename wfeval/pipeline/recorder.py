@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import wfeval
-from wfeval._hashing import sha256_json
+from wfeval.utils.hashing import sha256_json
 from wfeval.config.errors import ConfigError
-from wfeval.rundir import RUN_FORMAT_VERSION, RunDirectory, utc_now
+from wfeval.storage.rundir import RUN_FORMAT_VERSION, RunDirectory, utc_now
 
 KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
 CONFIG_HASH_RUN_KEYS = ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig
 
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.trust import check_config
@@ -35,13 +35,13 @@ from wfeval.pipeline.recorder import RunRecorder
 from wfeval.pipeline.score import Reuse, score_all
 from wfeval.pipeline.seeds import check_seed_mode, seeded_request
 from wfeval.pipeline.spool import Spool, chunked, pair_spool
-from wfeval.result_cache import ResultCache
-from wfeval.progress import Progress
+from wfeval.storage.metric_rows import ResultCache
+from wfeval.utils.progress import Progress
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
 from wfeval.results.table import ResultTable
-from wfeval.rundir import utc_now
+from wfeval.storage.rundir import utc_now
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
 PARTIAL_GENERATIONS = ".generations.jsonl.partial"  # renamed generations.jsonl when generation is done
@@ -230,7 +230,7 @@ def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: st
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                         rows_file=rundir.file("metrics.jsonl"))
     started = time.perf_counter()
-    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.result_cache)
+    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.storage.metric_rows)
     with rundir.writer("metrics.jsonl") as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
         for chunk in pairs.chunks():
             done = reuse.rows(chunk) if reuse is not None else {}

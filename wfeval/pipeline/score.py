@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from wfeval._hashing import sha256_json
+from wfeval.utils.hashing import sha256_json
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
-from wfeval.rundir import RunDirectory, line_offsets, request_sample_id
+from wfeval.storage.rundir import RunDirectory, line_offsets, request_sample_id
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -131,9 +131,9 @@ def score_all(
     cache: Any = None,
 ) -> dict[str, list[MetricResult]]:
     """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``, then the
-    store's metric-result ``cache``; arrays read ahead: :mod:`wfeval.result_cache`); a
+    store's metric-result ``cache``; arrays read ahead: :mod:`wfeval.storage.metric_rows`); a
     :class:`~wfeval.results.MetricSet` also says what a failed generation does to each metric."""
-    from wfeval.result_cache import score_metrics
+    from wfeval.storage.metric_rows import score_metrics
 
     on_failure = getattr(metrics, "on_failure", {})
 

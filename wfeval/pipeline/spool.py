@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from wfeval.api import GenerationRequest, GenerationResult
-from wfeval.rundir import JsonlRows, line_offsets
+from wfeval.storage.rundir import JsonlRows, line_offsets
 
 CHUNK = 256  # samples per chunk: what a run holds of its samples at once (tests set it to 1, 7, ...)
 

@@ -20,7 +20,7 @@ from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
 from wfeval.results.table import ResultTable
-from wfeval.rundir import RunDirectory, line_offsets, request_sample_id
+from wfeval.storage.rundir import RunDirectory, line_offsets, request_sample_id
 
 
 class StoredRunError(ValueError):

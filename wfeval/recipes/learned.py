@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.artifacts import read_array
+from wfeval.storage.artifacts import read_array
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, StepOutput
 from wfeval.recipes import checkpoint as ckpt

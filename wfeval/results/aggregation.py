@@ -16,7 +16,7 @@ from wfeval.api import AggregateResult, MetricResult
 from wfeval.metrics.base import BaseMetric, default_aggregate
 from wfeval.metrics.columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored
-from wfeval.rundir import JsonlRows
+from wfeval.storage.rundir import JsonlRows
 
 
 @dataclass(frozen=True)

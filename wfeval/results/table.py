@@ -24,7 +24,7 @@ from wfeval.api import AggregateResult, GenerationRequest, MetricResult
 from wfeval.metrics.columns import OutcomeColumns
 from wfeval.results.aggregation import Aggregation, aggregate_metric, declared_aggregation
 from wfeval.results.slices import group_value
-from wfeval.rundir import JsonlRows
+from wfeval.storage.rundir import JsonlRows
 
 
 class ResultTable:

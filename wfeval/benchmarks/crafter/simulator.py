@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from wfeval._hashing import canonical_json
+from wfeval.utils.hashing import canonical_json
 from wfeval.benchmarks.recorded.simulator import Step, require
 from wfeval.config.errors import ConfigError
 

@@ -10,13 +10,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.benchmarks.folder import manifest as mf
 from wfeval.benchmarks.folder.runtime import FolderRuntime
 from wfeval.benchmarks.folder.scorer import FolderScorer
 from wfeval.config.errors import ConfigError
-from wfeval.decoded_cache import file_ref
+from wfeval.storage.decoded import file_ref
 
 
 class FolderBenchmark:
@@ -150,7 +150,7 @@ class FolderBenchmark:
                 for key, rel in files.items():
                     label = _label(key, slot)
                     exact, path = (slot if key == slot else None), self.root / rel
-                    try:  # read in place, decoded once per store by file content (wfeval.decoded_cache)
+                    try:  # read in place, decoded once per store by file content (wfeval.storage.decoded)
                         kind, options = self._how(path, exact)
                         ref = file_ref(store, path, kind=kind, decoder=FILE_DECODER, options=options,
                                        decode=lambda: self._read(path, exact=exact)[0])

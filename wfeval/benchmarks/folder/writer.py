@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.artifacts import ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.benchmarks.base import input_error
 from wfeval.benchmarks.folder import manifest as mf
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
-from wfeval.artifacts import ArtifactStore
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.gridworld import world
 
 

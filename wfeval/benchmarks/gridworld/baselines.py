@@ -136,7 +136,7 @@ class OracleModel(_Baseline):
 
             return continue_game(request, actions_of(request), self.__dict__.setdefault("_simulators", {}))
         if "video" in request.references:
-            from wfeval.artifacts import read_array
+            from wfeval.storage.artifacts import read_array
 
             return read_array(request.references["video"])
         return _world_state(request)  # raises: names the sample and what is missing
@@ -149,7 +149,7 @@ class OracleModel(_Baseline):
 
             return SourceState(start_game(request))
         if "video" in request.references:
-            from wfeval.artifacts import read_array
+            from wfeval.storage.artifacts import read_array
 
             video = read_array(request.references["video"])
             video.flags.writeable = False

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval._hashing import canonical_json, sha256_json
+from wfeval.utils.hashing import canonical_json, sha256_json
 from wfeval.api import (
     ArtifactRef,
     BenchmarkSpec,
@@ -34,8 +34,8 @@ from wfeval.api import (
     MetricSpec,
     WorldTaskConfig,
 )
-from wfeval.artifacts import ArtifactStore
-from wfeval.benchmarks.recorded.cache import FORMAT, RecordingCache
+from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.recordings import FORMAT, RecordingCache
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
@@ -326,7 +326,7 @@ class RecordedBenchmark:
 
 
 def initial_frame_of(request: GenerationRequest) -> np.ndarray:
-    from wfeval.artifacts import read_array
+    from wfeval.storage.artifacts import read_array
 
     return read_array(request.inputs["image"])
 

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval._hashing import canonical_json
+from wfeval.utils.hashing import canonical_json
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.recorded.policy import sticky_actions
 from wfeval.benchmarks.recorded.resize import area_resize

@@ -48,7 +48,7 @@ def _title(runs: Sequence) -> str:
 
 def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None) -> Path:
     """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
-    from wfeval.artifacts import atomic_write_bytes
+    from wfeval.storage.artifacts import atomic_write_bytes
     from wfeval.report.html.load import load_runs
 
     runs = load_runs(paths)

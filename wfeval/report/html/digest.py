@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from wfeval import rundir
+from wfeval.storage import rundir
 from wfeval.report.html.columns import Codes, Column, IdColumn, MetricRows, decode
 from wfeval.report.html.curves import Horizon
 from wfeval.report.html.values import number, status_of

@@ -11,13 +11,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from wfeval import rundir
+from wfeval.storage import rundir
 from wfeval.api import ArtifactRef
 from wfeval.report.html.digest import Generations, Samples, Steps, read_metrics
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The object rows of a run file (torn lines skipped by :func:`wfeval.rundir.read_jsonl`)."""
+    """The object rows of a run file (torn lines skipped by :func:`wfeval.storage.rundir.read_jsonl`)."""
     if path.is_file():
         yield from (row for row in rundir.read_jsonl(path) if isinstance(row, dict))
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from wfeval.api import ArtifactRef
-from wfeval.artifacts import ArtifactError, ArtifactStore, read_array
+from wfeval.storage.artifacts import ArtifactError, ArtifactStore, read_array
 
 MAX_FRAMES = 48
 MAX_SIDE = 128

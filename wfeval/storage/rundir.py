@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from wfeval.artifacts import atomic_write_bytes
+from wfeval.storage.artifacts import atomic_write_bytes
 
 RUN_FORMAT_VERSION = "wfeval.run/1"
 

@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from wfeval.api import ArtifactRef
-from wfeval.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
-from wfeval.frechet import FrechetStats
+from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
+from wfeval.stats.frechet import FrechetStats
 
 FEATURE_KIND = "i3d_features"
 STATS_VERSION = 1

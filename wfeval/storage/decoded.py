@@ -1,7 +1,7 @@
 """Decoded dataset files by content: a dataset's file is decoded once per store, and never copied.
 
 ``file_ref(store, path, kind=..., decoder=..., options=...)`` returns the
-:func:`wfeval.artifacts.file_ref` of the array ``decoder`` makes of ``path``: a ref to the file
+:func:`wfeval.storage.artifacts.file_ref` of the array ``decoder`` makes of ``path``: a ref to the file
 itself, with the address (sha256), shape and dtype of the decoded array; nothing is written into
 ``objects/``. The first call decodes the file and records ``<store>/decoded/ab/<key>.json``
 (the decoded array's sha256, shape and dtype), the key being the sha256 of (what the file holds —
@@ -9,7 +9,7 @@ itself, with the address (sha256), shape and dtype of the decoded array; nothing
 versions, the options, the file's suffix and the artifact kind). Later calls (a rerun, each model
 of a sweep, another run on the same dataset) hash the small encoded file and build the ref from
 the record, without decoding or hashing the decoded array. Reading the ref decodes the file and
-checks the content (:func:`wfeval.artifacts.read_array`).
+checks the content (:func:`wfeval.storage.artifacts.read_array`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from wfeval._hashing import sha256_json
+from wfeval.utils.hashing import sha256_json
 from wfeval.api import ArtifactRef
-from wfeval.artifacts import FileDecoder, atomic_write_bytes, content_sha256
-from wfeval.artifacts import file_ref as _file_ref
+from wfeval.storage.artifacts import FileDecoder, atomic_write_bytes, content_sha256
+from wfeval.storage.artifacts import file_ref as _file_ref
 
 FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
 _SHA = re.compile(r"[0-9a-f]{64}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from wfeval._parallel import map_blas
+from wfeval.utils.parallel import map_blas
 
 COVARIANCE_DDOF = {"N": 0, "N-1": 1}  # StyleGAN-V divides by N, TF-GAN by N-1
 

@@ -40,7 +40,7 @@ ZSTD_LEVEL = 3  # chosen by measurement (docs/performance.md): level 9 saves lit
 FILE_MEDIA_TYPE = "application/x-wfeval-file"  # a dataset file read in place, decoded on read (file_ref)
 
 
-_PRELOADED: dict[str, np.ndarray] = {}  # sha256 → verified array (wfeval.result_cache's reader thread)
+_PRELOADED: dict[str, np.ndarray] = {}  # sha256 → verified array (wfeval.storage.metric_rows's reader thread)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 
-FAILED_JOBS: list[str] = []  # read by wfeval.__main__ to exit non-zero after a sweep with failures
+FAILED_JOBS: list[str] = []  # read by wfeval.cli.run to exit non-zero after a sweep with failures
 
 
 def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:

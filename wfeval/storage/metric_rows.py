@@ -18,7 +18,7 @@ artifact refs (FVD's feature files) are gone is recomputed.
 
 The misses are scored in blocks of samples: a reader thread decodes (and verifies) the arrays of
 the next block while the current one is scored, every metric of a block reads each array once
-(:func:`wfeval.artifacts.preloaded`), and a metric with a ``prepare(pairs)`` method (FVD: clips of
+(:func:`wfeval.storage.artifacts.preloaded`), and a metric with a ``prepare(pairs)`` method (FVD: clips of
 the block's samples share I3D forward passes) gets the block first.
 """
 
@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wfeval._hashing import canonical_json, sha256_json
+from wfeval.utils.hashing import canonical_json, sha256_json
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 
 BLOCK = 8  # samples per block: bounds the arrays held (two blocks at a time)
@@ -134,7 +134,7 @@ class ResultCache:
         return row
 
     def put(self, digest: str, key: str, row: MetricResult) -> None:
-        from wfeval.artifacts import atomic_write_bytes
+        from wfeval.storage.artifacts import atomic_write_bytes
 
         if row.status in CACHED_STATUSES:
             try:
@@ -150,7 +150,7 @@ def _refs(request: GenerationRequest, result: GenerationResult) -> Iterable[Any]
 
 def _read_block(block: Sequence[tuple[GenerationRequest, GenerationResult]]) -> dict[str, Any]:
     """The verified arrays of a block's references and outputs, by content hash (unreadable: left out)."""
-    from wfeval.artifacts import ArtifactError, read_array
+    from wfeval.storage.artifacts import ArtifactError, read_array
 
     arrays: dict[str, Any] = {}
     for request, result in block:
@@ -177,7 +177,7 @@ def score_metrics(
     """Per metric id, one row per pair in pair order; ``done`` rows (a resumed run) are reused as
     they are (``on_result(row, True)``), cached rows are new rows of this run (``on_result(row, False)``).
     ``variants``: per metric id, what else changes its rows (the core's ``on_failure``)."""
-    from wfeval.artifacts import preloaded
+    from wfeval.storage.artifacts import preloaded
 
     rows: dict[str, list[MetricResult | None]] = {m: [None] * len(pairs) for m in metrics}
     keys: dict[tuple[str, int], tuple[str, str]] = {}

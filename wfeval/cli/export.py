@@ -1,0 +1,51 @@
+"""``python -m wfeval.export PATH... [--format csv|json|md] [--out FILE]``: results as a table.
+
+One row per run × measurement (value, interval, counts, eligibility). PATH is a run directory,
+a sweep directory or any folder holding runs; without ``--out`` the table goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+from wfeval.report.rows import ROW_FIELDS, find_results, fmt, load_document, markdown_table, rows
+
+
+def render(records: list[dict], fmt_name: str) -> str:
+    if fmt_name == "json":
+        return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
+    if fmt_name == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=ROW_FIELDS)
+        writer.writeheader()
+        writer.writerows(records)
+        return buffer.getvalue()
+    return markdown_table(list(ROW_FIELDS), [[fmt(r[f]) for f in ROW_FIELDS] for r in records]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wfeval.export", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--format", choices=("csv", "json", "md"), default="csv")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        records = [r for p in find_results(args.paths) for r in rows(load_document(p))]
+    except FileNotFoundError as exc:
+        print(f"wfeval.export: {exc}", file=sys.stderr)
+        return 2
+    text = render(records, args.format)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

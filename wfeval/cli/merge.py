@@ -1,0 +1,40 @@
+"""``python -m wfeval.merge SHARD_RUN... --out DIR``: combine shard runs into one run.
+
+Give the shard run directories (``run.shard=0/n`` … ``n-1/n``), or a sweep directory holding
+them. The merged run's results equal the unsharded run's. A sweep over shards merges itself at
+its end (``<sweep>/merged``), so ``python -m wfeval -m run.shard=0/2,1/2`` is the whole recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wfeval.pipeline.merge import merge_shards
+from wfeval.pipeline.stored import StoredRunError
+from wfeval.report.rows import find_results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wfeval.merge", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from wfeval.schemas import register_schemas
+
+    register_schemas()  # a metric the shards added with extra_metrics is read from its packaged config
+    try:
+        run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()]
+        document = merge_shards(run_dirs, args.out)
+    except (FileNotFoundError, StoredRunError) as exc:
+        print(f"wfeval.merge: {exc}", file=sys.stderr)
+        return 2
+    evidence = document["evidence"]
+    print(f"merged {len(run_dirs)} shards into {args.out} "
+          f"({document['benchmark']['n_samples']} samples; eligible: {'yes' if evidence['eligible'] else 'no'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""``python -m wfeval.report PATH... [--out FILE] [--title TEXT]``: one self-contained HTML report.
+
+PATH is a run folder, a sweep folder (every run below it) or several of them. The page holds
+the leaderboard, a chart per metric, quality against the horizon, the best / median / worst
+samples as moving pictures, failures and provenance; it needs no network to open. Default
+output: ``report.html`` in the single PATH given, else in the current directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wfeval.report", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run folder(s) or sweep folder(s)")
+    parser.add_argument("--out", type=Path, default=None, help="the HTML file to write")
+    parser.add_argument("--title", default=None, help="page title (default: model and benchmark)")
+    args = parser.parse_args(argv)
+    out = args.out or ((args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
+                       / "report.html")
+    try:
+        from wfeval.report.html import write_report
+
+        path = write_report(args.paths, out, title=args.title)
+    except ModuleNotFoundError as exc:
+        print(f"wfeval.report: {exc.name} is not installed; install the report extra: pip install 'wfeval[report]'",
+              file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"wfeval.report: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""``python -m wfeval.recipes.train``: record data from a benchmark's simulator, train, save a checkpoint.
+
+    python -m wfeval.recipes.train benchmark=gridworld                # ~2 min on 2 CPU cores
+    python -m wfeval.recipes.train benchmark=atari_pong train.steps=3000
+    python -m wfeval.recipes.train benchmark=gridworld train.steps=300 out=outputs/recipes/tiny
+
+Writes ``<out>/model.pt`` (state_dict) and ``<out>/model.json`` (network and training config, data
+hash, final loss, training time, weights sha256). Config errors exit 2 without a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from wfeval.config import ConfigError
+from wfeval.schemas import register_schemas
+from wfeval.config.errors import friendly_message
+
+RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"  # the training app's config (wfeval.recipes)
+
+register_schemas()
+_USER_FULL_ERROR: str | None = None
+
+
+def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
+    """Record, train, save; returns the sidecar written beside the weights."""
+    import platform
+
+    import torch
+
+    from wfeval.recipes import checkpoint
+    from wfeval.recipes.data import record
+    from wfeval.recipes.net import NetConfig
+    from wfeval.recipes.training import TrainConfig, train
+
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg["threads"]))
+    try:
+        net_config = NetConfig(n_actions=1, **dict(cfg["net"]))  # validated before recording
+        train_config = TrainConfig(**dict(cfg["train"]))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        data = record(bench, episodes=int(cfg["data"]["episodes"]), steps=int(cfg["data"]["steps"]),
+                      seed=int(cfg["data"]["seed"]))
+    except ValueError as exc:  # a benchmark without a simulator, bad sizes
+        raise ConfigError(str(exc)) from exc
+    data_hash = data.data_hash()
+    _, n, h, w, _ = data.frames.shape
+    log(f"recorded {data.frames.shape[0]} episodes x {n - 1} steps of {bench.spec.name} ({h}x{w}) in "
+        f"{data.info['seconds']:.1f} s; data sha256 {data_hash[:16]}; evaluation seeds excluded: "
+        f"{data.info['evaluation_seeds_excluded']} (dropped {data.info['dropped_seeds']})")
+    net_config = NetConfig(n_actions=len(data.action_names), height=h, width=w, **dict(cfg["net"]))
+    from wfeval.models.python import resolve_device
+
+    device = resolve_device(str(cfg.get("device") or "cpu"))
+    result = train(data, net_config, train_config, device=device, log=log)
+    meta = {
+        "benchmark": bench.spec.name,
+        "action_names": list(data.action_names),
+        "net": net_config.to_dict(),
+        "train": {**dict(cfg["train"]), "device": device, "threads": result.threads},
+        "data": {"sha256": data_hash, **data.info},
+        "result": {"final_loss": result.final_loss, "losses": result.losses, "seconds": round(result.seconds, 2),
+                   "cpu_seconds": round(result.cpu_seconds, 2),
+                   "parameters": sum(p.numel() for p in result.net.parameters())},
+        "versions": {"torch": torch.__version__, "python": platform.python_version()},
+    }
+    weights, sidecar = checkpoint.save(cfg["out"], result.net.state_dict(), meta)
+    meta = checkpoint.read_meta(weights)[1]
+    log(f"trained {train_config.steps} steps in {result.seconds:.1f} s ({result.cpu_seconds:.1f} s CPU time) on "
+        f"{device} ({result.threads} threads): "
+        f"final loss {result.final_loss:.5f}; {meta['result']['parameters']} parameters")
+    log(f"checkpoint: {weights} (sha256 {meta['weights_sha256'][:16]}) + {sidecar.name}")
+    log(f"evaluate it: python -m wfeval benchmark={bench.spec.name} model=learned model.checkpoint={weights}")
+    return meta
+
+
+@hydra.main(version_base="1.3", config_path=str(RECIPE_CONF), config_name="train")
+def _main(cfg: DictConfig) -> None:
+    from wfeval.pipeline.build import build_benchmark
+
+    try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        run(plain, build_benchmark(cfg))
+    except ConfigError as exc:
+        if _USER_FULL_ERROR == "1":
+            raise
+        print(friendly_message(exc) or str(exc), file=sys.stderr)
+        sys.exit(2)
+
+
+def main() -> None:
+    global _USER_FULL_ERROR
+    user = _USER_FULL_ERROR = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra raise, so a config error can exit 2 here
+    try:
+        from wfeval.config import trust
+
+        policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
+        with trust.enforced(policy) if policy else contextlib.nullcontext():
+            _main()
+    except Exception as exc:
+        message = friendly_message(exc)
+        if message is None or user == "1":
+            raise
+        print(message, file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if user is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = user
+
+
+if __name__ == "__main__":
+    main()
