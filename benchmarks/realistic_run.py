@@ -180,7 +180,7 @@ def bootstrap_timing(sizes=(256, 1024, 2048), resamples: int = 1000, former_resa
 def store_ratio(store: Path, samples: int, runs: list[Path] = ()) -> dict:
     """Objects on disk per sample against the raw arrays the run uses (what the former store held:
     the stored objects decoded, plus the dataset files ``runs`` read in place, decoded)."""
-    from wfeval.cli.store import du
+    from wfeval.storage.usage import du
 
     with open(os.devnull, "w") as sink:
         report = du(store, list(runs), out=sink)
@@ -219,7 +219,7 @@ def reference_read_cost(run_dir: Path) -> dict:
 
 def integrity_cost(store: Path) -> dict:
     from wfeval.storage.artifacts import check_object, read_array
-    from wfeval.cli.store import objects
+    from wfeval.storage.usage import objects
 
     obj = max(objects(store), key=lambda o: o.size)
     ref = ArtifactRefFor(store, obj.sha256)

@@ -206,7 +206,7 @@ def test_the_first_frame_decoded_alone_is_frame_zero_of_the_whole_video(tmp_path
 def test_prune_keeps_nothing_for_dataset_files_and_du_counts_them_apart(tmp_path):
     import io
 
-    from wfeval.cli.store import du, kept_references, prune
+    from wfeval.storage.usage import du, kept_references, prune
 
     root = copy_example(tmp_path / "data")
     _run(tmp_path / "runs", "kept", root, "metric=[generated_rate]")

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import cli_env, compose
 from wfeval.storage.artifacts import ArtifactStore, read_array
-from wfeval.cli.store import du, kept_references, objects, parse_age, parse_size, prune
+from wfeval.storage.usage import du, kept_references, objects, parse_age, parse_size, prune
 
 
 @pytest.fixture()

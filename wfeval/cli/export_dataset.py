@@ -20,11 +20,11 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
     write its selected samples (``run.limit``, ``benchmark.split``, ...) into ``out``."""
     from hydra import compose, initialize_config_module
 
-    from wfeval.storage.artifacts import ArtifactStore
     from wfeval.benchmarks.folder.writer import write_dataset
     from wfeval.config import trust
     from wfeval.pipeline import build
     from wfeval.schemas import register_schemas
+    from wfeval.storage.artifacts import ArtifactStore
 
     register_schemas()
     # the overrides are this command's command line: the config is checked like a run's (docs/trust.md)

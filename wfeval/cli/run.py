@@ -18,8 +18,8 @@ from omegaconf import DictConfig
 
 from wfeval.config import ConfigError
 from wfeval.config.errors import friendly_message
-from wfeval.schemas import register_schemas
 from wfeval.pipeline.failure import CleanError, describe_os_error, interruption, signals_raise
+from wfeval.schemas import register_schemas
 
 register_schemas()
 
@@ -32,8 +32,8 @@ def _run_job(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    from wfeval.utils.allocator import keep_freed_memory
     from wfeval.pipeline.runner import run_from_config
+    from wfeval.utils.allocator import keep_freed_memory
 
     keep_freed_memory()  # a run allocates and frees large arrays over and over; also in a launcher's workers
     hydra_cfg = HydraConfig.get()

@@ -20,8 +20,8 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from wfeval.config import ConfigError
-from wfeval.schemas import register_schemas
 from wfeval.config.errors import friendly_message
+from wfeval.schemas import register_schemas
 
 RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"  # the training app's config (wfeval.recipes)
 

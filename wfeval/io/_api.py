@@ -10,7 +10,7 @@ import numpy as np
 from wfeval.io import _arrays, _frames, _pyav
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._errors import VideoReadError, VideoWriteError
-from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_video
+from wfeval.io._limits import DEFAULT_LIMITS, Limits
 
 ARRAY_SUFFIXES = (".npy", ".npz")
 IMAGE_SUFFIXES = _frames.FRAME_SUFFIXES

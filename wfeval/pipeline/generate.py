@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import signal
 import threading
 import time
 import traceback
 from collections import deque
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
-from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
+from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, check_object
+
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
@@ -88,44 +87,6 @@ def failure_limit(fail_on_error: Any, total: int) -> int | None:
         return math.floor(fail_on_error * total) + 1
     raise ValueError(f"run.fail_on_error: expected null/false (keep going), true (first error), an integer "
                      f">= 1 (that many errors) or a fraction in (0, 1), got {fail_on_error!r}")
-
-
-class GenerationCache:
-    """Finished generations by request key. A cached result whose artifact is missing or corrupt
-    (content not matching its address: flipped bytes, truncated file) is not served: the model
-    regenerates it, and a corrupt one is recorded as an ``artifact_corrupt`` event (``on_event``),
-    never as a failure of the model."""
-
-    def __init__(self, store: ArtifactStore, model_key: str, on_event: Callable[..., None] | None = None):
-        self.store = store
-        self.folder = store.root / "generations" / model_key
-        self.on_event = on_event
-
-    def _path(self, key: str) -> Path:
-        return self.folder / f"{key}.json"
-
-    def get(self, key: str) -> GenerationResult | None:
-        path = self._path(key)
-        if not path.exists():
-            return None
-        try:
-            result = GenerationResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError):
-            return None  # unreadable record: regenerate
-        for name, ref in result.artifacts.items():
-            try:
-                check_object(ref, store=self.store)
-            except ArtifactCorrupt as exc:  # discarded from the store: regenerate, say so
-                if self.on_event is not None:
-                    self.on_event("artifact_corrupt", sample_id=result.sample_id, output=name, path=str(exc.path),
-                                  discarded=exc.discarded, action="regenerate", reason=str(exc))
-                return None
-            except ArtifactError:
-                return None  # artifacts were deleted: regenerate
-        return result
-
-    def put(self, key: str, result: GenerationResult) -> None:
-        atomic_write_bytes(self._path(key), json.dumps(result.to_dict()).encode("utf-8"), durable=self.store.durable)
 
 
 def _store_outputs(store: ArtifactStore, arrays: Mapping[str, np.ndarray]) -> dict[str, ArtifactRef]:

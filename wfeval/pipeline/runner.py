@@ -27,7 +27,8 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build
 from wfeval.pipeline import spool
-from wfeval.pipeline.generate import GenerationCache, failure_limit, generate_stream, timeout_enforceable, verify_pair
+from wfeval.storage.generations import GenerationCache
+from wfeval.pipeline.generate import failure_limit, generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.failure import ModelSetupError, storage_error
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from wfeval.api import ArtifactRef
+from wfeval.storage import layout
 
 NPY_MEDIA_TYPE = "application/x-npy"
 ZSTD_MEDIA_TYPE = "application/x-npy+zstd"  # the canonical .npy bytes, one zstd frame (content checksum on)
@@ -134,7 +135,7 @@ class ArtifactStore:
 
     def object_path(self, sha256: str, media_type: str | None = None) -> Path:
         """The file of an object: the existing one in any codec, else where this store writes it."""
-        folder = self.root / "objects" / sha256[:2]
+        folder = self.root / layout.OBJECTS / sha256[:2]
         if media_type is None:
             for kind in (self.media_type, *(m for m in MEDIA_SUFFIX if m != self.media_type)):
                 path = folder / f"{sha256}{MEDIA_SUFFIX[kind]}"
@@ -188,7 +189,7 @@ class ArtifactStore:
 
 def _is_store_object(path: Path, sha256: str) -> bool:
     """A file of a content-addressed store (``objects/ab/<sha>.npy[.zst]``): safe to discard."""
-    return (path.parent.parent.name == "objects" and path.parent.name == sha256[:2]
+    return (path.parent.parent.name == layout.OBJECTS and path.parent.name == sha256[:2]
             and path.name in (f"{sha256}{suffix}" for suffix in MEDIA_SUFFIX.values()))
 
 

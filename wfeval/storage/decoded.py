@@ -19,10 +19,11 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from wfeval.utils.hashing import sha256_json
 from wfeval.api import ArtifactRef
+from wfeval.storage import layout
 from wfeval.storage.artifacts import FileDecoder, atomic_write_bytes, content_sha256
 from wfeval.storage.artifacts import file_ref as _file_ref
+from wfeval.utils.hashing import sha256_json
 
 FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -30,7 +31,7 @@ _SHA = re.compile(r"[0-9a-f]{64}")
 
 class DecodedCache:
     def __init__(self, store: Any):
-        self.folder = Path(store.root) / "decoded"
+        self.folder = layout.folder(store.root, layout.DECODED)
 
     def key(self, digest: str, path: Path, kind: str, decoder: FileDecoder, options: Mapping[str, Any]) -> str:
         return sha256_json({"format": FORMAT, "file": digest, "suffix": path.suffix.lower(), "kind": kind,

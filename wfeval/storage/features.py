@@ -20,8 +20,9 @@ from typing import Sequence
 import numpy as np
 
 from wfeval.api import ArtifactRef
-from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
 from wfeval.stats.frechet import FrechetStats
+from wfeval.storage import layout
+from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
 
 FEATURE_KIND = "i3d_features"
 STATS_VERSION = 1
@@ -33,7 +34,7 @@ class FeatureStore:
     def __init__(self, root: str | Path, weights_sha256: str, recipe_digest: str):
         self.root = Path(root).expanduser().resolve()
         self.weights_sha256, self.recipe_digest = weights_sha256, recipe_digest
-        self.folder = self.root / "features" / f"{weights_sha256[:16]}-{recipe_digest[:16]}"
+        self.folder = self.root / layout.FEATURES / f"{weights_sha256[:16]}-{recipe_digest[:16]}"
 
     def path(self, video_sha256: str) -> Path:
         return self.folder / video_sha256[:2] / f"{video_sha256}.npy"
@@ -68,7 +69,7 @@ class ReferenceStatsCache:
     """Accumulated statistics of reference sets, keyed by (set hash, recipe digest, weights sha256)."""
 
     def __init__(self, root: str | Path):
-        self.folder = Path(root).expanduser().resolve() / "reference_stats"
+        self.folder = layout.folder(Path(root).expanduser().resolve(), layout.REFERENCE_STATS)
 
     @staticmethod
     def key(set_sha256: str, recipe_digest: str, weights_sha256: str) -> str:

@@ -30,8 +30,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from wfeval.utils.hashing import canonical_json, sha256_json
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.storage import layout
+from wfeval.utils.hashing import canonical_json, sha256_json
 
 BLOCK = 8  # samples per block: bounds the arrays held (two blocks at a time)
 CACHED_STATUSES = ("ok", "fail")
@@ -99,7 +100,7 @@ class ResultCache:
     """Per-sample metric rows by (metric identity, content of what the metric reads)."""
 
     def __init__(self, root: str | Path):
-        self.folder = Path(root) / "results"
+        self.folder = layout.folder(root, layout.METRIC_ROWS)
         self.hits = self.misses = 0
 
     def key(self, identity: Mapping[str, Any], metric_id: str, request: GenerationRequest,

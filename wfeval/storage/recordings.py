@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from wfeval.utils.hashing import canonical_json
 from wfeval.storage.artifacts import atomic_write_bytes
+from wfeval.utils.hashing import canonical_json
 
 FORMAT = "wfeval.recording/1"
 

@@ -25,7 +25,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.utils.hashing import canonical_json, sha256_json
 from wfeval.api import (
     ArtifactRef,
     BenchmarkSpec,
@@ -34,14 +33,16 @@ from wfeval.api import (
     MetricSpec,
     WorldTaskConfig,
 )
-from wfeval.storage.artifacts import ArtifactStore
-from wfeval.storage.recordings import FORMAT, RecordingCache
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
 from wfeval.benchmarks.recorded.scorer import RecordingScorer
 from wfeval.benchmarks.recorded.simulator import Simulator, family_module
 from wfeval.config.errors import ConfigError
+from wfeval.storage import layout
+from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.recordings import FORMAT, RecordingCache
+from wfeval.utils.hashing import canonical_json, sha256_json
 
 RESIZE_FILTER = "area (exact box average, round half up; wfeval.benchmarks.recorded.resize)"
 
@@ -232,7 +233,7 @@ class RecordedBenchmark:
         if trajectory in self._trajectories:
             return self._trajectories[trajectory]
         key = self.recording_key(trajectory)
-        cache = RecordingCache(self.cache_dir or store.root / "recordings" / self.family) if self.cache else None
+        cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family) if self.cache else None
         index = cache.load(key) if cache else None
         if index is not None and all(store.object_path(w[k]["sha256"]).exists()
                                      for w in index["windows"] for k in ("image", "context", "reference")):
