@@ -8,12 +8,11 @@ given, else the current directory).
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
-from wfeval.report.leaderboard import leaderboard, render_text
-from wfeval.report.rows import find_results, load_document, markdown_table
+from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
+from wfeval.report.rows import find_results, load_document
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,14 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(render_text(board))
     out = args.out or (args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "leaderboard.md").write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n",
-                                        encoding="utf-8")
-    with (out / "leaderboard.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(board.header)
-        writer.writerows(board.body)
-    print(f"\nwrote {out / 'leaderboard.md'} and {out / 'leaderboard.csv'}")
+    md, table = write_leaderboard(board, out)
+    print(f"\nwrote {md} and {table}")
     return 0
 
 

@@ -43,39 +43,6 @@ def resume_argv(run_dir: Path) -> list[str]:
     return [*task, *kept, f"hydra.run.dir={run_dir}"]
 
 
-def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[str]:
-    """The run folder's overrides that name code or grant trust the user has not trusted."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    from wfeval.config.trust import ACTIVE_ENV_VAR, ENV_VAR, TRUST_KEY, TrustPolicy, _code_keys, _matches, _strings
-
-    policy = TrustPolicy(prefixes=prefixes)  # nothing from the run folder counts as a command line
-    parser = OverridesParser.create()
-    refused = []
-    for text in overrides:
-        try:
-            override = parser.parse_override(text)
-        except Exception:
-            refused.append(f"{text}  (not a valid override)")
-            continue
-        key = override.key_or_group
-        if override.is_delete():
-            continue
-        if key == TRUST_KEY:
-            untrusted = [p for p in _strings(override.value()) if not _matches(p.rstrip("."), prefixes)]
-            if untrusted:
-                refused.append(f"{text}  (a run folder cannot grant trust)")
-            continue
-        if key.startswith("hydra.job.env_set.") and key.rsplit(".", 1)[-1] in (ENV_VAR, ACTIVE_ENV_VAR):
-            refused.append(f"{text}  (a run folder cannot grant trust through the environment)")
-            continue
-        for code_key, target in _code_keys(key, override.value()):
-            if policy.refusal(code_key, target) is not None:
-                refused.append(f"{text}  ({target} is not trusted)")
-                break
-    return refused
-
-
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -86,9 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     run_dir = args.run_dir.expanduser().resolve()
     overrides = resume_argv(run_dir)
-    from wfeval.config.trust import ENV_VAR, _split_prefixes
+    from wfeval.config.trust import ENV_VAR, env_prefixes, refused_overrides
 
-    prefixes = (*_split_prefixes(os.environ.get(ENV_VAR)), *args.trust)
+    prefixes = (*env_prefixes(), *args.trust)
     command = shlex.join(["python", "-m", "wfeval", *overrides])
     refused = refused_overrides(overrides[:-1], prefixes)
     if refused:

@@ -9,12 +9,20 @@ jobs are the shards of one run it first merges them into ``<sweep>/merged``.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
 
-FAILED_JOBS: list[str] = []  # read by wfeval.cli.run to exit non-zero after a sweep with failures
+
+class SweepFailed(SystemExit):
+    """Ends a sweep with failed jobs with status 1. A ``SystemExit``: Hydra turns an exception of a
+    callback into a warning, a ``SystemExit`` passes through it."""
+
+    def __init__(self, failed: list[str]):
+        super().__init__(1)
+        self.failed = failed
 
 
 def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
@@ -25,11 +33,12 @@ def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
     return jobs
 
 
-def summarize_sweep(sweep_dir: Path) -> str:
+def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
+    """The summary text (also written to ``sweep_summary.md``) and the names of the failed jobs."""
     from wfeval.pipeline.merge import merge_shards
     from wfeval.pipeline.stored import StoredRunError
-    from wfeval.report.leaderboard import leaderboard, render_text
-    from wfeval.report.rows import load_document, markdown_table
+    from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
+    from wfeval.report.rows import load_document
 
     jobs = _jobs(sweep_dir)
     done = [(d, m) for d, m in jobs if m.get("status") == "completed"]
@@ -45,18 +54,21 @@ def summarize_sweep(sweep_dir: Path) -> str:
     if done:
         board = leaderboard([load_document(d / "results.json") for d, _ in done])
         lines += ["```", render_text(board), "```", ""]
-        (sweep_dir / "leaderboard.md").write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n",
-                                                  encoding="utf-8")
+        write_leaderboard(board, sweep_dir)
     for job_dir, manifest in failed:
         lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
     text = "\n".join(lines).rstrip() + "\n"
     (sweep_dir / "sweep_summary.md").write_text(text, encoding="utf-8")
-    FAILED_JOBS[:] = [d.name for d, _ in failed]
-    return text
+    return text, [d.name for d, _ in failed]
 
 
 class SweepSummary(Callback):
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
-        if sweep_dir.is_dir():
-            print("\n" + summarize_sweep(sweep_dir))
+        if not sweep_dir.is_dir():
+            return
+        text, failed = summarize_sweep(sweep_dir)
+        print("\n" + text)
+        if failed:
+            print(f"{len(failed)} sweep job(s) failed: {', '.join(failed)}", file=sys.stderr)
+            raise SweepFailed(failed)

@@ -11,7 +11,6 @@ hash, final loss, training time, weights sha256). Config errors exit 2 without a
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -19,14 +18,13 @@ from typing import Any, Mapping
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from wfeval.cli.exits import exits, hydra_raises
 from wfeval.config import ConfigError
-from wfeval.config.errors import friendly_message
 from wfeval.schemas import register_schemas
 
 RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"  # the training app's config (wfeval.recipes)
 
 register_schemas()
-_USER_FULL_ERROR: str | None = None
 
 
 def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
@@ -87,37 +85,16 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
 def _main(cfg: DictConfig) -> None:
     from wfeval.pipeline.build import build_benchmark
 
-    try:
-        plain = OmegaConf.to_container(cfg, resolve=True)
-        run(plain, build_benchmark(cfg))
-    except ConfigError as exc:
-        if _USER_FULL_ERROR == "1":
-            raise
-        print(friendly_message(exc) or str(exc), file=sys.stderr)
-        sys.exit(2)
+    run(OmegaConf.to_container(cfg, resolve=True), build_benchmark(cfg))
 
 
 def main() -> None:
-    global _USER_FULL_ERROR
-    user = _USER_FULL_ERROR = os.environ.get("HYDRA_FULL_ERROR")
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # let Hydra raise, so a config error can exit 2 here
-    try:
-        from wfeval.config import trust
+    """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
+    from wfeval.config import trust
 
-        policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
-        with trust.enforced(policy) if policy else contextlib.nullcontext():
-            _main()
-    except Exception as exc:
-        message = friendly_message(exc)
-        if message is None or user == "1":
-            raise
-        print(message, file=sys.stderr)
-        sys.exit(2)
-    finally:
-        if user is None:
-            os.environ.pop("HYDRA_FULL_ERROR", None)
-        else:
-            os.environ["HYDRA_FULL_ERROR"] = user
+    policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
+    with exits("wfeval.recipes.train"), hydra_raises(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
+        _main()
 
 
 if __name__ == "__main__":

@@ -90,6 +90,11 @@ def _split_prefixes(text: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (text or "").split(",") if p.strip())
 
 
+def env_prefixes() -> tuple[str, ...]:
+    """The prefixes ``WFEVAL_TRUST`` trusts (comma-separated)."""
+    return _split_prefixes(os.environ.get(ENV_VAR))
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string in an override value (sweeps, lists)."""
     if isinstance(value, str):
@@ -432,3 +437,35 @@ def _file_name(source_path: str, config_path: str) -> str:
     if source_path.startswith("file://"):
         return os.path.join(source_path[len("file://"):], f"{config_path}.yaml")
     return f"{source_path}/{config_path}.yaml"
+
+
+def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The overrides of a run folder (``python -m wfeval.resume``) that name code or grant trust the
+    user has not trusted: nothing from a run folder counts as the user's command line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    policy = TrustPolicy(prefixes=prefixes)  # nothing from the run folder counts as a command line
+    parser = OverridesParser.create()
+    refused = []
+    for text in overrides:
+        try:
+            override = parser.parse_override(text)
+        except Exception:
+            refused.append(f"{text}  (not a valid override)")
+            continue
+        key = override.key_or_group
+        if override.is_delete():
+            continue
+        if key == TRUST_KEY:
+            untrusted = [p for p in _strings(override.value()) if not _matches(p.rstrip("."), prefixes)]
+            if untrusted:
+                refused.append(f"{text}  (a run folder cannot grant trust)")
+            continue
+        if key.startswith("hydra.job.env_set.") and key.rsplit(".", 1)[-1] in (ENV_VAR, ACTIVE_ENV_VAR):
+            refused.append(f"{text}  (a run folder cannot grant trust through the environment)")
+            continue
+        for code_key, target in _code_keys(key, override.value()):
+            if policy.refusal(code_key, target) is not None:
+                refused.append(f"{text}  ({target} is not trusted)")
+                break
+    return refused

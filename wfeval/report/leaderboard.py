@@ -12,6 +12,7 @@ difference from the best is within the uncertainty and does not rank them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from wfeval.report.rows import fmt, protocol_label, rows
@@ -107,3 +108,19 @@ def render_text(board: Leaderboard) -> str:
     widths = [max(len(r[i]) for r in [board.header, *board.body]) for i in range(len(board.header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([line(board.header), "-" * sum(w + 2 for w in widths), *map(line, board.body), "", board.legend])
+
+
+def write_leaderboard(board: Leaderboard, folder: Path) -> tuple[Path, Path]:
+    """``<folder>/leaderboard.md`` (with the legend) and ``leaderboard.csv``; the one writer of both."""
+    import csv
+
+    from wfeval.report.rows import markdown_table
+
+    folder.mkdir(parents=True, exist_ok=True)
+    md, table = folder / "leaderboard.md", folder / "leaderboard.csv"
+    md.write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n", encoding="utf-8")
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(board.header)
+        writer.writerows(board.body)
+    return md, table
