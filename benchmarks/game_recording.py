@@ -35,7 +35,7 @@ DEFAULT_BENCHMARKS = ("atari_pong", "atari_breakout", "atari_boxing", "crafter")
 def build(benchmark: str, overrides: list[str]):
     from hydra import compose, initialize_config_module
 
-    from wfeval.schemas import register_schemas
+    from wfeval.config import register_schemas
     from wfeval.pipeline import build as builder
 
     register_schemas()

@@ -47,7 +47,7 @@ def bare_loop(n: int, num_frames: int = 16) -> float:
 def pipeline(n: int, store: Path, out: Path) -> float:
     from hydra import compose, initialize_config_module
 
-    from wfeval.schemas import register_schemas
+    from wfeval.config import register_schemas
     from wfeval.pipeline.runner import run_from_config
 
     register_schemas()

@@ -30,7 +30,7 @@ def requests(n: int, store_dir: Path) -> list:
     from hydra import compose, initialize_config_module
 
     from wfeval.storage.artifacts import ArtifactStore
-    from wfeval.schemas import register_schemas
+    from wfeval.config import register_schemas
     from wfeval.pipeline import build
 
     register_schemas()

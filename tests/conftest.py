@@ -32,7 +32,7 @@ def compose(overrides=(), searchpath: bool = False):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module
 
-    from wfeval.schemas import register_schemas
+    from wfeval.config import register_schemas
 
     register_schemas()
     extra = [f"hydra.searchpath=[{SUPPORT_CONF}]"] if searchpath else []

@@ -1,98 +1,318 @@
-"""The package's shape, checked from the source: imports point one way, pipeline modules stay small.
+"""The package's shape, checked from the source against the tables of docs/architecture.md.
 
-The layers (docs/architecture.md): a module may import its own unit (top-level package or
-module of ``wfeval``) and units of lower layers, never a unit of the same or a higher layer —
-except the command modules, which sit on top and may call each other. Lazy imports inside
-functions count too.
+docs/architecture.md holds the one copy of the layers (which unit may import which), the size cap
+of each package's modules and the benchmark families; this test reads those tables and checks:
+
+- every import points to the same unit or a lower layer — absolute, relative (``from ..x``),
+  lazy (inside functions) and by a literal string (``importlib.import_module("wfeval.x")``,
+  ``import_target("wfeval.x.Y")``, ``runpy.run_module``) alike; the commands on top may call each other;
+- benchmark families import only the shared floor of ``wfeval/benchmarks`` (``base``, ``recorded``),
+  never each other;
+- the modules of one package import each other without a cycle (lazy imports included);
+- no module is longer than the cap of its package;
+- the top level of ``wfeval/`` holds only the package face, the entry and command shims.
+
+Each rule has a test that feeds it a made-up module and expects it to fail.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wfeval"
-
-LAYERS: list[set[str]] = [
-    {"api", "utils", "conf"},  # contracts; conf/ is data; hashing, thread pools, malloc, progress
-    {"config", "stats"},  # config schemas/errors, maths
-    {"storage"},
-    {"io"},
-    {"features"},  # I3D and its weights
-    {"functional"},  # formulas (numpy / torch)
-    {"metrics", "models"},  # metric classes; the model contract and generic adapters
-    {"benchmarks"},  # families: datasets, simulators, their baselines
-    {"protocols"},  # drivers (autoregressive, closed loop, planning), policies, planner
-    {"results"},  # rows → aggregates, slices, scorecard, evidence, results.json; cached rows
-    {"report"},  # renderings of results
-    {"pipeline"},  # build → generate → score → results → write
-    {"schemas"},  # registers every plugin package's config schemas
-    {"recipes"},  # learned baselines apart from the core: training app, model=learned
-    {"cli", "__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "store", "__init__"},
-]
-COMMANDS = LAYERS[-1]
-MAX_PIPELINE_LINES = 300
+DOC = ROOT / "docs" / "architecture.md"
+STRING_IMPORTERS = {"import_module", "__import__", "import_target", "run_module", "find_spec"}
 
 
-SHIMS = {"wfeval.features.fetch", "wfeval.recipes.train", "wfeval.report.__main__"}  # command spellings
+def _table(heading: str) -> list[list[str]]:
+    """The rows of the first Markdown table under ``heading`` in docs/architecture.md (cells stripped)."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(heading)
+    rows = []
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not set("".join(cells)) <= set("-: "):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows[1:]  # without the header
+
+
+def _names(cell: str) -> list[str]:
+    return re.findall(r"`([\w.]+)`", cell)
+
+
+@dataclass(frozen=True)
+class Shape:
+    layers: dict[str, int]  # unit -> layer
+    caps: dict[str, int]  # unit -> max lines of a module
+    floor: set[str]  # wfeval.benchmarks units every family may import
+    families: set[str]
+
+    @classmethod
+    def from_doc(cls) -> "Shape":
+        layers, caps = {}, {}
+        for layer, units, cap, _ in _table("## Layers"):
+            for unit in _names(units):
+                layers[unit], caps[unit] = int(layer), int(cap)
+        floor, families = set(), set()
+        for kind, units, _ in _table("## Benchmark families"):
+            (floor if kind == "shared floor" else families).update(_names(units))
+        return cls(layers, caps, floor, families)
+
+
+SHAPE = Shape.from_doc()
+COMMANDS = {u for u, layer in SHAPE.layers.items() if layer == max(SHAPE.layers.values())}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    """The absolute name of a (possibly relative) ``from`` import in ``module``."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base[: len(base) - node.level + (1 if is_package else 0)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and (getattr(node.test, "id", None) == "TYPE_CHECKING"
+                                         or getattr(node.test, "attr", None) == "TYPE_CHECKING")
+
+
+def _walk(tree: ast.AST, typing_blocks: bool) -> list[ast.AST]:
+    out, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not typing_blocks and _type_checking(node):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def imports(path: Path, source: str | None = None, typing_blocks: bool = True) -> list[tuple[str, int]]:
+    """Every ``wfeval.*`` module ``path`` imports, with the line: statements (relative ones resolved)
+    and literal strings given to an importer function; ``typing_blocks=False`` leaves out the
+    imports under ``if TYPE_CHECKING:`` (never executed)."""
+    module = _module_name(path)
+    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+    found = []
+    for node in _walk(tree, typing_blocks):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node, path.name == "__init__.py")
+            if target != "wfeval":  # from wfeval import x: the unit is x
+                found.append((target, node.lineno))
+            found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in STRING_IMPORTERS and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                found.append((node.args[0].value.replace(":", "."), node.lineno))
+    return [(name, line) for name, line in found if name.startswith("wfeval.")]  # `import wfeval`: the package face
 
 
 def _unit(module: str) -> str:
-    if module in SHIMS:
-        return "cli"
+    if module in SHAPE.layers:  # a module the table names by its full name (a command shim)
+        return module
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "benchmarks" else None
+
+
 def _layer(unit: str) -> int:
-    for i, layer in enumerate(LAYERS):
-        if unit in layer:
-            return i
-    raise AssertionError(f"wfeval.{unit} is in no layer: add it to LAYERS here and to docs/architecture.md")
+    if unit not in SHAPE.layers:
+        raise AssertionError(f"wfeval.{unit} is in no layer: add it to the table of docs/architecture.md")
+    return SHAPE.layers[unit]
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found += [(node.module, node.lineno)]
-            if node.module == "wfeval":  # from wfeval import x: x is the unit
-                found += [(f"wfeval.{alias.name}", node.lineno) for alias in node.names]
-    return [(name, line) for name, line in found if name.startswith("wfeval.")]
+def _known(target: str) -> str | None:
+    """The unit of ``target`` when it is one (``from wfeval.x import name`` also lists ``wfeval.x.name``)."""
+    unit = _unit(target)
+    return unit if unit in SHAPE.layers or (PACKAGE / unit).exists() or (PACKAGE / f"{unit}.py").exists() else None
+
+
+def layer_violations(path: Path, source: str | None = None) -> list[str]:
+    module = _module_name(path)
+    source_unit = _unit(module) if module != "wfeval" else "__init__"
+    out = []
+    for target, line in imports(path, source):
+        unit = _known(target)
+        if unit is None or unit == source_unit or (source_unit in COMMANDS and unit in COMMANDS):
+            continue
+        if _layer(unit) >= _layer(source_unit):
+            out.append(f"{path.relative_to(ROOT)}:{line} imports {target} "
+                       f"(layer {_layer(unit)} from layer {_layer(source_unit)})")
+    return out
+
+
+def family_violations(path: Path, source: str | None = None) -> list[str]:
+    module = _module_name(path)
+    own = _family(module)
+    if own is None:
+        return []
+    out = []
+    for target, line in imports(path, source):
+        other = _family(target)
+        if other is None or other == own or other in SHAPE.floor:
+            continue
+        if (PACKAGE / "benchmarks" / other).exists() or (PACKAGE / "benchmarks" / f"{other}.py").exists():
+            if own in SHAPE.floor:
+                out.append(f"{path.relative_to(ROOT)}:{line}: the shared floor imports the family {other} ({target})")
+            else:
+                out.append(f"{path.relative_to(ROOT)}:{line}: family {own} imports family {other} ({target})")
+    return out
+
+
+def _package_modules(package: Path) -> dict[str, Path]:
+    """The package's modules but its ``__init__`` (which re-exports them: not a cycle by itself)."""
+    return {_module_name(p): p for p in package.glob("*.py") if p.name != "__init__.py"}
+
+
+def cycles(package: Path, sources: dict[str, str] | None = None) -> list[list[str]]:
+    """Import cycles among the modules of one package (each cycle as a list of module names); lazy
+    imports count, imports only for type checkers do not."""
+    sources = sources or {}
+    modules = _package_modules(package)
+    for name in sources:
+        modules.setdefault(name, package / f"{name.rsplit('.', 1)[-1]}.py")
+    def module_of(name: str) -> str | None:  # `wfeval.x.mod` or `wfeval.x.mod.Name` -> `wfeval.x.mod`
+        return name if name in modules else name.rsplit(".", 1)[0] if name.rsplit(".", 1)[0] in modules else None
+
+    graph = {m: sorted({t for name, _ in imports(p, sources.get(m), typing_blocks=False)
+                        if (t := module_of(name)) and t != m})
+             for m, p in modules.items()}
+    found, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                found.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    return found
+
+
+def _all_packages() -> list[Path]:
+    return sorted({p.parent for p in PACKAGE.rglob("__init__.py")})
+
+
+# --- the rules on the real tree -------------------------------------------------------------------
 
 
 def test_imports_point_only_to_lower_layers():
-    upward = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(ROOT).with_suffix("")
-        source = _unit(".".join(rel.parts))
-        for target_module, line in _imports(path):
-            target = _unit(target_module)
-            if target == source or (source in COMMANDS and target in COMMANDS):
-                continue
-            if _layer(target) >= _layer(source):
-                upward.append(f"{path.relative_to(ROOT)}:{line} imports {target_module} "
-                              f"(layer {_layer(target)} from layer {_layer(source)})")
+    upward = [v for path in sorted(PACKAGE.rglob("*.py")) for v in layer_violations(path)]
     assert not upward, "imports that do not point down:\n" + "\n".join(upward)
 
 
-def test_every_unit_of_the_package_has_a_layer():
+def test_benchmark_families_never_import_each_other():
+    crossing = [v for path in sorted((PACKAGE / "benchmarks").rglob("*.py")) for v in family_violations(path)]
+    assert not crossing, "\n".join(crossing)
+
+
+def test_the_modules_of_each_package_import_each_other_without_a_cycle():
+    found = {str(p.relative_to(ROOT)): cycles(p) for p in _all_packages()}
+    assert not {k: v for k, v in found.items() if v}, found
+
+
+def test_every_unit_of_the_package_has_a_layer_and_every_family_a_row():
     units = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
     for unit in units:
         _layer(unit)
+    families = {p.name for p in (PACKAGE / "benchmarks").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert families <= SHAPE.families | SHAPE.floor, f"add to the families table: {families - SHAPE.families}"
 
 
-def test_no_pipeline_module_is_over_300_lines():
-    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (PACKAGE / "pipeline").glob("*.py")}
-    assert max(sizes.values()) <= MAX_PIPELINE_LINES, sizes
+def test_no_module_is_longer_than_the_cap_of_its_package():
+    over = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        unit = _unit(_module_name(path))
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if unit in SHAPE.caps and lines > SHAPE.caps[unit]:
+            over.append(f"{path.relative_to(ROOT)}: {lines} lines > {SHAPE.caps[unit]} ({unit})")
+    assert not over, "\n".join(over)
 
 
-def test_the_config_layer_imports_no_plugin_package():
-    for path in (PACKAGE / "config").glob("*.py"):
-        targets = {_unit(name) for name, _ in _imports(path)}
-        assert targets <= {"config", "conf", "api"}, (path.name, targets)
+def test_the_top_level_holds_the_face_the_entry_and_command_shims():
+    for path in sorted(PACKAGE.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        targets = {t for t, _ in imports(path)}
+        assert len(lines) <= 10 and targets and all(t.startswith("wfeval.cli.") for t in targets), \
+            f"{path.name} is not a command shim (<= 10 lines, importing from wfeval.cli only)"
+
+
+# --- each rule fails for what it must catch --------------------------------------------------------
+
+
+def test_a_relative_upward_import_is_caught():
+    path = PACKAGE / "metrics" / "columns.py"
+    assert layer_violations(path, "from ..pipeline import runner\n") == [
+        "wfeval/metrics/columns.py:1 imports wfeval.pipeline (layer 11 from layer 6)",
+        "wfeval/metrics/columns.py:1 imports wfeval.pipeline.runner (layer 11 from layer 6)"]
+    assert layer_violations(path, "from . import base\nfrom .base import BaseMetric\n") == []
+
+
+def test_an_import_of_a_higher_layer_by_string_is_caught():
+    path = PACKAGE / "api" / "_base.py"
+    source = "import importlib\ndef f():\n    return importlib.import_module('wfeval.pipeline.runner')\n"
+    assert layer_violations(path, source) == ["wfeval/api/_base.py:3 imports wfeval.pipeline.runner "
+                                              "(layer 11 from layer 0)"]
+    assert layer_violations(path, "from wfeval.config.plugins import import_target\n"
+                                  "x = import_target('wfeval.report.table:fmt')\n")
+
+
+def test_an_import_between_two_benchmark_families_is_caught():
+    path = PACKAGE / "benchmarks" / "gridworld" / "baselines.py"
+    assert family_violations(path, "def f():\n    from wfeval.benchmarks.atari import simulator\n") == [
+        "wfeval/benchmarks/gridworld/baselines.py:2: family gridworld imports family atari "
+        "(wfeval.benchmarks.atari)",
+        "wfeval/benchmarks/gridworld/baselines.py:2: family gridworld imports family atari "
+        "(wfeval.benchmarks.atari.simulator)"]
+    assert family_violations(path, "from wfeval.benchmarks.base import input_error\n") == []
+
+
+def test_a_cycle_inside_a_package_is_caught_even_through_a_lazy_import():
+    package = PACKAGE / "models"
+    found = cycles(package, {"wfeval.models.command": "from wfeval.models import command_steps\n",
+                             "wfeval.models.command_steps": "def f():\n    from wfeval.models.command import x\n"})
+    assert ["wfeval.models.command", "wfeval.models.command_steps", "wfeval.models.command"] in found
+
+
+def test_a_module_over_the_cap_of_its_package_is_caught(tmp_path, monkeypatch):
+    cap = SHAPE.caps["pipeline"]
+    module = PACKAGE / "pipeline" / "zz_too_long_for_the_test.py"
+    module.write_text("x = 1\n" * (cap + 1), encoding="utf-8")
+    try:
+        with pytest.raises(AssertionError, match=f"zz_too_long_for_the_test.py: {cap + 1} lines > {cap}"):
+            test_no_module_is_longer_than_the_cap_of_its_package()
+    finally:
+        module.unlink()

@@ -13,7 +13,7 @@ import sys
 
 from tests.conftest import cli_env
 
-# wfeval as it was: every schema converted when stored, metric schemas derived from their classes
+# wfeval as it was: every schema converted when stored, option schemas derived from their classes
 EAGER = (
     "import sys, runpy\n"
     "from hydra.core.config_store import ConfigStore\n"
@@ -21,9 +21,9 @@ EAGER = (
     "def eager(group, name, node):\n"
     "    ConfigStore.instance().store(group=group, name=name, node=node if isinstance(node, type) else node())\n"
     "schema.store_schema = eager\n"
-    "import wfeval.metrics.schema_cache as cache\n"
-    "cache.load = lambda metric_id, target: None\n"
-    "cache.save = lambda metric_id, target, fields: None\n"
+    "import wfeval.config.schema_cache as cache\n"
+    "cache.load = lambda group, option, target: None\n"
+    "cache.save_many = lambda entries: None\n"
     "sys.argv = ['wfeval'] + sys.argv[1:]\n"
     "runpy.run_module('wfeval', run_name='__main__')\n"
 )
@@ -72,7 +72,7 @@ def test_help_and_cfg_job_print_byte_for_byte_what_eagerly_stored_schemas_print(
             stderr, _ = _heavy(proc)
             assert (proc.returncode, proc.stdout, stderr) == (reference.returncode, reference.stdout,
                                                               reference.stderr), args
-    assert list((cache / "schemas").glob("metrics-*.json")), "the metric schemas were cached"
+    assert list((cache / "schemas").glob("options-*.json")), "the option schemas were cached"
 
 
 def test_config_errors_exit_2_without_a_traceback_with_lazy_schemas(tmp_path):

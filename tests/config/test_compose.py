@@ -53,12 +53,13 @@ def test_task_and_protocol_schema_reject_unknown_keys():
         compose(["protocol.contxt_frames=2"])
 
 
-def test_protocol_config_is_an_evaluation_protocol_spec_with_extras_in_metadata():
-    spec = build.build_protocol(compose())
+def test_protocol_config_gives_the_spec_the_core_reads_and_the_class_with_its_own_options():
+    cfg = compose(["protocol=autoregressive", "protocol.chunk=3"])
+    spec, protocol = build.build_protocol(cfg), build.build_protocol_class(cfg)
     assert isinstance(spec, EvaluationProtocolSpec)
-    assert spec.name == "open_loop"
-    assert spec.metadata["driver"] == "open_loop"
-    assert spec.metadata["context_frames"] == 1
+    assert (spec.name, spec.metric_groups, spec.metadata["context_frames"]) == ("autoregressive", ("interactive",), 1)
+    assert type(protocol).__name__ == "Autoregressive" and protocol.chunk == 3
+    assert "chunk" not in spec.metadata  # the protocol's own option, not the spec's
 
 
 def test_task_config_is_a_world_task_config():
@@ -144,9 +145,16 @@ def test_generated_rate_checks_the_outputs_the_task_declares():
     assert metric.output_keys == ("generated_video", "depth")
 
 
-def test_an_unsupported_protocol_driver_is_a_config_error():
-    with pytest.raises(build.ConfigError, match="protocol.driver: 'teleport' is not supported"):
-        build.build_protocol(compose(["protocol.driver=teleport"]))
+def test_a_protocol_class_that_is_not_a_protocol_is_a_config_error():
+    with pytest.raises(build.ConfigError, match="protocol: ArtifactStore is not a protocol: it lacks identity, record"):
+        build.build_protocol_class(compose(["protocol._target_=wfeval.storage.artifacts.ArtifactStore",
+                                            "+protocol.root=/tmp"]))
+
+
+def test_a_protocol_option_of_another_protocol_fails_at_compose_time():
+    with pytest.raises(ConfigCompositionException) as info:
+        compose(["protocol.chunk=2"])  # open_loop has no chunk
+    assert info.value.__cause__.full_key == "protocol.chunk"
 
 
 def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(tmp_path):

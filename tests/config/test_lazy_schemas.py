@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from tests.conftest import compose
 from wfeval.config.schema import store_schema
-from wfeval.schemas import register_schemas
+from wfeval.config import register_schemas
 
 
 def _entries(node=None, prefix=""):
@@ -45,7 +45,8 @@ def test_composing_the_default_config_builds_only_the_schemas_it_loads():
     register_schemas()  # fresh, unbuilt entries
     assert _built() == set()
     compose()
-    assert _built() == {"wfeval_schema.yaml", "schema/benchmark/gridworld.yaml", "schema/model/oracle.yaml"} | {
+    assert _built() == {"wfeval_schema.yaml", "schema/benchmark/gridworld.yaml", "schema/model/oracle.yaml",
+                        "schema/protocol/open_loop.yaml"} | {
         f"schema/metric/{m}.yaml" for m in ("generated_rate", "artifact_count", "psnr", "ssim", "flicker",
                                              "action_following", "agent_position_error")}
 
@@ -84,8 +85,9 @@ def test_every_lazily_stored_schema_loads_as_configstore_store_would():
 def test_a_loaded_schema_is_a_copy_the_caller_may_change():
     register_schemas()
     first = ConfigStore.instance().load("schema/model/static.yaml")
-    first.node.name = "changed"
-    assert ConfigStore.instance().load("schema/model/static.yaml").node.name == "static"
+    first.node._target_ = "changed"
+    assert ConfigStore.instance().load("schema/model/static.yaml").node._target_ == \
+        "wfeval.benchmarks.gridworld.baselines.StaticModel"
 
 
 def test_the_store_pickles_for_the_launchers_with_entries_still_unbuilt():

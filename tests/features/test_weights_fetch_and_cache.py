@@ -12,7 +12,7 @@ import torch
 
 from tests.features._weights import require_i3d_weights
 from wfeval.features import weights as weights_mod
-from wfeval.features.cache import ENV_VAR, cache_dir
+from wfeval.utils.paths import ENV_VAR, cache_dir
 from wfeval.features.i3d import InceptionI3D
 from wfeval.features.network import load_network
 from wfeval.features.weights import (

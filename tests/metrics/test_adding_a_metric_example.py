@@ -12,7 +12,7 @@ from hydra import initialize_config_module
 
 from tests.conftest import ROOT
 from wfeval.storage.artifacts import ArtifactStore, read_array
-from wfeval.schemas import register_schemas
+from wfeval.config import register_schemas
 from wfeval.metrics import registry
 from wfeval.pipeline.runner import run_from_config
 

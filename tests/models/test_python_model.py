@@ -80,6 +80,8 @@ def test_from_the_command_line(tmp_path):
 def test_required_keys_of_the_adapters_are_named_when_missing(tmp_path, store):
     from wfeval.pipeline import build
 
-    for option, key in (("python", "model.object._target_"), ("command", "model.argv"), ("precomputed", "model.root")):
-        with pytest.raises(ConfigError, match=rf"{key}: required, not set"):
+    for option, message in (("python", "model.object._target_: required, not set"),
+                            ("command", r"model.argv: required \(or model.step_argv, a program serving the step"),
+                            ("precomputed", "model.root: required, not set")):
+        with pytest.raises(ConfigError, match=message):
             build.build_model(compose([f"model={option}"]))

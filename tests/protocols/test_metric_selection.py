@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import compose
 from wfeval.config.errors import ConfigError
 from wfeval.metrics.registry import REGISTRY
-from wfeval.metrics.selection import METRIC_GROUPS, select_metrics
+from wfeval.metrics.selection import metric_groups, select_metrics
 from wfeval.pipeline import build
 
 
@@ -22,7 +22,7 @@ def test_suite_then_protocol_then_task_then_extra_each_once():
                          protocol={"metric_ids": ["fvd"], "metric_groups": ["interactive"]},
                          task={"metric_ids": ["ssim", "spl"], "metric_groups": []}, extra=["psnr", "mse"])
     assert _rules(got) == [("psnr", "benchmark"), ("ssim", "benchmark"), ("fvd", "protocol"),
-                           ("step_latency", "protocol"), ("real_time_factor", "protocol"), ("spl", "task"),
+                           ("real_time_factor", "protocol"), ("step_latency", "protocol"), ("spl", "task"),
                            ("mse", "extra_metrics")]
     assert got[3].source == "protocol.metric_groups[interactive]" and got[5].source == "task.metric_ids"
 
@@ -34,15 +34,24 @@ def test_an_explicit_metric_list_replaces_protocol_and_task_but_extra_still_adds
 
 
 def test_an_unknown_group_names_the_key_and_the_known_groups():
-    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: reference"):
+    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, distribution, interactive"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
+
+
+def test_metric_groups_are_the_groups_the_metric_classes_declare():
+    assert metric_groups() == {"control": ("action_following", "agent_position_error"), "distribution": ("fvd",),
+                               "interactive": ("real_time_factor", "step_latency"),
+                               "planning": ("goal_success", "spl", "steps_to_goal"),
+                               "reference": ("mae", "mse", "psnr", "ssim"),
+                               "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
+    assert REGISTRY.load("psnr").groups == ("reference",)
 
 
 def test_every_grouped_metric_is_registered_and_has_a_config_file():
     from wfeval.config.errors import group_options
 
     files = set(group_options("metric"))
-    for group, ids in METRIC_GROUPS.items():
+    for group, ids in metric_groups().items():
         for metric_id in ids:
             assert REGISTRY.spec(metric_id).id == metric_id, (group, metric_id)
             assert metric_id in files, metric_id
@@ -50,7 +59,7 @@ def test_every_grouped_metric_is_registered_and_has_a_config_file():
 
 def test_composed_configs_follow_the_precedence():
     nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "extra_metrics=[mse]"]))
-    assert list(nodes)[-3:] == ["step_latency", "real_time_factor", "mse"]
+    assert list(nodes)[-3:] == ["real_time_factor", "step_latency", "mse"]
     assert rules["psnr"] == "benchmark" and rules["step_latency"] == "protocol" and rules["mse"] == "extra_metrics"
     nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "metric=[ssim]",
                                                           "extra_metrics=[mse]"]))

@@ -24,11 +24,18 @@ def test_a_cold_and_a_warm_run_of_the_same_data_give_the_same_document():
     assert "runtime" not in cold["benchmark"] and cold["benchmark"]["dataset_hash"] == "d" * 64
 
 
-def test_a_task_expecting_another_protocol_is_a_config_error():
+def test_a_protocol_that_does_not_serve_the_task_kind_is_a_config_error():
     import pytest
 
     from tests.conftest import compose
     from wfeval.pipeline import build
+    from wfeval.protocols.base import ProtocolRun
 
-    with pytest.raises(build.ConfigError, match="task.protocol: task 'action_video' expects protocol 'closed'"):
-        build.build_protocol(compose(["task.protocol=closed"]))
+    for overrides, message in ((["task=goal_reaching", "protocol=open_loop"],
+                                "protocol=open_loop serves tasks of kind 'reference_metrics' .* task 'goal_reaching' "
+                                "is of kind 'planning'; pick protocol=planning"),
+                               (["protocol=planning"], "protocol=planning serves tasks of kind 'planning'")):
+        cfg = compose(overrides)
+        spec, protocol = build.build_protocol(cfg), build.build_protocol_class(cfg)
+        with pytest.raises(build.ConfigError, match=message):
+            protocol.check_task(ProtocolRun(spec, build.build_task(cfg)))

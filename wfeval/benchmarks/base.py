@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
+from wfeval.api import (
+    BenchmarkSpec,
+    EvaluationProtocolSpec,
+    GenerationRequest,
+    GenerationResult,
+    MetricSpec,
+    WorldTaskConfig,
+)
 from wfeval.storage.artifacts import ArtifactStore
 
 #: metadata key of a request whose inputs are unusable, and the stop_reason of its result
@@ -86,6 +93,13 @@ class BenchmarkScorer(Protocol):
     def to_row(self, request: GenerationRequest, result: GenerationResult, row: dict[str, Any]) -> dict[str, Any]:
         """``row`` is the core's standard row; return it with family fields filled in."""
         ...
+
+
+def metric_specs(metrics: Sequence[str] | Mapping[str, Any]) -> tuple[MetricSpec, ...]:
+    """A benchmark's ``metrics`` as specs: a list of ids, or a mapping id → pinned version (null: any)."""
+    if isinstance(metrics, Mapping):
+        return tuple(MetricSpec(id=str(m), **({"version": str(v)} if v is not None else {})) for m, v in metrics.items())
+    return tuple(MetricSpec(id=str(m)) for m in metrics)
 
 
 def input_error(request: GenerationRequest) -> str | None:

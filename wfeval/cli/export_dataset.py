@@ -21,9 +21,8 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
     from hydra import compose, initialize_config_module
 
     from wfeval.benchmarks.folder.writer import write_dataset
-    from wfeval.config import trust
+    from wfeval.config import register_schemas, trust
     from wfeval.pipeline import build
-    from wfeval.schemas import register_schemas
     from wfeval.storage.artifacts import ArtifactStore
 
     register_schemas()

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    from wfeval.schemas import register_schemas
+    from wfeval.config import register_schemas
 
     register_schemas()  # a metric the shards added with extra_metrics is read from its packaged config
     try:

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from wfeval.pipeline.stored import StoredRunError, load_table
-from wfeval.storage.rundir import RunDirectory
+from wfeval.storage.rundir import FILES, RunDirectory
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
+    from wfeval.config import register_schemas
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
     from wfeval.results import build_results
-    from wfeval.schemas import register_schemas
 
     register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
     manifest, metrics, table = load_table(run_dir)
@@ -30,8 +30,8 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
         required_metrics=manifest["benchmark"].get("metrics", ()),
     )
     out = RunDirectory(out_dir)
-    out.write_json("results.json", document)
-    out.write_text("results.md", results_markdown(document))
+    out.write_json(FILES.results, document)
+    out.write_text(FILES.results_md, results_markdown(document))
     title = f"{manifest['model']['name']} on {manifest['benchmark']['id']}  (replayed {run_dir})"
     print(results_table(results, title=title))
     return document
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run_dir = args.run_dir.expanduser().resolve()
     try:
-        replay(run_dir, args.out or run_dir / "replay")
+        replay(run_dir, args.out or run_dir / FILES.replay)
     except StoredRunError as exc:
         print(f"wfeval.replay: {exc}", file=sys.stderr)
         return 2

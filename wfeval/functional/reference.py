@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from wfeval.utils.parallel import map_torch_cpu
 from wfeval.functional._video import (
     check_pair,
     check_video,
@@ -51,6 +50,7 @@ from wfeval.functional._video import (
     resolve_data_range,
     to_float,
 )
+from wfeval.utils.parallel import map_torch_cpu
 
 __all__ = ["psnr", "ssim", "mse", "mae", "motion_error"]
 

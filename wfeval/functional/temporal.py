@@ -28,8 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from wfeval.functional._video import (check_video, exact_frame_mean, frame_mean, int_diff, is_int_tensor, mean_frames,
-                                      resolve_data_range, to_float)
+from wfeval.functional._video import (
+    check_video,
+    exact_frame_mean,
+    frame_mean,
+    int_diff,
+    is_int_tensor,
+    mean_frames,
+    resolve_data_range,
+    to_float,
+)
 
 __all__ = ["flicker", "motion_magnitude", "frame_repeat_rate"]
 

@@ -21,9 +21,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from wfeval.storage.artifacts import FileDecoder, register_decoder
 from wfeval.io._errors import VideoReadError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
+from wfeval.storage.artifacts import FileDecoder, register_decoder
 
 VERSION = "1"  # bump when what a file decodes to changes in this package's code
 READS = ("video", "image", "first_frame", "array")

@@ -89,6 +89,7 @@ class BaseMetric:
 
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()  # other names the registry resolves to this metric
+    groups: ClassVar[tuple[str, ...]] = ()  # metric groups it belongs to (a protocol's or task's metric_groups)
     version: ClassVar[str] = "1.0"
     required_artifacts: ClassVar[tuple[str, ...]] = ()
     higher_is_better: ClassVar[bool | None] = None

@@ -18,9 +18,9 @@ from typing import Any, Mapping, Sequence
 
 import wfeval.functional.control as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.storage.artifacts import read_array
-from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.base import DescribedMetric
+from wfeval.metrics.outcomes import scored, skipped
+from wfeval.storage.artifacts import read_array
 
 
 def resolve_callable(value: Any, key: str) -> Any:
@@ -47,6 +47,7 @@ class ActionFollowing(DescribedMetric):
     is not found in either frame counts as wrong). Position errors go to the components."""
 
     name = "action_following"
+    groups = ("control",)
     aliases = ("action_accuracy",)
     version = "1.0"
     higher_is_better = True
@@ -105,6 +106,7 @@ class AgentPositionError(ActionFollowing):
     frame where the agent is not found counts as the frame diagonal (the largest error)."""
 
     name = "agent_position_error"
+    groups = ("control",)
     aliases = ("position_error",)
     higher_is_better = False
     output_unit = "px"

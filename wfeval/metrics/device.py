@@ -70,10 +70,10 @@ class DeviceMixin:
         """``array`` as the metric computes on it: numpy as is, else a tensor on the device."""
         if self.device == "numpy":
             return array
+        import warnings
+
         import numpy as np
         import torch
-
-        import warnings
 
         if self._torch_device is None:
             self._torch_device = resolve_device(self.device)

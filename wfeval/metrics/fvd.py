@@ -25,14 +25,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, MetricResult
-from wfeval.storage.artifacts import ArtifactError, array_bytes, read_array
-from wfeval.features.cache import cache_dir as resolve_cache_dir
 from wfeval.features.preprocess import FEATURE_NAME, ClipRecipe, ClipTooShort, clip_start, select_clip
-from wfeval.storage.features import FeatureStore, ReferenceStatsCache, reference_set_sha256
 from wfeval.features.weights import FETCH_COMMAND, WeightsInfo, WeightsUnavailable, resolve_weights
-from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
 from wfeval.metrics.base import BaseMetric, _skip_key
 from wfeval.metrics.outcomes import skipped
+from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
+from wfeval.storage.artifacts import ArtifactError, array_bytes, read_array
+from wfeval.storage.features import FeatureStore, ReferenceStatsCache, reference_set_sha256
+from wfeval.utils.paths import cache_dir as resolve_cache_dir
 
 REF, GEN = "reference_features", "generated_features"
 PER_SAMPLE_NOTE = "per-sample rows carry I3D feature refs, raw_value None: FVD is defined for the whole set only"
@@ -40,6 +40,7 @@ PER_SAMPLE_NOTE = "per-sample rows carry I3D feature refs, raw_value None: FVD i
 
 class FVD(BaseMetric):
     name = "fvd"
+    groups = ("distribution",)
     aliases = ("frechet_video_distance",)
     version = "1.0"
     required_artifacts = ()  # a missing generated video is handled here, so its reference still counts

@@ -34,6 +34,7 @@ def step_rows(result: GenerationResult) -> list[dict[str, Any]] | None:
 
 class StepLatency(DescribedMetric):
     name = "step_latency"
+    groups = ("interactive",)
     aliases = ("latency_per_step",)
     version = "1.0"
     higher_is_better = False
@@ -66,6 +67,7 @@ class StepLatency(DescribedMetric):
 
 class RealTimeFactor(DescribedMetric):
     name = "real_time_factor"
+    groups = ("interactive",)
     aliases = ("rtf",)
     version = "1.0"
     higher_is_better = True

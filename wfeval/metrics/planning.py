@@ -34,6 +34,7 @@ def _skip(request: GenerationRequest, result: GenerationResult, name: str) -> Me
 
 class GoalSuccess(DescribedMetric):
     name = "goal_success"
+    groups = ("planning",)
     aliases = ("success_rate",)
     version = "1.0"
     higher_is_better = True
@@ -57,6 +58,7 @@ class GoalSuccess(DescribedMetric):
 
 class StepsToGoal(DescribedMetric):
     name = "steps_to_goal"
+    groups = ("planning",)
     version = "1.0"
     higher_is_better = False
     family = "planning"
@@ -79,6 +81,7 @@ class StepsToGoal(DescribedMetric):
 
 class SPL(DescribedMetric):
     name = "spl"
+    groups = ("planning",)
     aliases = ("success_weighted_path_length",)
     version = "1.0"
     higher_is_better = True

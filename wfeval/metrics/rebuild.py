@@ -83,8 +83,7 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from wfeval.metrics.schemas import schema_of
-
+    from wfeval.config.derive import schema_of
     from wfeval.config.schema import METRIC_CORE_KEYS
 
     params = {k: v for k, v in dict(params or {}).items() if k not in METRIC_CORE_KEYS}
@@ -95,7 +94,7 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     cls = registry_class(metric_id, configured or target)
     path = f"{cls.__module__}.{cls.__qualname__}"
     try:
-        schema = schema_of(metric_id, cls, path)
+        schema = schema_of("metric", metric_id, cls, path)
     except (TypeError, ValueError) as exc:  # pragma: no cover - a signature the schema cannot express
         raise MetricRecordError(f"metric {metric_id!r}: no schema for {path}: {exc}") from None
     defaults: dict[str, Any] = {}

@@ -16,10 +16,10 @@ import numpy as np
 
 import wfeval.functional.reference as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.storage.artifacts import read_array
+from wfeval.metrics.base import DescribedMetric
 from wfeval.metrics.device import DeviceMixin
 from wfeval.metrics.outcomes import scored, skipped
-from wfeval.metrics.base import DescribedMetric
+from wfeval.storage.artifacts import read_array
 
 
 class _ReferenceMetric(DeviceMixin, DescribedMetric):
@@ -81,6 +81,7 @@ class PSNR(_ReferenceMetric):
     """
 
     name = "psnr"
+    groups = ("reference",)
     aliases = ("peak_signal_noise_ratio",)
     version = "1.0"
     higher_is_better = True
@@ -121,6 +122,7 @@ class SSIM(_ReferenceMetric):
     channel mean; equal to scikit-image's with those options), per frame then averaged."""
 
     name = "ssim"
+    groups = ("reference",)
     aliases = ("structural_similarity",)
     version = "1.0"
     higher_is_better = True
@@ -139,6 +141,7 @@ class MSE(_ReferenceMetric):
     """Mean squared error per frame in uint8 levels² (for uint8 videos), averaged over frames."""
 
     name = "mse"
+    groups = ("reference",)
     aliases = ("mean_squared_error",)
     higher_is_better = False
     output_unit = "levels^2"
@@ -159,6 +162,7 @@ class MAE(_ReferenceMetric):
     """Mean absolute error per frame in uint8 levels (for uint8 videos), averaged over frames."""
 
     name = "mae"
+    groups = ("reference",)
     aliases = ("mean_absolute_error",)
     higher_is_better = False
     output_unit = "levels"

@@ -2,8 +2,9 @@
 
 A built-in metric is declared once: its class (id, version, aliases, spec) and its config file
 ``conf/metric/<id>.yaml`` (defaults and ``_target_``). The registry's built-ins are read from
-those config files (no module is imported until a metric is asked for), aliases from the
-classes, and the config schema is derived from the class (:mod:`wfeval.metrics.schemas`).
+those config files (:mod:`wfeval.config.plugins`; no module is imported until a metric is asked
+for), aliases from the classes, and the config schema is derived from the class
+(:mod:`wfeval.config.derive`).
 Third-party metrics come from the ``wfeval.metrics`` entry-point group (read from installed
 package metadata the first time a name is not a built-in)::
 
@@ -21,11 +22,16 @@ from importlib import metadata as importlib_metadata
 from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
+from wfeval.config.plugins import builtin_targets as _builtin_targets
+from wfeval.config.plugins import import_target as _import
 from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
-from wfeval.metrics.builtins import builtin_targets
-from wfeval.metrics.builtins import import_target as _import
 
 ENTRY_POINT_GROUP = "wfeval.metrics"
+
+
+def builtin_targets() -> dict[str, str]:
+    """Built-in metric id → ``module.Class``, from ``conf/metric/*.yaml`` (wfeval.config.plugins)."""
+    return _builtin_targets("metric")
 
 __all__ = ["DescribedMetric", "REPRODUCIBILITY", "MetricRegistry", "REGISTRY", "UnknownMetricError",
            "builtin_targets"]

@@ -1,6 +1,7 @@
 """Which metrics a run scores, and the rule that selected each (a pure function; docs/protocols.md).
 
-Metric groups are declared once, here (:data:`METRIC_GROUPS`). Precedence, first match wins and
+Metric groups are declared once, on the metric classes (``groups``; :func:`metric_groups`).
+Precedence, first match wins and
 an id is never selected twice:
 
 1. ``metric=[a,b]`` given explicitly: exactly those (rule ``metric``); protocol and task
@@ -14,18 +15,23 @@ an id is never selected twice:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-METRIC_GROUPS: dict[str, tuple[str, ...]] = {
-    "reference": ("psnr", "ssim", "mse", "mae"),
-    "temporal": ("flicker", "motion_magnitude", "frame_repeat_rate"),
-    "control": ("action_following", "agent_position_error"),
-    "distribution": ("fvd",),
-    "interactive": ("step_latency", "real_time_factor"),
-    "planning": ("goal_success", "steps_to_goal", "spl"),
-}
-"""Metric group name → metric ids, in display order."""
+
+@functools.lru_cache(maxsize=None)
+def metric_groups() -> dict[str, tuple[str, ...]]:
+    """Metric group name → the built-in metric ids that declare it (each class's ``groups``), both
+    sorted by name. Imports the built-in metric classes (numpy, no torch)."""
+    from wfeval.config.plugins import builtin_targets, import_target
+
+    table: dict[str, list[str]] = {}
+    for metric_id, target in builtin_targets("metric").items():
+        for group in getattr(import_target(target), "groups", ()):
+            table.setdefault(group, []).append(metric_id)
+    return {group: tuple(sorted(table[group])) for group in sorted(table)}
+
 
 RULES = ("metric", "benchmark", "protocol", "task", "extra_metrics")
 
@@ -38,8 +44,10 @@ class Selected:
 
 
 def expand(ids: Sequence[str], groups: Sequence[str], where: str,
-           table: Mapping[str, Sequence[str]] = METRIC_GROUPS) -> list[tuple[str, str]]:
+           table: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str]]:
     """(metric id, source) for ``<where>.metric_ids`` then each of ``<where>.metric_groups``."""
+    if table is None:
+        table = metric_groups() if groups else {}
     out = [(str(m), f"{where}.metric_ids") for m in ids]
     for group in groups:
         if group not in table:
@@ -55,7 +63,7 @@ def select_metrics(
     protocol: Mapping[str, Any] | None = None,
     task: Mapping[str, Any] | None = None,
     extra: Sequence[str] = (),
-    table: Mapping[str, Sequence[str]] = METRIC_GROUPS,
+    table: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Selected]:
     """The ordered selection. ``chosen``: the ids of the composed ``metric`` node (the benchmark's
     suite, or the explicit ``metric=`` list when ``explicit``); ``protocol`` / ``task``: mappings

@@ -14,10 +14,10 @@ import numpy as np
 
 import wfeval.functional.temporal as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
-from wfeval.storage.artifacts import read_array
+from wfeval.metrics.base import DescribedMetric
 from wfeval.metrics.device import DeviceMixin
 from wfeval.metrics.outcomes import scored, skipped
-from wfeval.metrics.base import DescribedMetric
+from wfeval.storage.artifacts import read_array
 
 
 class _TemporalMetric(DeviceMixin, DescribedMetric):
@@ -62,6 +62,7 @@ class Flicker(_TemporalMetric):
     """VBench temporal flickering, ``1 - mean|x[t+1] - x[t]| / data_range``, in [0, 1]; 1 = no change."""
 
     name = "flicker"
+    groups = ("temporal",)
     aliases = ("temporal_flickering",)
     higher_is_better = True
     output_unit = "score [0, 1]"
@@ -76,6 +77,7 @@ class MotionMagnitude(_TemporalMetric):
     ``threshold·data_range`` (default 0.1), averaged over steps; 0 for a frozen video."""
 
     name = "motion_magnitude"
+    groups = ("temporal",)
     aliases = ("moving_pixel_fraction",)
     higher_is_better = None
     output_unit = "fraction of pixels"
@@ -98,6 +100,7 @@ class FrameRepeatRate(_TemporalMetric):
     default 1/255: one uint8 level); 1 for a frozen video."""
 
     name = "frame_repeat_rate"
+    groups = ("temporal",)
     aliases = ("frame_repeat",)
     higher_is_better = False
     output_unit = "fraction of steps"

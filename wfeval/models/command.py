@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
 from wfeval.models._files import file_digest, read_output, tree_digest
+from wfeval.models.processes import kill_group
 from wfeval.models.protocol import Generated, SampleFailed
 
 PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
@@ -62,27 +62,6 @@ def _tail(path: Path, limit: int) -> str:
     except OSError:
         return ""
     return data[-limit:].decode("utf-8", errors="replace")
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Stop the program and everything it started (it runs in its own session)."""
-    if proc.poll() is not None:
-        return
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, signal.SIGTERM)
-        else:  # pragma: no cover - Windows
-            proc.terminate()
-        proc.wait(timeout=2)
-    except (subprocess.TimeoutExpired, ProcessLookupError, PermissionError):
-        try:
-            if hasattr(os, "killpg"):
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:  # pragma: no cover
-                proc.kill()
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
 
 
 class CommandModel:
@@ -131,7 +110,7 @@ class CommandModel:
                 self._check_executable(value, key)
         self._session = None
         if self.step_argv is not None:  # the step interface, only when a step program is configured
-            from wfeval.models.command_steps import StepSession
+            from wfeval.models.command_steps import StepSession  # the step interface of step_argv
 
             self._session = StepSession(self.step_argv, cwd=self.cwd, env=self.env, timeout_s=timeout_s,
                                         work_dir=self.work_dir, request_line=self._step_request_line,
@@ -236,10 +215,10 @@ class CommandModel:
                     code = proc.wait(timeout=self.timeout_s)
                 except subprocess.TimeoutExpired:
                     code = None
-                    _kill_group(proc)
+                    kill_group(proc)
                     err.write(f"\n--- wfeval: killed after timeout_s={self.timeout_s:g} ---\n".encode())
                 except BaseException:  # a pipeline deadline, Ctrl-C: never leave the program running
-                    _kill_group(proc)
+                    kill_group(proc)
                     raise
             seconds = time.perf_counter() - started
             if code == 0:

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from wfeval.models.processes import kill_group
 from wfeval.models.protocol import StepOutput
 
 
@@ -123,10 +124,8 @@ class StepSession:
         return reply
 
     def _stop(self) -> None:
-        from wfeval.models.command import _kill_group
-
         if self._proc is not None:
-            _kill_group(self._proc)
+            kill_group(self._proc)
             for stream in (self._proc.stdin, self._proc.stdout):
                 try:
                     stream.close()

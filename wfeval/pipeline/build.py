@@ -9,7 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
-from wfeval.config.schema import METRIC_CORE_KEYS
+from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.config.trust import check_config
 from wfeval.metrics.device import with_device
 from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
@@ -30,25 +30,25 @@ def build_task(cfg: DictConfig) -> WorldTaskConfig:
         raise ConfigError(f"task: {exc}") from exc
 
 
-SUPPORTED_DRIVERS = ("open_loop", "autoregressive", "closed_loop", "planning")  # wfeval/protocols
-
-
 def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
+    """The protocol's spec: the keys every protocol has (name, context frames, metric ids and groups),
+    read by the core."""
+    plain = to_plain(cfg.protocol)
     try:
-        spec = EvaluationProtocolSpec.from_mapping(to_plain(cfg.protocol))
+        return EvaluationProtocolSpec.from_mapping({k: plain[k] for k in PROTOCOL_CORE_KEYS if k in plain})
     except ContractError as exc:
         raise ConfigError(f"protocol: {exc}") from exc
-    task_protocol = cfg.task.get("protocol") if "task" in cfg else None
-    # task.metadata.protocols: every protocol the task can run under (task.protocol is its default)
-    listed = list((cfg.task.get("metadata") or {}).get("protocols") or []) if "task" in cfg else []
-    allowed = listed if task_protocol in listed else [task_protocol]
-    if task_protocol and spec.name not in allowed:
-        raise ConfigError(f"task.protocol: task {cfg.task.name!r} expects protocol {' or '.join(map(repr, allowed))} "
-                          f"but protocol={spec.name!r} is selected; pick protocol={task_protocol} or another task")
-    driver = spec.metadata.get("driver", "open_loop")
-    if driver not in SUPPORTED_DRIVERS:
-        raise ConfigError(f"protocol.driver: {driver!r} is not supported; supported: {', '.join(SUPPORTED_DRIVERS)}")
-    return spec
+
+
+def build_protocol_class(cfg: DictConfig) -> Any:
+    """The protocol's class built from the config with its own options (``protocol._target_``: one
+    class + one YAML, wfeval/protocols/base.py)."""
+    protocol = instantiate_node("protocol", cfg.protocol, drop=PROTOCOL_CORE_KEYS)
+    missing = [m for m in ("identity", "record", "check_task", "check", "drive") if not callable(getattr(protocol, m, None))]
+    if missing:
+        raise ConfigError(f"protocol: {type(protocol).__name__} is not a protocol: it lacks {', '.join(missing)} "
+                          "(subclass wfeval.protocols.base.Protocol, docs/protocols.md)")
+    return protocol
 
 
 def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
@@ -78,9 +78,17 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 
 def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
-    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data."""
+    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data; the metric
+    versions the evidence gate pins come from the benchmark's ``metrics`` mapping (id: version)."""
+    from wfeval.config.plugins import metric_versions
+
     plain = to_plain(cfg.benchmark)
-    return {k: plain[k] for k in RULE_KEYS if k in plain}
+    rules = {k: plain[k] for k in RULE_KEYS if k in plain}
+    pinned = metric_versions(plain.get("metrics"))
+    if pinned:
+        evidence = rules["evidence"] = dict(rules.get("evidence") or {})
+        evidence["metric_versions"] = {**pinned, **dict(evidence.get("metric_versions") or {})}
+    return rules
 
 
 def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
@@ -232,7 +240,7 @@ def check_on_failure(metric_id: str, metric: Any, choice: Any) -> str:
     return str(choice)
 
 
-MODEL_RULE_KEYS = ("output_range",)  # read by the pipeline (wfeval/pipeline/contract.py), never by the model
+MODEL_RULE_KEYS = MODEL_CORE_KEYS  # read by the pipeline (wfeval/pipeline/contract.py), never by the model
 
 
 def identity_config(model_cfg: Any) -> Any:

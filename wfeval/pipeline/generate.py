@@ -26,11 +26,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
-from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, check_object
-
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
+from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, check_object
+from wfeval.storage.generations import GenerationCache
 from wfeval.storage.metric_rows import request_identity as request_key  # a request's content, artifacts by hash
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Iterator
 
 from wfeval.config.errors import ConfigError
+from wfeval.storage.rundir import FILES
 
-LOCK_NAME = ".wfeval.lock"
+LOCK_NAME = FILES.lock
 
 
 class RunLocked(ConfigError):

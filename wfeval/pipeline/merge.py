@@ -13,18 +13,18 @@ import shutil
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from wfeval.results import build_results
-from wfeval.results.document import DatasetHash
-from wfeval.storage.rundir import JsonlWriter, RunDirectory, read_jsonl, utc_now
 from wfeval.pipeline.shard import parse_shard
 from wfeval.pipeline.stored import RowIndex, StoredRunError, open_run
 from wfeval.report.markdown import results_markdown
+from wfeval.results import build_results
+from wfeval.results.document import DatasetHash
+from wfeval.storage.rundir import FILES, JsonlWriter, RunDirectory, read_jsonl, utc_now
 
 
 def _check_shards(run_dirs: Sequence[Path]) -> list[tuple[Path, dict]]:
     shards = []
     for run_dir in run_dirs:
-        manifest = RunDirectory(run_dir, create=False).read_json("manifest.json")
+        manifest = RunDirectory(run_dir, create=False).read_json(FILES.manifest)
         if manifest is None:
             raise StoredRunError(f"{run_dir}: no manifest.json")
         if manifest.get("status") != "completed":
@@ -58,12 +58,12 @@ def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
         raise StoredRunError("shards were scored with different metrics")
     created = not Path(out_dir).exists()
     out = RunDirectory(out_dir)
-    partial = {name: f".{name}.partial" for name in _FILES}
+    partial = {name: FILES.partial(name) for name in _FILES}
     try:
         index = _write_files(out, [d for d, _ in shards], metric_ids, partial)
         digest = DatasetHash()
         table = index.table(metrics, (first_manifest.get("rules") or {}).get("group_by") or (),
-                            out.file(partial["generations.jsonl"]), out.file(partial["metrics.jsonl"]), digest)
+                            out.file(partial[FILES.generations]), out.file(partial[FILES.metrics]), digest)
     except BaseException:
         for name in partial.values():
             out.file(name).unlink(missing_ok=True)
@@ -84,19 +84,19 @@ def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
         manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
         required_metrics=manifest["benchmark"].get("metrics", ()),
     )
-    out.write_json("manifest.json", manifest)
+    out.write_json(FILES.manifest, manifest)
     for name in _FILES:
         out.replace(partial[name], name)
-    hydra_dir = shards[0][0] / ".hydra"
+    hydra_dir = shards[0][0] / FILES.hydra
     if hydra_dir.is_dir():
-        shutil.copytree(hydra_dir, out.path / ".hydra", dirs_exist_ok=True)
-    out.write_json("results.json", document)
-    out.write_text("results.md", results_markdown(document))
+        shutil.copytree(hydra_dir, out.path / FILES.hydra, dirs_exist_ok=True)
+    out.write_json(FILES.results, document)
+    out.write_text(FILES.results_md, results_markdown(document))
     out.event("run_merged", shards=manifest["merged_from"], samples=len(index))
     return document
 
 
-_FILES = ("generations.jsonl", "metrics.jsonl", "samples.jsonl", "steps.jsonl")
+_FILES = (FILES.generations, FILES.metrics, FILES.samples, FILES.steps)
 
 
 def _write_files(out: RunDirectory, run_dirs: Sequence[Path], metric_ids: list[str], partial: dict) -> RowIndex:
@@ -107,9 +107,9 @@ def _write_files(out: RunDirectory, run_dirs: Sequence[Path], metric_ids: list[s
     with contextlib.ExitStack() as files:
         writers = {name: files.enter_context(out.writer(partial[name], truncate=True)) for name in _FILES}
         for run_dir in run_dirs:
-            copied = {name: _copy(run_dir / name, writers[name]) for name in ("generations.jsonl", "metrics.jsonl")}
-            index.add_run(copied["generations.jsonl"], copied["metrics.jsonl"], where=run_dir)
-            for name in ("samples.jsonl", "steps.jsonl"):
+            copied = {name: _copy(run_dir / name, writers[name]) for name in (FILES.generations, FILES.metrics)}
+            index.add_run(copied[FILES.generations], copied[FILES.metrics], where=run_dir)
+            for name in (FILES.samples, FILES.steps):
                 for _ in _copy(run_dir / name, writers[name]):
                     pass
     return index

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from wfeval.utils.hashing import sha256_json
 from wfeval.api import GenerationRequest
 from wfeval.models.identity import code_identity
+from wfeval.utils.hashing import sha256_json
 
 
 def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[str, Any] | None = None) -> str:

@@ -13,9 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from omegaconf import DictConfig
 
-from wfeval.utils.hashing import sha256_json
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
@@ -24,9 +22,11 @@ from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.serve import ServeCheck
 from wfeval.pipeline.spool import request_spool
 from wfeval.pipeline.stored import StoredRunError, load_generations
-from wfeval.protocols import build_driver, protocol_identity, protocol_record
+from wfeval.protocols.base import ProtocolRun
 from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
+from wfeval.storage.artifacts import ArtifactStore
+from wfeval.utils.hashing import sha256_json
 
 
 @dataclass
@@ -67,7 +67,9 @@ class RunPlan:
 
 
 def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = None) -> RunPlan:
-    task, protocol = build.build_task(cfg), build.build_protocol(cfg)
+    task, protocol, driver = build.build_task(cfg), build.build_protocol(cfg), build.build_protocol_class(cfg)
+    setting = ProtocolRun(protocol, task, policy=build.to_plain(cfg.get("policy")) if driver.uses_policy else None)
+    driver.check_task(setting)
     nodes, selection = build.metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
     if cfg.run.from_run:
@@ -87,7 +89,7 @@ def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = Non
         serves.add(request)
         requests.append(request)
     serves.check(bench.spec.benchmark_id, model_choice=_choice("model"))
-    model = drive(cfg, protocol, handle, bench, store)  # the protocol's driver around the model
+    model = drive(cfg, driver, setting, handle, bench, store)  # the protocol's driver around the model
     model_entry = model.manifest_entry()
     if contract.output_range:  # float outputs are converted: say so wherever the results go
         model_entry.update(output_range=list(contract.output_range),
@@ -98,7 +100,7 @@ def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = Non
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
-                   protocol_entry=protocol_record(build.to_plain(cfg)), metric_selection=selection,
+                   protocol_entry=driver.record(setting), metric_selection=selection,
                    finalize=getattr(model.model, "finalize", None))
 
 
@@ -113,15 +115,16 @@ def _choice(group: str) -> str | None:
     return str(choice) if choice is not None else None
 
 
-def drive(cfg: DictConfig, protocol: EvaluationProtocolSpec, handle: ModelHandle, bench: BenchmarkAdapter,
+def drive(cfg: DictConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,
           store: ArtifactStore) -> ModelHandle:
-    """The model handle generation calls: the model itself under open loop, else the protocol's driver
-    (wfeval.protocols), whose settings join the generation key (protocols never share generations)."""
-    plain = build.to_plain(cfg)
-    needs_policy = protocol.metadata.get("driver") == "closed_loop" and cfg.get("policy") is not None
-    policy = build.instantiate_node("policy", cfg.policy) if needs_policy else None
-    driven = build_driver(plain, protocol, handle.model, bench, store, policy=policy)
-    identity = protocol_identity(plain)
+    """The model handle generation calls: what the protocol drives (the model itself under open loop,
+    else a driver around it), under a key that adds the protocol's identity (protocols never share
+    generations)."""
+    protocol.check(handle.model, bench)
+    policy = build.instantiate_node("policy", cfg.policy) if protocol.uses_policy and cfg.get("policy") is not None \
+        else None
+    driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
+    identity = protocol.identity(setting)
     if driven is handle.model and identity is None:
         return handle
     key = handle.key if identity is None else sha256_json({"model": handle.key, "protocol": identity})[:32]

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import wfeval
-from wfeval.utils.hashing import sha256_json
 from wfeval.config.errors import ConfigError
-from wfeval.storage.rundir import RUN_FORMAT_VERSION, RunDirectory, utc_now
+from wfeval.storage.rundir import FILES, RUN_FORMAT_VERSION, RunDirectory, utc_now
+from wfeval.utils.hashing import sha256_json
 
 KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
 CONFIG_HASH_RUN_KEYS = ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")
@@ -69,7 +69,7 @@ class RunRecorder:
         """Start (or resume, in a folder holding a run of the same config) and record it."""
         rundir = RunDirectory(output_dir)
         chash = config_hash(plain_cfg)
-        previous = rundir.read_json("manifest.json")
+        previous = rundir.read_json(FILES.manifest)
         if previous is not None and previous.get("config_hash") != chash:
             raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.get('config_hash')}); "
                               "resume it with its own overrides or use a new directory")
@@ -80,7 +80,7 @@ class RunRecorder:
             "started_at": (previous or {}).get("started_at") or utc_now(),
             "finished_at": None,
             "config_hash": chash,
-            "config_file": ".hydra/config.yaml",
+            "config_file": FILES.config,
             "argv": sys.argv,
             "cwd": os.getcwd(),
             "host": platform.node(),
@@ -105,13 +105,13 @@ class RunRecorder:
         return self.rundir.path
 
     def _write(self) -> None:
-        self.rundir.write_json("manifest.json", self._manifest)
+        self.rundir.write_json(FILES.manifest, self._manifest)
 
     def event(self, kind: str, **fields: Any) -> None:
         self.rundir.event(kind, **fields)
 
     def step(self, row: Mapping[str, Any]) -> None:
-        self.rundir.append("steps.jsonl", row)
+        self.rundir.append(FILES.steps, row)
 
     def record_plan(self, *, benchmark: Mapping[str, Any], model: Mapping[str, Any], rules: Mapping[str, Any],
                     metrics: Mapping[str, Any], source_run: str | None = None,

@@ -21,32 +21,31 @@ from typing import Any, Callable
 from omegaconf import DictConfig
 
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.trust import check_config
-from wfeval.pipeline import build
-from wfeval.pipeline import spool
-from wfeval.storage.generations import GenerationCache
-from wfeval.pipeline.generate import failure_limit, generate_stream, timeout_enforceable, verify_pair
+from wfeval.pipeline import build, spool
 from wfeval.pipeline.failure import ModelSetupError, storage_error
+from wfeval.pipeline.generate import failure_limit, generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
 from wfeval.pipeline.score import Reuse, score_all
 from wfeval.pipeline.seeds import check_seed_mode, seeded_request
 from wfeval.pipeline.spool import Spool, chunked, pair_spool
-from wfeval.storage.metric_rows import ResultCache
-from wfeval.utils.progress import Progress
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
 from wfeval.results.table import ResultTable
-from wfeval.storage.rundir import utc_now
+from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.generations import GenerationCache
+from wfeval.storage.metric_rows import ResultCache
+from wfeval.storage.rundir import FILES, utc_now
+from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
-PARTIAL_GENERATIONS = ".generations.jsonl.partial"  # renamed generations.jsonl when generation is done
-PARTIAL_SAMPLES = ".samples.jsonl.partial"  # renamed samples.jsonl with results.json
+PARTIAL_GENERATIONS = FILES.partial(FILES.generations)  # renamed generations.jsonl when generation is done
+PARTIAL_SAMPLES = FILES.partial(FILES.samples)  # renamed samples.jsonl with results.json
 
 
 @dataclass
@@ -109,9 +108,9 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
             required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
         )
-        recorder.rundir.replace(PARTIAL_SAMPLES, "samples.jsonl")
-        recorder.rundir.write_json("results.json", document)
-        recorder.rundir.write_text("results.md", results_markdown(document))
+        recorder.rundir.replace(PARTIAL_SAMPLES, FILES.samples)
+        recorder.rundir.write_json(FILES.results, document)
+        recorder.rundir.write_text(FILES.results_md, results_markdown(document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
     print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
@@ -164,7 +163,7 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
                    output_contract=plan.contract.describe() if plan.contract else None)
     progress = Progress("generate", len(requests), run.progress)
     counts = {"failed": 0, "not_generated": 0, "timeouts": 0}
-    steps = recorder.rundir.writer("steps.jsonl")
+    steps = recorder.rundir.writer(FILES.steps)
 
     def on_result(request: GenerationRequest, result: GenerationResult, cached: bool) -> None:
         summary.cached += cached
@@ -225,14 +224,14 @@ def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: st
     rundir = recorder.rundir
     reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None
-    rundir.replace(PARTIAL_GENERATIONS, "generations.jsonl")
+    rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
     recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
     progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
-                        rows_file=rundir.file("metrics.jsonl"))
+                        rows_file=rundir.file(FILES.metrics))
     started = time.perf_counter()
     cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.storage.metric_rows)
-    with rundir.writer("metrics.jsonl") as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
+    with rundir.writer(FILES.metrics) as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
         for chunk in pairs.chunks():
             done = reuse.rows(chunk) if reuse is not None else {}
             offsets: dict[tuple[str, str], int] = {}

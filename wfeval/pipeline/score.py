@@ -12,12 +12,11 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from wfeval.utils.hashing import sha256_json
-
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
-from wfeval.storage.rundir import RunDirectory, line_offsets, request_sample_id
+from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
+from wfeval.utils.hashing import sha256_json
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -39,14 +38,14 @@ class Reuse:
 
     def __init__(self, rundir: RunDirectory, metrics: Mapping[str, Any], records: Path,
                  previous_manifest: Mapping[str, Any]):
-        before = {sample_id: sha256_json(row) for _, row in line_offsets(rundir.file("generations.jsonl"))
+        before = {sample_id: sha256_json(row) for _, row in line_offsets(rundir.file(FILES.generations))
                   if isinstance(sample_id := request_sample_id(row), str)}  # a malformed old record: rescored
         unchanged = {sample_id for _, row in line_offsets(records)
                      if isinstance(sample_id := request_sample_id(row), str) and before.get(sample_id) == sha256_json(row)}
         del before
         versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
         current = {m for m, metric in metrics.items() if versions_before.get(m) == str(metric.version)}
-        self.path, self.metric_ids = rundir.file("metrics.jsonl"), sorted(current)
+        self.path, self.metric_ids = rundir.file(FILES.metrics), sorted(current)
         self.offsets: dict[tuple[str, str], int] = {}  # (metric id, sample id) -> its latest row
         rows = 0
         for offset, row in line_offsets(self.path):

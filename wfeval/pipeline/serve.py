@@ -8,7 +8,6 @@ without its simulator), or None. If any request is refused, the run stops with e
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Iterable
 
 from wfeval.api import GenerationRequest
@@ -23,26 +22,22 @@ def refusal(model: Any, request: GenerationRequest) -> str | None:
     return str(reason) if reason else None
 
 
-def _builtin_models() -> dict[str, Any]:
-    """Built-in model options whose class is a wfeval class: option name -> class (not instantiated)."""
-    from pathlib import Path
+BASELINE_PACKAGE = "wfeval.benchmarks."  # the baselines a benchmark family ships declare what they serve
 
-    import yaml
 
-    import wfeval.conf
+def _baselines() -> dict[str, Any]:
+    """Built-in model options whose class is a benchmark family's baseline (wfeval.config.plugins):
+    option name -> class (not instantiated). The generic adapters (precomputed, command, python and
+    the recipes' learned model) serve any benchmark and are not imported to ask."""
+    from wfeval.config.plugins import builtin_targets, import_target
 
     out = {}
-    for path in sorted((Path(wfeval.conf.__file__).parent / "model").glob("*.yaml")):
-        try:
-            target = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("_target_", "")
-        except (OSError, yaml.YAMLError):
+    for option, target in builtin_targets("model").items():
+        if not target.startswith(BASELINE_PACKAGE):
             continue
-        if not isinstance(target, str) or not target.startswith("wfeval."):
-            continue
-        module, _, name = target.rpartition(".")
         try:
-            out[path.stem] = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError):
+            out[option] = import_target(target)
+        except (ImportError, AttributeError):  # a family whose package is not installed
             continue
     return out
 
@@ -50,7 +45,7 @@ def _builtin_models() -> dict[str, Any]:
 def models_that_serve(request: GenerationRequest) -> list[str]:
     """Built-in model options that declare they can serve ``request``."""
     able = []
-    for option, cls in _builtin_models().items():
+    for option, cls in _baselines().items():
         method = getattr(cls, "cannot_serve", None)
         if not callable(method):
             continue
@@ -92,7 +87,7 @@ class ServeCheck:
         raise ConfigError(
             f"model={name} cannot serve benchmark {benchmark_id!r} ({self.refused} of {self.total} sample(s); "
             f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none built in)'}; "
-            "or bring your own outputs with model=precomputed, command or python. Nothing was generated."
+            "or bring your own outputs with model=precomputed, command, python or learned. Nothing was generated."
         )
 
 

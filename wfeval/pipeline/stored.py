@@ -20,7 +20,7 @@ from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
 from wfeval.results.table import ResultTable
-from wfeval.storage.rundir import RunDirectory, line_offsets, request_sample_id
+from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
 
 
 class StoredRunError(ValueError):
@@ -33,8 +33,8 @@ def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, G
     from wfeval.pipeline.spool import stored_pairs
 
     source = RunDirectory(run_dir, create=False)
-    manifest = source.read_json("manifest.json")
-    pairs = stored_pairs(source.file("generations.jsonl"))
+    manifest = source.read_json(FILES.manifest)
+    pairs = stored_pairs(source.file(FILES.generations))
     if manifest is None or not len(pairs):
         raise StoredRunError(f"run.from_run: {source.path} is not a finished wfeval run "
                              "(needs manifest.json and generations.jsonl)")
@@ -47,9 +47,9 @@ def open_run(run_dir: Path) -> tuple[dict, MetricSet]:
     from omegaconf import OmegaConf
 
     rundir = RunDirectory(run_dir, create=False)
-    manifest = rundir.read_json("manifest.json")
-    config = run_dir / ".hydra" / "config.yaml"
-    if manifest is None or not config.is_file() or not rundir.file("metrics.jsonl").is_file():
+    manifest = rundir.read_json(FILES.manifest)
+    config = run_dir / FILES.config
+    if manifest is None or not config.is_file() or not rundir.file(FILES.metrics).is_file():
         raise StoredRunError(f"{run_dir} is not a wfeval run directory "
                              "(needs manifest.json, .hydra/config.yaml and metrics.jsonl)")
     try:
@@ -67,10 +67,10 @@ def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
     manifest, metrics = open_run(run_dir)
     rundir = RunDirectory(run_dir, create=False)
     index = RowIndex(list(metrics))
-    index.add_run(line_offsets(rundir.file("generations.jsonl")), line_offsets(rundir.file("metrics.jsonl")),
+    index.add_run(line_offsets(rundir.file(FILES.generations)), line_offsets(rundir.file(FILES.metrics)),
                   where=run_dir)
     table = index.table(metrics, (manifest.get("rules") or {}).get("group_by") or (),
-                        rundir.file("generations.jsonl"), rundir.file("metrics.jsonl"))
+                        rundir.file(FILES.generations), rundir.file(FILES.metrics))
     return manifest, metrics, table
 
 

@@ -1,4 +1,5 @@
-"""Protocol drivers: a model wrapped so that ``generate(requests)`` runs one protocol per request.
+"""What every protocol driver shares: a model wrapped so that ``generate(requests)`` runs one protocol
+per request, and the replay of chosen actions into reference videos.
 
 The pipeline's generation path (cache, retries, time limits, output checks) is unchanged: it
 calls the driver's ``generate`` as it would call a model's. Each outcome is a
@@ -12,16 +13,10 @@ simulator, so every reference metric scores the rollout against the true world.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from wfeval.api import GenerationRequest, GenerationResult
-from wfeval.models.base import initial_frame
-from wfeval.models.protocol import Generated
-from wfeval.protocols.policies import PolicyContext, action_names_of
-from wfeval.models.stepping import ModelWrapper, per_sample, rollout, timed_step
+from wfeval.models.stepping import ModelWrapper, per_sample
 
 
 class Driver(ModelWrapper):
@@ -41,65 +36,6 @@ class Driver(ModelWrapper):
 
     def finalize(self, pairs: list[tuple[GenerationRequest, GenerationResult]], store: Any) -> list:
         return pairs
-
-
-class AutoregressiveDriver(Driver):
-    """``protocol=autoregressive``: start, then ``step`` through the request's actions,
-    ``chunk`` actions per call; the video is [initial frame] + every frame produced."""
-
-    protocol = "autoregressive"
-
-    def __init__(self, model: Any, chunk: int = 1):
-        super().__init__(model)
-        if chunk < 1:
-            raise ValueError(f"protocol.chunk must be >= 1, got {chunk}")
-        self.chunk = int(chunk)
-
-    def run_one(self, request: GenerationRequest) -> Generated:
-        video, rows = rollout(self.model, request, self.chunk)
-        return Generated({"generated_video": video}, {"steps": rows, "protocol": self.protocol, "chunk": self.chunk})
-
-
-class ClosedLoopDriver(Driver):
-    """``protocol=closed_loop``: at each step the policy sees the model's latest frame and picks
-    the next action; the model steps by it. The chosen actions are replayed in the benchmark's
-    simulator afterwards (:meth:`finalize`) to give the reference."""
-
-    protocol = "closed_loop"
-
-    def __init__(self, model: Any, policy: Any, simulate: Any, policy_name: str = ""):
-        super().__init__(model)
-        self.policy = policy
-        self.simulate = simulate  # (request, actions) -> (reference video, metadata updates)
-        self.policy_name = policy_name or str(getattr(policy, "name", "") or type(policy).__name__)
-
-    def run_one(self, request: GenerationRequest) -> Generated:
-        names = action_names_of(request)
-        horizon = len(request.controls.get("actions") or ())
-        seed = int(request.generation.get("seed") or 0)
-        frame = initial_frame(request)
-        started = time.perf_counter()
-        state = self.model.start(request)
-        rows: list[dict] = [{"step": 0, "call": "start", "actions": [], "frames": 0,
-                             "latency_seconds": time.perf_counter() - started}]
-        frames, chosen = [frame[None]], []
-        for t in range(horizon):
-            began = time.perf_counter()
-            action = self.policy.act(frame, PolicyContext(request, t, tuple(chosen), names, horizon, seed))
-            action = int(action) if isinstance(action, (int, np.integer)) else action
-            policy_seconds = time.perf_counter() - began
-            state, out, seconds = timed_step(self.model, state, [action])
-            frame = out[-1]
-            frames.append(out)
-            chosen.append(action)
-            rows.append({"step": t + 1, "call": "step", "actions": [action], "frames": 1,
-                         "latency_seconds": seconds, "policy_seconds": policy_seconds})
-        return Generated({"generated_video": np.concatenate(frames)},
-                         {"steps": rows, "protocol": self.protocol,
-                          "closed_loop": {"actions": chosen, "policy": self.policy_name}})
-
-    def finalize(self, pairs, store):
-        return replay_references(pairs, store, self.simulate, "closed_loop")
 
 
 def replay_references(pairs: list[tuple[GenerationRequest, GenerationResult]], store: Any, simulate: Any,

@@ -17,8 +17,10 @@ from typing import Any, Callable
 import numpy as np
 
 from wfeval.api import GenerationRequest
+from wfeval.config.errors import ConfigError
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, check_step_output, step_many
+from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver, replay_references
 
 METHODS = ("random_shooting", "cem")
@@ -75,6 +77,34 @@ class Planner:
                 counts = np.stack([np.bincount(elite[:, t], minlength=n_actions) for t in range(horizon)])
                 probs = 0.1 / n_actions + 0.9 * counts / self.elites
         return {**best, "imagined": imagined}
+
+
+class Planning(Protocol):
+    """``protocol=planning`` (``task=goal_reaching`` selects it); ``planner``: the :class:`Planner`'s options."""
+
+    driver = "planning"
+    task_kinds = ("planning",)
+    needs_simulator = True
+    option_schemas = {"planner": Planner}
+
+    def __init__(self, planner: Any = None):
+        self.planner_options = dict(planner or {})
+        try:
+            self.planner = Planner(**self.planner_options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"protocol.planner: {exc}") from exc
+
+    def identity(self, run: ProtocolRun) -> dict[str, Any]:
+        return {**super().identity(run), "planner": self.planner_options, "task_data": run.task.to_dict()["data"]}
+
+    def check(self, model: Any, benchmark: Any) -> None:
+        super().check(model, benchmark)
+        if not callable(getattr(benchmark, "environment", None)):
+            raise ConfigError(f"protocol=planning: benchmark {benchmark.spec.name!r} offers no goal environment "
+                              "(only gridworld does: task=goal_reaching benchmark=gridworld)")
+
+    def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
+        return PlanningDriver(model, self.planner, benchmark.environment, benchmark.simulate, store)
 
 
 class PlanningDriver(Driver):

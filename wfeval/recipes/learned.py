@@ -28,10 +28,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.storage.artifacts import read_array
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, StepOutput
 from wfeval.recipes import checkpoint as ckpt
+from wfeval.storage.artifacts import read_array
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wfeval.report.rows import fmt, protocol_label, rows
+from wfeval.storage.rundir import FILES
 
 TIE = "≈"
 
@@ -117,7 +118,7 @@ def write_leaderboard(board: Leaderboard, folder: Path) -> tuple[Path, Path]:
     from wfeval.report.rows import markdown_table
 
     folder.mkdir(parents=True, exist_ok=True)
-    md, table = folder / "leaderboard.md", folder / "leaderboard.csv"
+    md, table = folder / FILES.leaderboard_md, folder / FILES.leaderboard_csv
     md.write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n", encoding="utf-8")
     with table.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

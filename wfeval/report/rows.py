@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from wfeval.results import headline
+from wfeval.storage.rundir import FILES
 
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
               "n_valid", "n_total", "n_skipped", "coverage", "valid", "higher_is_better", "eligible", "run_dir",
@@ -32,12 +33,12 @@ def find_results(paths: Iterable[str | Path]) -> list[Path]:
     """results.json of each run dir given, or of every run below a sweep/outputs dir (sorted)."""
     found: list[Path] = []
     for path in map(Path, paths):
-        if path.is_file() and path.name == "results.json":
+        if path.is_file() and path.name == FILES.results:
             found.append(path)
-        elif (path / "results.json").is_file():
-            found.append(path / "results.json")
+        elif (path / FILES.results).is_file():
+            found.append(path / FILES.results)
         elif path.is_dir():
-            found.extend(p for p in sorted(path.rglob("results.json")) if p.parent.name != "replay")
+            found.extend(p for p in sorted(path.rglob(FILES.results)) if p.parent.name != FILES.replay)
         else:
             raise FileNotFoundError(f"{path}: no such run directory or results.json")
     if not found:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Iterable, Mapping, Sequence
 
-from wfeval.utils.hashing import canonical_json
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
 from wfeval.results.aggregation import Aggregation, headline
 from wfeval.results.evidence import evidence_gate
 from wfeval.results.scorecard import scorecard
 from wfeval.results.table import ResultTable
 from wfeval.storage.rundir import RUN_FORMAT_VERSION
+from wfeval.utils.hashing import canonical_json
 
 RULE_KEYS = ("group_by", "scorecard", "evidence")
 """Keys of a benchmark config that are evaluation rules read by the core, never by the adapter."""

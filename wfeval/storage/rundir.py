@@ -1,8 +1,7 @@
 """The run directory: every file a run writes, appended or replaced atomically as it goes.
 
-Files (format version :data:`RUN_FORMAT_VERSION`, documented in docs/run-directory.md):
-``manifest.json``, ``events.jsonl``, ``steps.jsonl``, ``generations.jsonl``, ``samples.jsonl``,
-``metrics.jsonl``, ``results.json``.
+:data:`FILES` names every file of a run folder (format version :data:`RUN_FORMAT_VERSION`,
+documented in docs/run-directory.md) and of a sweep folder; no other module spells a name.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import json
 import os
 import time
 from array import array
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -18,6 +18,40 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from wfeval.storage.artifacts import atomic_write_bytes
 
 RUN_FORMAT_VERSION = "wfeval.run/1"
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of a run folder (and of a sweep folder), by what each holds."""
+
+    manifest: str = "manifest.json"  # what the run is and where it stands
+    events: str = "events.jsonl"  # what happened, appended as it happens
+    steps: str = "steps.jsonl"  # one row per generated sample and per model call
+    generations: str = "generations.jsonl"  # one (request, result) record per sample
+    samples: str = "samples.jsonl"  # one standard public row per sample
+    metrics: str = "metrics.jsonl"  # one row per (metric, sample)
+    results: str = "results.json"  # the aggregates, slices, scorecard, evidence
+    results_md: str = "results.md"
+    report: str = "report.html"
+    lock: str = ".wfeval.lock"  # which process holds the folder (pipeline/lock.py)
+    hydra: str = ".hydra"  # Hydra's record of the config: config.yaml, overrides.yaml, hydra.yaml
+    config: str = ".hydra/config.yaml"
+    overrides: str = ".hydra/overrides.yaml"
+    hydra_config: str = ".hydra/hydra.yaml"
+    replay: str = "replay"  # python -m wfeval.replay's default output folder
+    # a sweep folder (python -m wfeval -m ...)
+    sweep_summary: str = "sweep_summary.md"
+    leaderboard_md: str = "leaderboard.md"
+    leaderboard_csv: str = "leaderboard.csv"
+    merged: str = "merged"  # the merged run of a sweep over shards
+
+    @staticmethod
+    def partial(name: str) -> str:
+        """The temporary name a file is written under until it is complete (renamed atomically)."""
+        return f".{name}.partial"
+
+
+FILES = RunFiles()
 
 
 def utc_now() -> str:
@@ -168,10 +202,6 @@ class RunDirectory:
             handle.write(_dumps(row) + "\n")
             handle.flush()
 
-    def write_jsonl(self, name: str, rows: Iterable[Mapping[str, Any]]) -> None:
-        text = "".join(_dumps(r) + "\n" for r in rows)
-        atomic_write_bytes(self.file(name), text.encode("utf-8"))
-
     def writer(self, name: str, *, truncate: bool = False) -> JsonlWriter:
         return JsonlWriter(self.file(name), truncate=truncate)
 
@@ -180,4 +210,4 @@ class RunDirectory:
         os.replace(self.file(partial), self.file(name))
 
     def event(self, kind: str, **fields: Any) -> None:
-        self.append("events.jsonl", {"time": utc_now(), "t": round(time.time(), 3), "event": kind, **fields})
+        self.append(FILES.events, {"time": utc_now(), "t": round(time.time(), 3), "event": kind, **fields})

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from wfeval.storage import layout
+from wfeval.storage.rundir import FILES
 
 DEFAULT_RUNS = ("outputs/runs", "outputs/multirun")
 _SHA = re.compile(r"^[0-9a-f]{64}")
@@ -127,7 +128,7 @@ def kept_references(run_roots: Iterable[Path]) -> Kept:
     for root in run_roots:
         if not root.is_dir():
             continue
-        for record in sorted(root.rglob("generations.jsonl")):
+        for record in sorted(root.rglob(FILES.generations)):
             kept.runs.append(record.parent)
             try:
                 for line in record.read_text(encoding="utf-8").splitlines():

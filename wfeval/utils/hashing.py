@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 
@@ -14,3 +15,12 @@ def canonical_json(data: Any) -> str:
 
 def sha256_json(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()

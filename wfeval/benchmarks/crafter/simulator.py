@@ -22,9 +22,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from wfeval.utils.hashing import canonical_json
 from wfeval.benchmarks.recorded.simulator import Step, require
 from wfeval.config.errors import ConfigError
+from wfeval.utils.hashing import canonical_json
 
 DEFAULTS = {"area": [64, 64], "view": [9, 9], "size": [64, 64], "length": 10000, "reward": True}
 PACKAGES = ("crafter", "numpy", "pillow", "opensimplex", "imageio")

@@ -9,13 +9,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
-from wfeval.storage.artifacts import ArtifactStore
-from wfeval.benchmarks.base import INPUT_ERROR
+from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.benchmarks.base import INPUT_ERROR, metric_specs
 from wfeval.benchmarks.folder import manifest as mf
 from wfeval.benchmarks.folder.runtime import FolderRuntime
 from wfeval.benchmarks.folder.scorer import FolderScorer
 from wfeval.config.errors import ConfigError
+from wfeval.io import Limits
+from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.decoded import file_ref
 
 
@@ -26,6 +27,8 @@ class FolderBenchmark:
     ``scene1-*``; empty: all) select samples. Problems are collected in :attr:`problems`;
     ``strict=True`` refuses the whole dataset when there is any.
     """
+
+    option_schemas = {"limits": Limits}  # benchmark.limits: what one sample's files may make wfeval decode
 
     def __init__(
         self,
@@ -38,13 +41,11 @@ class FolderBenchmark:
         fps: float = 8.0,
         strict: bool = False,
         check_complete: bool = True,
-        metrics: Sequence[str] = (),
+        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
         tags: Sequence[str] = (),
         follow_symlinks: bool = False,
         limits: Mapping[str, Any] | None = None,
     ):
-        from wfeval.io import Limits
-
         try:
             self.limits = Limits.from_mapping(limits, "benchmark.limits")
         except ValueError as exc:
@@ -79,7 +80,7 @@ class FolderBenchmark:
             version=str(version or self.info.version or "1.0"),
             description=description or self.info.description,
             splits=tuple(self.info.splits or all_splits or (mf.DEFAULT_SPLIT,)),
-            metrics=tuple(MetricSpec(id=m) for m in metrics),
+            metrics=metric_specs(metrics or ()),
             tags=tuple(tags or self.info.tags),
             dataset_root=str(root),
             metadata={"family": "folder", "split": split, "subset": list(self.subset)},

@@ -14,9 +14,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.benchmarks.base import input_error
 from wfeval.benchmarks.folder import manifest as mf
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 _RESERVED_GENERATION = ("fps", "num_frames")
 

@@ -7,13 +7,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, MetricSpec, WorldTaskConfig
-from wfeval.storage.artifacts import ArtifactStore
+from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.benchmarks.base import metric_specs
 from wfeval.benchmarks.gridworld import world
+from wfeval.storage.artifacts import ArtifactStore
 
 
 class GridworldBenchmark:
     """``num_samples`` episodes per split; episode ``i`` of split ``s`` is seeded from (seed, s, i)."""
+
+    option_schemas = {"world": world.WorldSpec}  # benchmark.world is checked against the world's spec
 
     def __init__(
         self,
@@ -28,7 +31,7 @@ class GridworldBenchmark:
         fps: int = 8,
         action_repeat: float = 0.5,
         world: Mapping[str, Any] | None = None,
-        metrics: Sequence[str] = (),
+        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
         tags: Sequence[str] = (),
     ):
         if split not in splits:
@@ -50,7 +53,7 @@ class GridworldBenchmark:
             version=version,
             description=description,
             splits=tuple(splits),
-            metrics=tuple(MetricSpec(id=m) for m in metrics),
+            metrics=metric_specs(metrics or ()),
             tags=tuple(tags),
             metadata={"family": "gridworld", "split": split, "num_samples": num_samples},
         )

@@ -30,9 +30,9 @@ from wfeval.api import (
     BenchmarkSpec,
     EvaluationProtocolSpec,
     GenerationRequest,
-    MetricSpec,
     WorldTaskConfig,
 )
+from wfeval.benchmarks.base import metric_specs
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
@@ -57,6 +57,7 @@ class RecordedBenchmark:
     """Base adapter; a family sets :attr:`family` and passes its pinned ``env`` config."""
 
     family = ""
+    option_schemas: dict[str, Any] = {"policy": Policy}  # the behaviour policy's options
 
     def __init__(
         self,
@@ -78,7 +79,7 @@ class RecordedBenchmark:
         policy: Mapping[str, Any] | None = None,
         cache: bool = True,
         cache_dir: str | None = None,
-        metrics: Sequence[str] = (),
+        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
         tags: Sequence[str] = (),
     ):
         if split not in splits:
@@ -116,7 +117,7 @@ class RecordedBenchmark:
             version=str(version),
             description=description,
             splits=tuple(splits),
-            metrics=tuple(MetricSpec(id=m) for m in metrics),
+            metrics=metric_specs(metrics or ()),
             tags=tuple(tags),
             metadata={"family": self.family, "split": split, "num_samples": len(self.records()),
                       "context_frames": self.context_frames, "horizon": self.horizon},

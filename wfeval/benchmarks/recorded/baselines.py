@@ -23,13 +23,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.utils.hashing import canonical_json
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.recorded.policy import sticky_actions
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.simulator import family_module
 from wfeval.models.base import actions_of, initial_frame
 from wfeval.models.protocol import StepOutput
+from wfeval.utils.hashing import canonical_json
 
 
 def simulator_info(request: GenerationRequest) -> Mapping[str, Any]:

@@ -16,7 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-REPORT_NAME = "report.html"
+from wfeval.storage.rundir import FILES
+
+REPORT_NAME = FILES.report
 
 
 def render(runs: Sequence, title: str) -> str:
@@ -48,8 +50,8 @@ def _title(runs: Sequence) -> str:
 
 def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None) -> Path:
     """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
-    from wfeval.storage.artifacts import atomic_write_bytes
     from wfeval.report.html.load import load_runs
+    from wfeval.storage.artifacts import atomic_write_bytes
 
     runs = load_runs(paths)
     html = render(runs, title or _title(runs))

@@ -18,10 +18,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from wfeval.storage import rundir
 from wfeval.report.html.columns import Codes, Column, IdColumn, MetricRows, decode
 from wfeval.report.html.curves import Horizon
 from wfeval.report.html.values import number, status_of
+from wfeval.storage import rundir
 
 MAX_SAMPLE_ROWS = 2000
 MAX_IDS = 12

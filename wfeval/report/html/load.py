@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from wfeval.storage import rundir
 from wfeval.api import ArtifactRef
 from wfeval.report.html.digest import Generations, Samples, Steps, read_metrics
+from wfeval.storage import rundir
+from wfeval.storage.rundir import FILES
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -137,12 +138,12 @@ class RunData:
 
 def load_run(path: Path) -> RunData:
     path = Path(path)
-    manifest = _read_json(path / "manifest.json")
+    manifest = _read_json(path / FILES.manifest)
     if manifest is None:
         raise FileNotFoundError(f"{path}: no manifest.json (not a wfeval run folder)")
-    return RunData(path, manifest, _read_json(path / "results.json"), samples=FileRows(path / "samples.jsonl"),
-                   metric_rows=FileRows(path / "metrics.jsonl"), generations=FileRows(path / "generations.jsonl"),
-                   steps=FileRows(path / "steps.jsonl"), overrides=_overrides(path / ".hydra" / "overrides.yaml"))
+    return RunData(path, manifest, _read_json(path / FILES.results), samples=FileRows(path / FILES.samples),
+                   metric_rows=FileRows(path / FILES.metrics), generations=FileRows(path / FILES.generations),
+                   steps=FileRows(path / FILES.steps), overrides=_overrides(path / FILES.overrides))
 
 
 def _overrides(path: Path) -> list[str] | None:
@@ -162,12 +163,12 @@ def find_runs(paths: Iterable[str | Path]) -> list[Path]:
     """The run folders given, or every run folder below a sweep / outputs folder (sorted)."""
     found: list[Path] = []
     for path in map(Path, paths):
-        if path.is_file() and path.name in ("manifest.json", "results.json"):
+        if path.is_file() and path.name in (FILES.manifest, FILES.results):
             path = path.parent
-        if (path / "manifest.json").is_file():
+        if (path / FILES.manifest).is_file():
             found.append(path)
         elif path.is_dir():
-            found.extend(p.parent for p in sorted(path.rglob("manifest.json")))
+            found.extend(p.parent for p in sorted(path.rglob(FILES.manifest)))
         else:
             raise FileNotFoundError(f"{path}: no such run folder")
     unique = list(dict.fromkeys(p.resolve() for p in found))

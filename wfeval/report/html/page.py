@@ -17,6 +17,7 @@ from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import MAX_IDS, MAX_SAMPLE_ROWS, failures, sample_table, strips
 from wfeval.report.html.values import fmt, headline, higher_is_better, measurements_of, number
 
+
 def primary_of(runs: list[RunData], measurements: list[str]) -> str | None:
     for run in runs:
         primary = ((run.results or {}).get("scorecard") or {}).get("primary")

@@ -6,7 +6,6 @@ variable ``WFEVAL_CACHE``, then ``$XDG_CACHE_HOME/wfeval``, then ``~/.cache/wfev
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -23,12 +22,3 @@ def cache_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return (base / "wfeval").resolve()
-
-
-def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    """sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(chunk), b""):
-            digest.update(block)
-    return digest.hexdigest()

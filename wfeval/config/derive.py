@@ -1,0 +1,195 @@
+"""A plugin's config schema, derived from its class, and the registration of them all.
+
+The schema of a built-in option ``<group>/<option>`` (stored as ``schema/<group>/<option>`` by
+:func:`wfeval.config.plugins.register_schemas`) is the group's base schema — the keys the core
+reads and the class never sees (:data:`wfeval.config.schema.BASE_SCHEMAS`) — plus ``_target_`` and
+one field per parameter of the class's ``__init__``: its default, and its annotated type where
+OmegaConf can check it (``Any`` otherwise). A class whose ``__init__`` passes ``**kwargs`` on
+contributes its base class's parameters too. Left out: ``self``, ``*args``/``**kwargs`` and the
+class's ``internal_parameters``. A parameter that takes a nested mapping is checked against the
+dataclass, class or mapping of defaults the class names for it in ``option_schemas``
+(``{"world": WorldSpec}``): its fields (``__init__`` parameters, keys) and defaults.
+
+Deriving imports the class (numpy, …): the fields are cached by the content of wfeval's sources
+(:mod:`wfeval.config.schema_cache`), so ``--help`` and ``--cfg job`` import no plugin once cached.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import functools
+import inspect
+import types
+import typing
+from typing import Any, Dict, List, Optional
+
+from omegaconf import MISSING
+
+from wfeval.config import plugins, schema_cache
+from wfeval.config.schema_cache import Nested
+
+_SCALARS = (int, float, bool, str)
+_SEQUENCES = (list, tuple, collections.abc.Sequence)
+_MAPPINGS = (dict, collections.abc.Mapping)
+
+
+def field_type(hint: Any) -> Any:
+    """The OmegaConf type of a parameter annotation (``Any`` where it cannot be checked)."""
+    optional = False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) != 1:
+            return Any
+        optional, hint = len(typing.get_args(hint)) == 2, args[0]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in _SCALARS:
+        base: Any = hint
+    elif origin in _SEQUENCES or hint in _SEQUENCES:
+        base = List[args[0] if args and args[0] in _SCALARS else Any]  # type: ignore[misc]
+    elif origin in _MAPPINGS or hint in _MAPPINGS:
+        base = Dict[str, Any]
+    else:
+        return Any
+    return Optional[base] if optional else base
+
+
+def _plain_default(value: Any) -> Any:
+    """A parameter's default as the schema keeps it: MISSING, a value, or a list / dict copy."""
+    if value is inspect.Parameter.empty:
+        return MISSING
+    if isinstance(value, (list, tuple, dict)):
+        return list(value) if not isinstance(value, dict) else dict(value)
+    return value
+
+
+def nested_fields(options: Any) -> tuple:
+    """(name, type, default) of each field of ``options``: a dataclass, a class (its ``__init__``
+    parameters), or a mapping of defaults (the type of each default; ``Any`` for ``None``)."""
+    if isinstance(options, collections.abc.Mapping):
+        return tuple((str(k), Any if v is None else field_type(type(v)), _plain_default(v)) for k, v in options.items())
+    if not dataclasses.is_dataclass(options):
+        return tuple(schema_fields(options, "")[1:])  # without _target_
+    hints = typing.get_type_hints(options)
+    out = []
+    for f in dataclasses.fields(options):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        out.append((f.name, field_type(hints.get(f.name, Any)),
+                    MISSING if default is dataclasses.MISSING else _plain_default(default)))
+    return tuple(out)
+
+
+def _parameters(cls: type) -> list[inspect.Parameter]:
+    """``__init__``'s parameters, followed through ``**kwargs`` to the base classes."""
+    out: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters
+        for name, param in params.items():
+            if name != "self" and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                out.setdefault(name, param)
+        if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            break
+    return list(out.values())
+
+
+def schema_fields(cls: type, target: str) -> list[tuple[str, Any, Any]]:
+    """(name, type, default) of the schema of ``cls``: ``_target_``, then one per ``__init__`` parameter."""
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            hints.update(typing.get_type_hints(klass.__dict__["__init__"]))
+        except Exception:  # no __init__ of its own, or an annotation that cannot be evaluated: keys only
+            continue
+    nested: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):  # a subclass adds to (or overrides) its bases' nested schemas
+        nested.update(klass.__dict__.get("option_schemas") or {})
+    fields: list[tuple[str, Any, Any]] = [("_target_", str, target)]
+    for param in _parameters(cls):
+        name = param.name
+        if name in getattr(cls, "internal_parameters", ()):
+            continue
+        if name in nested:
+            label = getattr(nested[name], "__name__", f"{cls.__name__}_{name}")
+            fields.append((name, Nested(label, nested_fields(nested[name])), MISSING))
+            continue
+        kind = field_type(hints.get(name, Any))
+        if param.default is None and kind is not Any and typing.get_origin(kind) is not typing.Union:
+            kind = Optional[kind]
+        fields.append((name, kind, _plain_default(param.default)))
+    return fields
+
+
+def _spec(kind: Any, default: Any) -> tuple[Any, Any]:
+    """(type, dataclasses.field) of one schema field; nested kinds become nested dataclasses."""
+    if isinstance(kind, Nested):
+        inner = make_schema(kind.name, list(kind.fields), name_suffix="")
+        return inner, dataclasses.field(default_factory=inner)
+    if isinstance(default, (list, dict)):
+        frozen = default.copy()
+        return kind, dataclasses.field(default_factory=lambda: frozen.copy())
+    return kind, dataclasses.field(default=default)
+
+
+def make_schema(name: str, fields: list[tuple[str, Any, Any]], base: type | None = None,
+                name_suffix: str = "Schema") -> type:
+    """The dataclass ``<Name>Schema`` (extending ``base``) with these fields."""
+    title = "".join(part[:1].upper() + part[1:] for part in name.split("_")) + name_suffix
+    specs = [(f, *_spec(kind, default)) for f, kind, default in fields]
+    return dataclasses.make_dataclass(title, specs, bases=(base,) if base is not None else ())
+
+
+def schema_of(group: str, option: str, cls: type, target: str) -> type:
+    """The schema of option ``option`` of ``group`` whose class is ``cls``."""
+    from wfeval.config.schema import BASE_SCHEMAS
+
+    return make_schema(option, schema_fields(cls, target), BASE_SCHEMAS.get(group))
+
+
+def builtin_schema(group: str, option: str, target: str) -> type:
+    """The schema of the built-in option ``<group>/<option>`` whose class is ``target``: its fields
+    from the schema cache when these sources derived them before, else derived (and cached)."""
+    from wfeval.config.schema import BASE_SCHEMAS
+
+    fields = schema_cache.load(group, option, target)
+    if fields is None:
+        fields = schema_fields(plugins.import_target(target), target)
+        _cache_every_builtin({(group, option, target): fields})
+    return make_schema(option, fields, BASE_SCHEMAS.get(group))
+
+
+def _cache_every_builtin(known: dict[tuple[str, str, str], list]) -> None:
+    """On a cache miss, derive every built-in option's fields at once (a third of a second: the
+    plugin classes import numpy, nothing heavier) and cache them, so that no later ``--help`` or
+    ``--cfg job`` of these sources imports a plugin, whichever options it picks. An option whose
+    class cannot be imported (a family whose package is not installed) is derived when asked for."""
+    entries = dict(known)
+    for group in plugins.CLASS_GROUPS:
+        for option, target in plugins.builtin_targets(group).items():
+            if (group, option, target) in entries:
+                continue
+            try:
+                entries[(group, option, target)] = schema_fields(plugins.import_target(target), target)
+            except Exception:  # noqa: BLE001 - derived (and its error shown) when a config loads it
+                continue
+    schema_cache.save_many(entries)
+
+
+def register_schemas() -> None:
+    """Store the primary config's schema and every built-in option's derived schema (idempotent;
+    each is built when a config first loads it), and the benchmarks' metric suites."""
+    from wfeval.config.schema import register_core_schemas, store_schema
+
+    register_core_schemas()
+    for group in plugins.CLASS_GROUPS:
+        for option, target in plugins.builtin_targets(group).items():
+            store_schema(f"schema/{group}", option, functools.partial(builtin_schema, group, option, target))
+    for benchmark in plugins.option_files("benchmark"):
+        store_schema("metric", f"suite_{benchmark}", functools.partial(_suite, benchmark))
+
+
+def _suite(benchmark: str) -> dict[str, Any]:
+    """``metric/suite_<benchmark>``: the benchmark's metrics, each from its own config file."""
+    return {"defaults": [*(plugins.benchmark_metrics(benchmark) or ()), "_self_"]}
