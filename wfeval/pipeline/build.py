@@ -9,6 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.config.trust import check_config
 from wfeval.metrics.device import with_device
@@ -23,27 +24,38 @@ def to_plain(node: Any) -> Any:
     return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
 
 
-def build_task(cfg: DictConfig) -> WorldTaskConfig:
+def section(cfg: DictConfig | RunConfig, key: str) -> Any:
+    """The plain, resolved section ``key``: a copy of the run config's one resolution, or converted
+    from a composed node (tests, commands that compose without running)."""
+    return cfg.section(key) if isinstance(cfg, RunConfig) else to_plain(cfg.get(key))
+
+
+def node(cfg: DictConfig | RunConfig, key: str) -> Any:
+    """The composed node ``key`` (what Hydra instantiates)."""
+    return (cfg.cfg if isinstance(cfg, RunConfig) else cfg).get(key)
+
+
+def build_task(cfg: DictConfig | RunConfig) -> WorldTaskConfig:
     try:
-        return WorldTaskConfig.from_dict(to_plain(cfg.task))
+        return WorldTaskConfig.from_dict(section(cfg, "task"))
     except ContractError as exc:
         raise ConfigError(f"task: {exc}") from exc
 
 
-def build_protocol(cfg: DictConfig) -> EvaluationProtocolSpec:
+def build_protocol(cfg: DictConfig | RunConfig) -> EvaluationProtocolSpec:
     """The protocol's spec: the keys every protocol has (name, context frames, metric ids and groups),
     read by the core."""
-    plain = to_plain(cfg.protocol)
+    plain = section(cfg, "protocol")
     try:
         return EvaluationProtocolSpec.from_mapping({k: plain[k] for k in PROTOCOL_CORE_KEYS if k in plain})
     except ContractError as exc:
         raise ConfigError(f"protocol: {exc}") from exc
 
 
-def build_protocol_class(cfg: DictConfig) -> Any:
+def build_protocol_class(cfg: DictConfig | RunConfig) -> Any:
     """The protocol's class built from the config with its own options (``protocol._target_``: one
     class + one YAML, wfeval/protocols/base.py)."""
-    protocol = instantiate_node("protocol", cfg.protocol, drop=PROTOCOL_CORE_KEYS)
+    protocol = instantiate_node("protocol", node(cfg, "protocol"), drop=PROTOCOL_CORE_KEYS)
     missing = [m for m in ("identity", "record", "check_task", "check", "drive") if not callable(getattr(protocol, m, None))]
     if missing:
         raise ConfigError(f"protocol: {type(protocol).__name__} is not a protocol: it lacks {', '.join(missing)} "
@@ -77,12 +89,12 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
         raise ConfigError(f"{key}: cannot build {node['_target_']!r}: {detail}") from exc
 
 
-def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
+def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data; the metric
     versions the evidence gate pins come from the benchmark's ``metrics`` mapping (id: version)."""
     from wfeval.config.plugins import metric_versions
 
-    plain = to_plain(cfg.benchmark)
+    plain = section(cfg, "benchmark")
     rules = {k: plain[k] for k in RULE_KEYS if k in plain}
     pinned = metric_versions(plain.get("metrics"))
     if pinned:
@@ -91,26 +103,27 @@ def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
     return rules
 
 
-def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:
-    bench = instantiate_node("benchmark", cfg.benchmark, drop=RULE_KEYS)
+def build_benchmark(cfg: DictConfig | RunConfig) -> BenchmarkAdapter:
+    bench = instantiate_node("benchmark", node(cfg, "benchmark"), drop=RULE_KEYS)
     if not isinstance(bench, BenchmarkAdapter):
         raise ConfigError(f"benchmark: {type(bench).__name__} lacks spec / requests() / fingerprint()")
     return bench
 
 
-def metric_nodes(cfg: DictConfig) -> dict[str, Any]:
+def metric_nodes(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     """Selected metric configs plus ``extra_metrics`` (resolved from the metric group)."""
     return metric_nodes_with_rules(cfg)[0]
 
 
-def metric_nodes_with_rules(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, str]]:
+def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """The metric configs in selection order, and the rule that selected each
     (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
-    chosen = {str(k): v for k, v in cfg.metric.items()}
+    composed = cfg.cfg if isinstance(cfg, RunConfig) else cfg
+    chosen = {str(k): v for k, v in composed.metric.items()}
     try:
-        selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(cfg),
-                                   protocol=to_plain(cfg.get("protocol")), task=to_plain(cfg.get("task")),
-                                   extra=[str(m) for m in cfg.extra_metrics])
+        selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(composed),
+                                   protocol=section(cfg, "protocol"), task=section(cfg, "task"),
+                                   extra=[str(m) for m in composed.extra_metrics])
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     nodes, rules = dict(chosen), {m: next(s.rule for s in selection if s.metric_id == m) for m in chosen}
@@ -263,11 +276,11 @@ def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
-def build_model(cfg: DictConfig) -> ModelHandle:
-    node = cfg.model
-    drop = [k for k in MODEL_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
-    model = instantiate_node("model", node, drop=drop)
+def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
+    model_node = node(cfg, "model")
+    drop = [k for k in MODEL_RULE_KEYS if isinstance(model_node, (DictConfig, Mapping)) and k in model_node]
+    model = instantiate_node("model", model_node, drop=drop)
     if not has_generate(model) and not has_step_interface(model):
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
                           "(start(request), step(state, actions))")
-    return ModelHandle.wrap(model, identity_config(to_plain(cfg.model)))
+    return ModelHandle.wrap(model, identity_config(section(cfg, "model")))

@@ -27,6 +27,7 @@ import numpy as np
 
 from wfeval.api import ArtifactRef, GenerationRequest, GenerationResult
 from wfeval.benchmarks.base import INPUT_ERROR, input_error
+from wfeval.config.run_config import check_fail_on_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
 from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, check_object
@@ -83,10 +84,8 @@ def failure_limit(fail_on_error: Any, total: int) -> int | None:
         return 1
     if isinstance(fail_on_error, int) and fail_on_error >= 1:
         return fail_on_error
-    if isinstance(fail_on_error, float) and 0 < fail_on_error < 1:
-        return math.floor(fail_on_error * total) + 1
-    raise ValueError(f"run.fail_on_error: expected null/false (keep going), true (first error), an integer "
-                     f">= 1 (that many errors) or a fraction in (0, 1), got {fail_on_error!r}")
+    check_fail_on_error(fail_on_error)
+    return math.floor(fail_on_error * total) + 1
 
 
 def _store_outputs(store: ArtifactStore, arrays: Mapping[str, np.ndarray]) -> dict[str, ArtifactRef]:

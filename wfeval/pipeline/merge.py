@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from wfeval.pipeline.shard import parse_shard
+from wfeval.config.run_config import parse_shard
 from wfeval.pipeline.stored import RowIndex, StoredRunError, open_run
 from wfeval.report.markdown import results_markdown
 from wfeval.results import build_results

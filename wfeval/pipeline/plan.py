@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from omegaconf import DictConfig
-
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, GenerationResult, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter, BenchmarkScorer, scorer_of
 from wfeval.config.errors import ConfigError
+from wfeval.config.run_config import RunConfig
 from wfeval.pipeline import build
 from wfeval.pipeline.contract import OutputContract, build_contract
 from wfeval.pipeline.model import ModelHandle
@@ -66,9 +65,9 @@ class RunPlan:
                 "metric_selection": self.metric_selection}
 
 
-def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = None) -> RunPlan:
+def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None) -> RunPlan:
     task, protocol, driver = build.build_task(cfg), build.build_protocol(cfg), build.build_protocol_class(cfg)
-    setting = ProtocolRun(protocol, task, policy=build.to_plain(cfg.get("policy")) if driver.uses_policy else None)
+    setting = ProtocolRun(protocol, task, policy=cfg.section("policy") if driver.uses_policy else None)
     driver.check_task(setting)
     nodes, selection = build.metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
@@ -76,7 +75,7 @@ def plan_run(cfg: DictConfig, store: ArtifactStore, spool_dir: Path | None = Non
         return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection)
     bench = build.build_benchmark(cfg)
     try:
-        contract = build_contract(build.to_plain(cfg.model), task)
+        contract = build_contract(cfg.section("model"), task)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     handle = build.build_model(cfg)
@@ -115,14 +114,14 @@ def _choice(group: str) -> str | None:
     return str(choice) if choice is not None else None
 
 
-def drive(cfg: DictConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,
+def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,
           store: ArtifactStore) -> ModelHandle:
     """The model handle generation calls: what the protocol drives (the model itself under open loop,
     else a driver around it), under a key that adds the protocol's identity (protocols never share
     generations)."""
     protocol.check(handle.model, bench)
-    policy = build.instantiate_node("policy", cfg.policy) if protocol.uses_policy and cfg.get("policy") is not None \
-        else None
+    policy_node = build.node(cfg, "policy")
+    policy = build.instantiate_node("policy", policy_node) if protocol.uses_policy and policy_node is not None else None
     driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
     identity = protocol.identity(setting)
     if driven is handle.model and identity is None:
@@ -131,7 +130,7 @@ def drive(cfg: DictConfig, protocol: Any, setting: ProtocolRun, handle: ModelHan
     return dataclasses.replace(handle, model=driven, key=key)
 
 
-def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
+def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
                   metrics: MetricSet) -> RunPlan:
     source_dir = Path(cfg.run.from_run).expanduser().resolve()
     try:
@@ -141,7 +140,7 @@ def _plan_rescore(cfg: DictConfig, task: WorldTaskConfig, protocol: EvaluationPr
     benchmark_id = source["benchmark"]["id"]
     # the current config's rules when it names the source's benchmark (so a re-score can apply a
     # new scorecard or evidence rule), else the rules the source run recorded
-    same = str(cfg.benchmark.get("name", "")) == benchmark_id
+    same = str((cfg.section("benchmark") or {}).get("name", "")) == benchmark_id
     rules: Mapping[str, Any] = build.benchmark_rules(cfg) if same else source.get("rules", {})
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=dict(rules), benchmark_id=benchmark_id,
                    benchmark_entry=source["benchmark"], model_entry=source["model"],

@@ -14,25 +14,27 @@ import contextlib
 import functools
 import os
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Sequence
 
 from omegaconf import DictConfig
 
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
 from wfeval.config.errors import ConfigError
+from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build, spool
 from wfeval.pipeline.failure import ModelSetupError, storage_error
-from wfeval.pipeline.generate import failure_limit, generate_stream, timeout_enforceable, verify_pair
+from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
 from wfeval.pipeline.score import Reuse, score_all
-from wfeval.pipeline.seeds import check_seed_mode, seeded_request
-from wfeval.pipeline.spool import Spool, chunked, pair_spool
+from wfeval.pipeline.seeds import seeded_request
+from wfeval.pipeline.spool import chunked, stored_pairs
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
@@ -59,38 +61,38 @@ class RunSummary:
 def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
     process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`)."""
-    check_config(build.to_plain(cfg))  # code only from where the user chose it (wfeval/config/trust.py)
+    config = cfg if isinstance(cfg, RunConfig) else RunConfig.resolve(cfg)  # checked before any file is written
+    check_config(config.plain)  # code only from where the user chose it (wfeval/config/trust.py)
     with contextlib.ExitStack() as held:
         try:
             Path(output_dir).mkdir(parents=True, exist_ok=True)
             held.enter_context(run_lock(Path(output_dir)))
         except OSError as exc:
             raise storage_error(exc, "cannot create the run folder:") from None
-        return _run(cfg, output_dir)
+        return _run(config, output_dir)
 
 
-def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
-    store = ArtifactStore(cfg.run.store_dir, durable=cfg.run.durable_store)
+def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
+    run = config.run
+    store = ArtifactStore(run.store_dir, durable=run.durable_store)
     try:
-        recorder = RunRecorder.open(output_dir, plain_cfg=build.plain_identity(build.to_plain(cfg)),
-                                    store_dir=store.root, shard=cfg.run.shard)
+        recorder = RunRecorder.open(output_dir, plain_cfg=build.plain_identity(config.plain),
+                                    store_dir=store.root, shard=run.shard)
     except OSError as exc:
         raise storage_error(exc, "cannot write the run folder:") from None
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running(), contextlib.ExitStack() as spools:
-        plan = plan_run(cfg, store, spool_dir=recorder.path)
+        plan = plan_run(config, store, spool_dir=recorder.path)
         if plan.requests is not None:
             spools.callback(plan.requests.close)
         recorder.record_plan(**plan.manifest_entries())
-        pairs = pair_spool(recorder.path)  # what scoring reads back, chunk by chunk
-        spools.callback(pairs.close)
-        verified = Verified(store if cfg.run.verify_artifacts else None)
+        offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
+        verified = Verified(store if run.verify_artifacts else None)
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
                 for request, result in chunk:
-                    record = {"request": request.to_dict(), "result": verified(request, result).to_dict()}
-                    records.write(record)
-                    pairs.append(record)
+                    offsets.append(records.write({"request": request.to_dict(),
+                                                  "result": verified(request, result).to_dict()}))
                 records.flush()
 
             if plan.source_pairs is not None:
@@ -99,10 +101,10 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
                 for chunk in chunked(plan.source_pairs):
                     keep(chunk)
             else:
-                _generate(plan, cfg.run, store, recorder, summary, keep)
-        if cfg.run.verify_artifacts:
+                _generate(plan, run, store, recorder, summary, keep)
+        if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, pairs, recorder, cfg.run.progress, store)
+        table = _score(plan, offsets, recorder, run.progress, store)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -116,7 +118,7 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
     print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
                                                f"({recorder.path})"))
     print(evidence_line(document["evidence"]))
-    if cfg.run.report:  # report.html; a failure is an event and a warning, never a failed run
+    if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
     return summary
@@ -135,23 +137,14 @@ class Verified:
         return result
 
 
-def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
+def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
               keep: Callable[[Pairs], None]) -> None:
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
     each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
     the reference) goes to ``keep`` in order."""
     requests = plan.requests
-    try:
-        check_seed_mode(run.seed_mode)
-        failure_limit(run.fail_on_error, len(requests))
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
     requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
-    if run.batch_size is None or run.batch_size < 1:
-        raise ConfigError(f"run.batch_size: expected a positive number of samples per batch, got {run.batch_size}")
     timeout_s = run.sample_timeout_s
-    if timeout_s is not None and not timeout_s > 0:
-        raise ConfigError(f"run.sample_timeout_s: expected a positive number of seconds or null, got {timeout_s}")
     model = plan.model
     hook = runtime_of(plan.benchmark)
     context = RunContext(run_dir=recorder.path, store=store, requests=requests, event=recorder.event)
@@ -216,35 +209,37 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
     recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached, **counts)
 
 
-def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: str,
+def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
            store: ArtifactStore | None = None) -> ResultTable:
-    """Score every pair, a chunk at a time (a resumed run reuses its rows of unchanged samples and
-    metric versions); rows go to metrics.jsonl, sample rows to samples.jsonl, and what results
-    need of each sample to the returned :class:`~wfeval.results.table.ResultTable`."""
+    """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
+    time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
+    of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
+    and what results need of each sample to the returned :class:`~wfeval.results.table.ResultTable`."""
     rundir = recorder.rundir
     reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None
     rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
+    pairs = stored_pairs(rundir.file(FILES.generations), offsets)
     recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
     progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                         rows_file=rundir.file(FILES.metrics))
     started = time.perf_counter()
-    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (wfeval.storage.metric_rows)
+    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (storage/metric_rows.py)
     with rundir.writer(FILES.metrics) as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
-        for chunk in pairs.chunks():
+        for chunk in pairs.chunks(spool.CHUNK):
             done = reuse.rows(chunk) if reuse is not None else {}
-            offsets: dict[tuple[str, str], int] = {}
+            chunk_offsets: dict[tuple[str, str], int] = {}
 
             def on_result(result: MetricResult, reused: bool) -> None:
                 key = (result.metric_id, result.sample_id)
-                offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
+                chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
                 progress.update()
 
             per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
             rows_out.flush()
             table.add([q for q, _ in chunk], per_metric,
-                      {m: [offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})
+                      {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})
             for row in sample_rows(chunk, per_metric, plan, recorder):
                 samples.write(row)
     progress.close()

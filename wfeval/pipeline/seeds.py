@@ -7,8 +7,7 @@ import hashlib
 from typing import Any
 
 from wfeval.api import GenerationRequest
-
-SEED_MODES = ("per_sample", "fixed")
+from wfeval.config.run_config import SEED_MODES
 
 
 def sample_seed(base: Any, sample_id: str) -> int:

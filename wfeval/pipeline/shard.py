@@ -6,21 +6,11 @@ shards in order gives back the unsharded sample order, so merged results equal t
 
 from __future__ import annotations
 
-import re
 from typing import Sequence, TypeVar
 
+from wfeval.config.run_config import parse_shard
+
 T = TypeVar("T")
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    match = _SHARD.match(str(text))
-    if not match:
-        raise ValueError(f"run.shard: expected 'i/n' (e.g. 0/4), got {text!r}")
-    index, count = int(match.group(1)), int(match.group(2))
-    if count < 1 or not 0 <= index < count:
-        raise ValueError(f"run.shard: need 0 <= i < n and n >= 1, got {index}/{count}")
-    return index, count
 
 
 def shard_bounds(total: int, shard: str | None) -> tuple[int, int]:

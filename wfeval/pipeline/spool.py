@@ -3,9 +3,9 @@
 The requests of a benchmark are prepared once, before any generation (so that every check of
 the plan still sees all of them), and spooled into an unlinked temporary file in the run folder
 (:class:`Spool`: nothing remains after a kill); generation reads them back in chunks of
-:data:`CHUNK`, and spools its (request, result) pairs the same way for scoring. A source run's
-stored generations (``run.from_run``) are read lazily from its ``generations.jsonl``
-(:func:`stored_pairs`).
+:data:`CHUNK`. Scoring reads the (request, result) pairs from the run's own ``generations.jsonl``
+(:func:`stored_pairs`), as a re-score (``run.from_run``) and a replay read another run's: one
+record format for all of them.
 """
 
 from __future__ import annotations
@@ -86,12 +86,6 @@ def request_spool(folder: str | Path | None = None) -> Spool:
     return Spool(folder, GenerationRequest.to_dict, GenerationRequest.from_dict)
 
 
-def pair_spool(folder: str | Path | None = None) -> Spool:
-    """A spool of (request, result) pairs, appended as their ``generations.jsonl`` records
-    (``{"request": ..., "result": ...}``, computed once for both) and read back as pairs."""
-    return Spool(folder, lambda record: record, pair_of)
-
-
 def chunked(items: Iterable[Any], size: int | None = None) -> Iterator[list[Any]]:
     """``items`` in lists of ``size`` (default :data:`CHUNK`)."""
     size, chunk = max(1, size or CHUNK), []
@@ -108,6 +102,9 @@ def pair_of(row: dict) -> Pair:
     return GenerationRequest.from_dict(row["request"]), GenerationResult.from_dict(row["result"])
 
 
-def stored_pairs(path: Path) -> JsonlRows:
-    """The (request, result) pairs of a ``generations.jsonl``, read lazily (torn lines skipped)."""
-    return JsonlRows(path, [offset for offset, row in line_offsets(path) if isinstance(row, dict)], pair_of)
+def stored_pairs(path: Path, offsets: Sequence[int] | None = None) -> JsonlRows:
+    """The (request, result) pairs of a ``generations.jsonl``, read lazily: the records at
+    ``offsets`` (what a run wrote itself), else every readable record (torn lines skipped)."""
+    if offsets is None:
+        offsets = [offset for offset, row in line_offsets(path) if isinstance(row, dict)]
+    return JsonlRows(path, offsets, pair_of)

@@ -58,8 +58,16 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def _plain_value(value: Any) -> Any:
+    """What a JSON row holds for a value JSON does not know: a numpy number as the number, an array as
+    its list (so a record reads back with the values it was written with), anything else as text."""
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays
+        return value.tolist()
+    return str(value)
+
+
 def _dumps(row: Any) -> str:
-    return json.dumps(row, ensure_ascii=False, allow_nan=True, default=str)
+    return json.dumps(row, ensure_ascii=False, allow_nan=True, default=_plain_value)
 
 
 def read_jsonl(path: Path) -> Iterator[dict]:
@@ -148,6 +156,16 @@ class JsonlRows(Sequence):
             for offset in self.offsets:
                 handle.seek(offset)
                 yield self.parse(json.loads(handle.readline()))
+
+    def chunks(self, size: int) -> Iterator[list[Any]]:
+        """The rows in lists of ``size`` (offset order given), the file opened once."""
+        with self.path.open("rb") as handle:
+            for start in range(0, len(self.offsets), max(1, size)):
+                chunk = []
+                for offset in self.offsets[start:start + size]:
+                    handle.seek(offset)
+                    chunk.append(self.parse(json.loads(handle.readline())))
+                yield chunk
 
     def take(self, indices: Iterable[int]) -> "JsonlRows":
         return JsonlRows(self.path, [self.offsets[i] for i in indices], self.parse)

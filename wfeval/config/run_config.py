@@ -1,0 +1,121 @@
+"""A composed config, resolved once into a frozen, checked run config.
+
+Hydra composes and the schemas check types at compose time; :meth:`RunConfig.resolve` does the
+rest once, before the run folder is touched: the config is resolved to plain data a single time
+(everything downstream reads that copy, never converting again) and the run options are checked
+for the values no type can refuse (``run.batch_size=0``, ``run.sample_timeout_s=-1``,
+``run.shard=3/2``, ...), each a :class:`~wfeval.config.errors.ConfigError` naming the key (exit 2).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from wfeval.config.errors import ConfigError
+from wfeval.utils.progress import MODES as PROGRESS_MODES
+
+SEED_MODES = ("per_sample", "fixed")
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``(i, n)`` of ``run.shard=i/n``; ValueError naming the key for anything else."""
+    match = _SHARD.match(str(text))
+    if not match:
+        raise ValueError(f"run.shard: expected 'i/n' (e.g. 0/4), got {text!r}")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"run.shard: need 0 <= i < n and n >= 1, got {index}/{count}")
+    return index, count
+
+
+def check_fail_on_error(value: Any) -> Any:
+    """``run.fail_on_error``: null/false (keep going), true (the first error), an integer N >= 1
+    (the N-th error) or a fraction in (0, 1) of all samples."""
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and value >= 1) or \
+            (isinstance(value, float) and 0 < value < 1 and math.isfinite(value)):
+        return value
+    raise ValueError(f"run.fail_on_error: expected null/false (keep going), true (first error), an integer "
+                     f">= 1 (that many errors) or a fraction in (0, 1), got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The ``run`` options (conf/config.yaml documents each), checked."""
+
+    seed: int = 0
+    store_dir: str = "outputs/store"
+    from_run: str | None = None
+    limit: int | None = None
+    shard: str | None = None
+    batch_size: int = 8
+    progress: str = "auto"
+    verify_artifacts: bool = False
+    durable_store: bool = False
+    report: bool = True
+    device: str = "auto"
+    seed_mode: str = "per_sample"
+    sample_timeout_s: float | None = None
+    fail_on_error: Any = None
+    trust: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = []
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            problems.append(f"run.batch_size: expected a positive number of samples per batch, got {self.batch_size}")
+        if self.sample_timeout_s is not None and not (isinstance(self.sample_timeout_s, (int, float))
+                                                      and self.sample_timeout_s > 0):
+            problems.append(f"run.sample_timeout_s: expected a positive number of seconds or null, "
+                            f"got {self.sample_timeout_s}")
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
+            problems.append(f"run.limit: expected a positive number of samples or null, got {self.limit}")
+        if self.seed_mode not in SEED_MODES:
+            problems.append(f"run.seed_mode: {self.seed_mode!r} is not one of {', '.join(SEED_MODES)}")
+        if self.progress not in PROGRESS_MODES:
+            problems.append(f"run.progress must be {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
+        for check, value in ((parse_shard, self.shard), (check_fail_on_error, self.fail_on_error)):
+            if value is not None:
+                try:
+                    check(value)
+                except ValueError as exc:
+                    problems.append(str(exc))
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    @classmethod
+    def from_mapping(cls, run: Mapping[str, Any]) -> "RunSettings":
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in dict(run).items() if k in known}
+        if "trust" in values:
+            values["trust"] = tuple(values["trust"] or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run's config: the composed node (what instantiation reads), its plain resolved form
+    (computed once; :meth:`section` hands out copies) and the checked run options."""
+
+    cfg: Any  # the composed DictConfig
+    _plain: Mapping[str, Any]
+    run: RunSettings
+
+    @classmethod
+    def resolve(cls, cfg: Any) -> "RunConfig":
+        from omegaconf import DictConfig, OmegaConf
+
+        plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(dict(cfg))
+        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}))
+
+    def section(self, key: str, default: Any = None) -> Any:
+        """A copy of one top-level section of the resolved config (``model``, ``task``, ...)."""
+        return copy.deepcopy(self._plain.get(key, default))
+
+    @property
+    def plain(self) -> dict[str, Any]:
+        """A copy of the whole resolved config."""
+        return copy.deepcopy(dict(self._plain))
