@@ -12,7 +12,8 @@ from tests.conftest import compose
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.reference import PSNR
 from wfeval.pipeline.runner import run_from_config
-from wfeval.storage.metric_rows import ResultCache, metric_identity, score_metrics
+from wfeval.pipeline.score import score_all
+from wfeval.storage.metric_rows import ResultCache, metric_identity
 
 
 def _events(run_dir):
@@ -73,18 +74,13 @@ class _Flaky:
 
 
 def test_errors_are_not_cached_and_options_that_only_aggregate_do_not_split_the_cache(tmp_path):
-    from wfeval.pipeline.score import score_one
-
     cache = ResultCache(tmp_path)
     pairs = [(GenerationRequest(sample_id="s0"), GenerationResult(sample_id="s0"))]
     metric = _Flaky()
-    first = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
-                          cache=cache)
+    first = score_all({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, cache=cache)
     assert first["flaky"][0].status == "error"
-    second = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
-                           cache=cache)
-    third = score_metrics({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, score_one=score_one,
-                          cache=cache)
+    second = score_all({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, cache=cache)
+    third = score_all({"flaky": metric}, pairs, done={}, on_result=lambda *a: None, cache=cache)
     assert second["flaky"][0].status == third["flaky"][0].status == "ok" and _Flaky.calls == 2
     assert metric_identity(PSNR(confidence=0.9)) == metric_identity(PSNR(confidence=0.99))
     assert metric_identity(PSNR(max_db=50)) != metric_identity(PSNR())

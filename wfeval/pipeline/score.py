@@ -1,7 +1,13 @@
-"""Scoring: every metric over every stored generation, each (metric, sample) isolated.
+"""Scoring, in one place: every metric over every stored generation, each (metric, sample) isolated.
 
 A metric that raises on one item records ``error`` (traceback in diagnostics) and the run goes
-on; an item without the metric's required artifacts is a ``skip`` with the reason.
+on; an item without the metric's required artifacts is a ``skip`` with the reason. For each
+(metric, sample), in order: a row a resumed run keeps (:class:`Reuse`), else the store's cached row
+(:class:`~wfeval.storage.metric_rows.ResultCache`), else the metric computes it. The misses are
+scored in blocks of samples: a reader thread decodes (and verifies) the arrays of the next block
+while the current one is scored, every metric of a block reads each array once
+(:func:`wfeval.storage.artifacts.preloaded`), and a metric with a ``prepare(pairs)`` method (FVD:
+the block's clips share I3D forward passes) gets the block first.
 """
 
 from __future__ import annotations
@@ -9,14 +15,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
+from wfeval.storage.artifacts import ArtifactError, preloaded, read_array
+from wfeval.storage.metric_rows import ResultCache, identity_value, metric_identity
 from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
 from wfeval.utils.hashing import sha256_json
+
+BLOCK = 8  # samples per block: bounds the arrays held (two blocks at a time)
 
 
 def _missing_reason(missing: list[str], result: GenerationResult) -> str:
@@ -121,6 +132,95 @@ def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: G
     return out
 
 
+def _refs(request: GenerationRequest, result: GenerationResult) -> Iterable[Any]:
+    yield from request.references.values()
+    yield from result.artifacts.values()
+
+
+def _read_block(block: Sequence[tuple[GenerationRequest, GenerationResult]]) -> dict[str, Any]:
+    """The verified arrays of a block's references and outputs, by content hash (unreadable: left out)."""
+    arrays: dict[str, Any] = {}
+    for request, result in block:
+        for ref in _refs(request, result):
+            if ref.sha256 and ref.sha256 not in arrays:
+                try:
+                    arrays[ref.sha256] = read_array(ref)
+                except (ArtifactError, ValueError):
+                    pass  # the metric reads it itself and reports the problem on its sample
+    return arrays
+
+
+def _score_blocks(
+    metrics: Mapping[str, Any],
+    pairs: Sequence[tuple[GenerationRequest, GenerationResult]],
+    *,
+    done: Mapping[tuple[str, str], MetricResult],
+    on_result: Callable[[MetricResult, bool], None],
+    score_one: Callable[[str, Any, GenerationRequest, GenerationResult], MetricResult],
+    cache: ResultCache | None = None,
+    block: int = BLOCK,
+    variants: Mapping[str, Any] | None = None,
+) -> dict[str, list[MetricResult]]:
+    """Per metric id, one row per pair in pair order; ``done`` rows (a resumed run) are reused as
+    they are (``on_result(row, True)``), cached rows are new rows of this run (``on_result(row, False)``).
+    ``variants``: per metric id, what else changes its rows (the core's ``on_failure``)."""
+    rows: dict[str, list[MetricResult | None]] = {m: [None] * len(pairs) for m in metrics}
+    keys: dict[tuple[str, int], tuple[str, str]] = {}
+    todo: list[list[str]] = [[] for _ in pairs]  # metric ids to compute, per pair
+    parts: list[str | None] = [None] * len(pairs)  # each sample's share of its cache keys
+    for metric_id, metric in metrics.items():
+        identity = metric_identity(metric) if cache is not None else None
+        if identity is not None and variants and variants.get(metric_id):  # e.g. on_failure: changes rows
+            identity = {**identity, "variant": identity_value(variants[metric_id])}
+        digest = sha256_json(identity) if identity is not None else ""
+        for i, (request, result) in enumerate(pairs):
+            previous = done.get((metric_id, request.sample_id))
+            if previous is not None:
+                rows[metric_id][i] = previous
+                on_result(previous, True)
+                continue
+            if identity is not None:
+                if parts[i] is None:
+                    parts[i] = cache.sample_part(request, result)
+                keys[(metric_id, i)] = digest, cache.key_of(digest, metric_id, parts[i])
+                hit = cache.get(*keys[(metric_id, i)])
+                if hit is not None:
+                    if hit.metric_id != metric_id or hit.sample_id != request.sample_id:
+                        hit = MetricResult.from_dict({**hit.to_dict(), "metric_id": metric_id,
+                                                      "sample_id": request.sample_id})
+                    rows[metric_id][i] = hit
+                    cache.hits += 1
+                    on_result(hit, False)
+                    continue
+                cache.misses += 1
+            todo[i].append(metric_id)
+    blocks = [idx for idx in (list(range(s, min(s + block, len(pairs)))) for s in range(0, len(pairs), block))
+              if any(todo[i] for i in idx)]
+    with ThreadPoolExecutor(1, thread_name_prefix="wfeval-reader") as reader:
+        ahead: Future | None = reader.submit(_read_block, [pairs[i] for i in blocks[0]]) if blocks else None
+        for n, idx in enumerate(blocks):
+            arrays = ahead.result() if ahead is not None else {}
+            ahead = reader.submit(_read_block, [pairs[i] for i in blocks[n + 1]]) if n + 1 < len(blocks) else None
+            with preloaded(arrays):
+                for metric_id, metric in metrics.items():
+                    mine = [i for i in idx if metric_id in todo[i]]
+                    prepare = getattr(metric, "prepare", None)
+                    if mine and callable(prepare):
+                        try:
+                            prepare([pairs[i] for i in mine])
+                        except Exception:  # best effort: compute_sample reports problems per sample
+                            pass
+                    for i in mine:
+                        request, result = pairs[i]
+                        row = score_one(metric_id, metric, request, result)
+                        rows[metric_id][i] = row
+                        if (metric_id, i) in keys:
+                            cache.put(*keys[(metric_id, i)], row)
+                        on_result(row, False)
+            del arrays
+    return {m: [r for r in rs if r is not None] for m, rs in rows.items()}
+
+
 def score_all(
     metrics: Mapping[str, Any],
     pairs: Sequence[tuple[GenerationRequest, GenerationResult]],
@@ -130,14 +230,12 @@ def score_all(
     cache: Any = None,
 ) -> dict[str, list[MetricResult]]:
     """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``, then the
-    store's metric-result ``cache``; arrays read ahead: :mod:`wfeval.storage.metric_rows`); a
-    :class:`~wfeval.results.MetricSet` also says what a failed generation does to each metric."""
-    from wfeval.storage.metric_rows import score_metrics
-
+    store's metric-result ``cache``); a :class:`~wfeval.results.MetricSet` also says what a failed
+    generation does to each metric (``on_failure``, part of the cached rows' identity)."""
     on_failure = getattr(metrics, "on_failure", {})
 
     def one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         return score_one(metric_id, metric, request, result, on_failure.get(metric_id, "exclude"))
 
-    return score_metrics(metrics, pairs, done=done, on_result=on_result, score_one=one, cache=cache,
+    return _score_blocks(metrics, pairs, done=done, on_result=on_result, score_one=one, cache=cache,
                          variants={m: {"on_failure": on_failure.get(m, "exclude")} for m in metrics})
