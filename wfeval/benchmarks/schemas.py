@@ -10,6 +10,7 @@ from typing import List, Optional
 
 from omegaconf import MISSING
 
+from wfeval.benchmarks.episodes.schemas import SCHEMAS as EPISODE_SCHEMAS
 from wfeval.config.schema import BenchmarkRulesSchema, store_schema
 
 
@@ -142,6 +143,7 @@ class CrafterBenchmarkSchema(RecordedBenchmarkSchema):
 
 SCHEMAS = {"gridworld": GridworldBenchmarkSchema, "folder": FolderBenchmarkSchema}
 SCHEMAS.update({"atari": AtariBenchmarkSchema, "crafter": CrafterBenchmarkSchema})
+SCHEMAS.update(EPISODE_SCHEMAS)  # lerobot, hdf5, video_actions (wfeval/benchmarks/episodes/schemas.py)
 
 
 def register() -> None:
