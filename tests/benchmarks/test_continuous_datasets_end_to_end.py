@@ -158,3 +158,24 @@ def test_command_models_get_action_vectors_in_requests_and_json_steps(work, tmp_
         assert results["square_episodes.generated_rate"]["normalized_stats"]["ratio"] == 1.0, protocol
     steps = [r for r in read_jsonl(tmp_path / "autoregressive" / "steps.jsonl") if r.get("call") == "step"]
     assert steps and all(isinstance(v, float) for r in steps for a in r["actions"] for v in a)  # sent as JSON lists
+
+
+def test_export_dataset_of_a_reader_writes_a_folder_with_the_same_samples(work, tmp_path):
+    from wfeval.api import EvaluationProtocolSpec, WorldTaskConfig
+    from wfeval.benchmarks.episodes import LeRobotBenchmark
+    from wfeval.benchmarks.folder import FolderBenchmark, write_dataset
+    from wfeval.storage.artifacts import ArtifactStore
+
+    _, paths, _ = work
+    store = ArtifactStore(tmp_path / "store")
+    args = dict(store=store, task=WorldTaskConfig("t"), protocol=EvaluationProtocolSpec("open_loop"))
+    original = LeRobotBenchmark(str(paths["lerobot"])).requests(**args)
+    write_dataset(original, tmp_path / "exported", store=store)
+    folder = FolderBenchmark(str(tmp_path / "exported"))
+    from wfeval.api import action_space_of
+
+    assert folder.spec.action_space == action_space_of(original[0])
+    for a, b in zip(original, folder.requests(**args)):
+        assert a.sample_id == b.sample_id and a.controls["actions"] == b.controls["actions"]
+        assert a.references["video"].sha256 == b.references["video"].sha256  # lossless .mkv of the decoded AV1
+        assert a.prompt == b.prompt

@@ -22,7 +22,6 @@ reported before generation (coverage < 1); a problem with the dataset as a whole
 from __future__ import annotations
 
 import fnmatch
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,6 +371,3 @@ class EpisodeScorer:
             row["metadata"]["input_error"] = input_error(request)
         return row
 
-
-def finite_or_none(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
