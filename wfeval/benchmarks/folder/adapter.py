@@ -283,6 +283,15 @@ def _action_problem(actions: list, limits: Any, space: ActionSpace | None = None
     if len(actions) > limits.max_actions:
         return (f"{len(actions):,} actions exceed the limit of {limits.max_actions:,} "
                 f"(raise it with benchmark.limits.max_actions={len(actions)} if they are right)")
+    stack = [(i, a) for i, a in enumerate(actions)]
+    while stack:
+        index, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"action {index} holds a non-finite number ({value!r}); actions must be finite"
+        if isinstance(value, (list, tuple)):
+            stack.extend((index, v) for v in value)
+        elif isinstance(value, dict):
+            stack.extend((index, v) for v in value.values())
     if space is None:
         try:
             space = action_space_of(GenerationRequest("check", controls={"actions": actions}))
@@ -293,15 +302,6 @@ def _action_problem(actions: list, limits: Any, space: ActionSpace | None = None
         problem = space.problem(actions)
         if problem:
             return f"{problem} ({space.describe()})"
-    stack = [(i, a) for i, a in enumerate(actions)]
-    while stack:
-        index, value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"action {index} holds a non-finite number ({value!r}); actions must be finite"
-        if isinstance(value, (list, tuple)):
-            stack.extend((index, v) for v in value)
-        elif isinstance(value, dict):
-            stack.extend((index, v) for v in value.values())
     return None
 
 
