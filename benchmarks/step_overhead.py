@@ -73,7 +73,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from wfeval.benchmarks.gridworld import baselines
-    from wfeval.protocols.drivers import AutoregressiveDriver
+    from wfeval.protocols.autoregressive import AutoregressiveDriver
 
     classes = {"static": baselines.StaticModel, "oracle": baselines.OracleModel, "lagged": baselines.LaggedModel,
                "noisy": baselines.NoisyModel}

@@ -77,6 +77,11 @@ REQUIRED = {
     "python": ["model.object._target_=wfeval.benchmarks.gridworld.baselines.StaticModel", "model.name=python"],
     "folder": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'gridworld_tiny'}",
                "benchmark.name=folder"],
+    "lerobot": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'square_lerobot'}", "benchmark.name=lerobot"],
+    "hdf5": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'square.hdf5'}", "benchmark.name=hdf5",
+             "benchmark.fps=10"],
+    "video_actions": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'square_episodes'}",
+                      "benchmark.name=video_actions"],
 }
 
 

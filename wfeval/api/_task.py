@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
+from ._action import ActionSpace
 from ._base import Record, aliased, fail
 from ._metric import MetricSpec
 from ._schema import (
@@ -108,6 +109,7 @@ class BenchmarkSpec(Record):
     description: str = ""
     dataset_root: str | None = None
     metadata: Mapping[str, Any] | None = None
+    action_space: ActionSpace | None = None  # added to the seed contract: what one action is (None: not declared)
     schema_version: str = BENCHMARK_SPEC_SCHEMA_VERSION
 
     _required = ("schema_version",)

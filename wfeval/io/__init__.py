@@ -27,6 +27,7 @@ from wfeval.io._decoder import DECODER as FILE_DECODER  # registers the decoder 
 from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
 from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
+from wfeval.io._ranges import count_frames, read_frame_range, read_frames_at
 
 __all__ = [
     "Video",
@@ -38,6 +39,9 @@ __all__ = [
     "VideoWriteError",
     "read_video",
     "read_image",
+    "read_frame_range",
+    "count_frames",
+    "read_frames_at",
     "write_video",
     "write_image",
     "to_rgb_uint8",

@@ -17,7 +17,7 @@ import importlib
 from typing import Any, Mapping, Sequence
 
 import wfeval.functional.control as F
-from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult, has_continuous_actions
 from wfeval.metrics.base import DescribedMetric
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.storage.artifacts import read_array
@@ -75,6 +75,11 @@ class ActionFollowing(DescribedMetric):
         actions = request.controls.get("actions")
         if actions is None:
             return skipped(request.sample_id, self.name, "no actions in the request (controls['actions'])")
+        if has_continuous_actions(request):
+            return skipped(request.sample_id, self.name,
+                           f"continuous actions: {self.name} classifies each step's move into one of the discrete "
+                           "actions (controls['action_names']); it does not apply to action vectors",
+                           category="continuous actions: not applicable")
         track = request.metadata.get("agent_positions")
         if track is None and self.value_key != "accuracy":
             return skipped(request.sample_id, self.name, "no true agent track (metadata['agent_positions'])")

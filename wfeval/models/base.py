@@ -7,11 +7,11 @@ files and never sees a metric: the pipeline stores the arrays and builds the res
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from wfeval.api import GenerationRequest
+from wfeval.api import ActionSpace, ContractError, GenerationRequest, action_space_of
 from wfeval.storage.artifacts import read_array
 
 
@@ -36,8 +36,44 @@ def initial_frame(request: GenerationRequest) -> np.ndarray:
     return read_array(ref)
 
 
-def actions_of(request: GenerationRequest) -> tuple[int, ...]:
+def actions_of(request: GenerationRequest) -> Any:
+    """The request's actions (``controls["actions"]``) as a model uses them.
+
+    Discrete (ids into ``controls["action_names"]``; the built-in games): a tuple of ints — a
+    non-integral number is refused, never truncated. Continuous (a declared
+    ``controls["action_space"]`` of kind ``continuous``, or vectors): a read-only float array of
+    ``len(actions) × shape`` in the space's dtype (float64 when undeclared), checked against the
+    space (shape, finite values, bounds). ValueError naming the sample and the first bad action."""
     try:
-        return tuple(int(a) for a in request.controls["actions"])
+        actions = request.controls["actions"]
     except KeyError:
         raise ValueError(f"sample {request.sample_id!r}: request has no 'actions' control") from None
+    try:
+        space = action_space_of(request)
+    except ContractError as exc:
+        raise ValueError(f"sample {request.sample_id!r}: {exc}") from None
+    if space is not None and space.is_continuous:
+        return continuous_actions(actions, space, f"sample {request.sample_id!r}")
+    if space is None:  # undeclared scalar ids (no names): integers only
+        space = ActionSpace.discrete(n=2**62)
+    problem = space.problem(actions)
+    if problem:
+        raise ValueError(f"sample {request.sample_id!r}: {problem}")
+    return tuple(int(a) for a in actions)
+
+
+def continuous_actions(actions: Any, space: ActionSpace, who: str = "actions") -> np.ndarray:
+    """``actions`` as a read-only ``len(actions) × space.shape`` array of the space's dtype, after
+    :meth:`ActionSpace.problem` found nothing wrong (ValueError naming ``who`` otherwise)."""
+    problem = space.problem(actions)
+    if problem:
+        raise ValueError(f"{who}: {problem} ({space.describe()})")
+    array = np.asarray(actions, dtype=np.dtype(space.dtype)).reshape((len(actions), *space.shape))
+    array.flags.writeable = False
+    return array
+
+
+def plain_actions(actions: Sequence[Any]) -> list[Any]:
+    """JSON-ready actions: numpy arrays and scalars become lists and Python numbers."""
+    return [a.tolist() if isinstance(a, (np.ndarray, np.generic)) else
+            (plain_actions(a) if isinstance(a, (list, tuple)) else a) for a in actions]

@@ -156,7 +156,7 @@ class StepSession:
     def step(self, state: CommandState, actions: Sequence[Any]) -> StepOutput:
         new = CommandState(f"s{next(self._names)}")
         path = self._folder() / f"{new.name}.npy"
-        acts = [a.item() if isinstance(a, np.generic) else a for a in actions]
+        acts = [a.tolist() if isinstance(a, (np.generic, np.ndarray)) else a for a in actions]
         self.call({"op": "step", "state": state.name, "new_state": new.name, "actions": acts,
                    "frames_path": str(path)})
         try:

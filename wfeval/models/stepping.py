@@ -65,6 +65,9 @@ def per_sample(one: Any, requests: Sequence[GenerationRequest]) -> list[Any]:
 
 
 def _plain(action: Any) -> Any:
+    """A JSON-ready action: a numpy scalar as a number, a continuous action (array) as a list."""
+    if isinstance(action, np.ndarray):
+        return action.tolist()
     return action.item() if isinstance(action, np.generic) else action
 
 

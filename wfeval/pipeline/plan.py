@@ -96,6 +96,8 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     benchmark_entry = {"id": bench.spec.benchmark_id, "version": bench.spec.version,
                        "fingerprint": bench.fingerprint(), "n_samples": len(requests),
                        "dataset_hash": digest.hexdigest(), "metrics": [m.id for m in bench.spec.metrics]}
+    if getattr(bench.spec, "action_space", None) is not None:  # declared (continuous) only: others unchanged
+        benchmark_entry["action_space"] = bench.spec.action_space.to_dict()
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=build.benchmark_rules(cfg),
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 
 from wfeval.config.errors import ConfigError
-from wfeval.models.base import initial_frame
+from wfeval.models.base import continuous_actions, initial_frame
 from wfeval.models.protocol import Generated
 from wfeval.models.stepping import timed_step
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver, replay_references
-from wfeval.protocols.policies import PolicyContext, action_names_of, check_policy
+from wfeval.protocols.policies import PolicyContext, check_policy, policy_space_of
 
 
 class ClosedLoop(Protocol):
@@ -50,7 +50,7 @@ class ClosedLoopDriver(Driver):
         self.policy_name = policy_name or str(getattr(policy, "name", "") or type(policy).__name__)
 
     def run_one(self, request: Any) -> Generated:
-        names = action_names_of(request)
+        space, names = policy_space_of(request)
         horizon = len(request.controls.get("actions") or ())
         seed = int(request.generation.get("seed") or 0)
         frame = initial_frame(request)
@@ -61,18 +61,26 @@ class ClosedLoopDriver(Driver):
         frames, chosen = [frame[None]], []
         for t in range(horizon):
             began = time.perf_counter()
-            action = self.policy.act(frame, PolicyContext(request, t, tuple(chosen), names, horizon, seed))
-            action = int(action) if isinstance(action, (int, np.integer)) else action
+            action = self.policy.act(frame, PolicyContext(request, t, tuple(chosen), names, horizon, seed, space))
+            action = self._checked(action, space, t)
             policy_seconds = time.perf_counter() - began
             state, out, seconds = timed_step(self.model, state, [action])
             frame = out[-1]
             frames.append(out)
-            chosen.append(action)
-            rows.append({"step": t + 1, "call": "step", "actions": [action], "frames": 1,
+            chosen.append(action.tolist() if isinstance(action, np.ndarray) else action)
+            rows.append({"step": t + 1, "call": "step", "actions": [chosen[-1]], "frames": 1,
                          "latency_seconds": seconds, "policy_seconds": policy_seconds})
         return Generated({"generated_video": np.concatenate(frames)},
                          {"steps": rows, "protocol": self.protocol,
                           "closed_loop": {"actions": chosen, "policy": self.policy_name}})
+
+    def _checked(self, action: Any, space: Any, step: int) -> Any:
+        """The policy's action as the model gets it: a discrete id as an int; a continuous action as a
+        read-only array of the space's shape and dtype, after checking it belongs to the space (a wrong
+        shape, NaN or a value out of bounds is this sample's failure, naming the policy and the step)."""
+        if space is None:
+            return int(action) if isinstance(action, (int, np.integer)) else action
+        return continuous_actions([action], space, f"policy {self.policy_name!r} at step {step}")[0]
 
     def finalize(self, pairs, store):
         return replay_references(pairs, store, self.simulate, "closed_loop")

@@ -7,6 +7,12 @@ It must be a pure function of its arguments (no hidden state across samples), so
 reproducible and cacheable. Built-in: ``random`` (seeded per sample), ``scripted`` (the
 benchmark's own action list: closed loop then replays open loop), ``noop``; a user policy is
 ``policy=user policy._target_=my_pkg.MyPolicy``.
+
+Continuous actions (``context.action_space`` of kind ``continuous``): ``random`` draws each element
+uniformly within the declared bounds (an unbounded space is refused, saying so), ``noop`` returns the
+zero vector (clipped into the bounds), ``scripted`` the benchmark's vectors. Whatever a policy
+returns is checked against the space before the model sees it: a wrong shape, NaN or a value out
+of bounds fails that sample, naming the step and the element.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest
+from wfeval.api import ActionSpace, GenerationRequest, action_space_of
 
 
 @dataclass(frozen=True)
@@ -25,9 +31,10 @@ class PolicyContext:
     request: GenerationRequest
     step: int  # index of the action to choose (0 = the first)
     actions: tuple[Any, ...]  # chosen so far
-    action_names: tuple[str, ...]
+    action_names: tuple[str, ...]  # discrete: one per action id; continuous: the elements' names (may be empty)
     horizon: int  # actions in the rollout
     seed: int  # the sample's generation seed
+    action_space: ActionSpace | None = None  # the benchmark's (continuous: shape, dtype, bounds)
 
 
 def action_names_of(request: GenerationRequest) -> tuple[str, ...]:
@@ -36,6 +43,15 @@ def action_names_of(request: GenerationRequest) -> tuple[str, ...]:
         return tuple(str(n) for n in names)
     raise ValueError(f"sample {request.sample_id!r}: no controls['action_names'], so a policy cannot know "
                      "the action set")
+
+
+def policy_space_of(request: GenerationRequest) -> tuple[ActionSpace | None, tuple[str, ...]]:
+    """(the continuous action space, its element names) of a request with continuous actions,
+    else (None, the discrete action names: ValueError when the request has none)."""
+    space = action_space_of(request)
+    if space is not None and space.is_continuous:
+        return space, tuple(space.names)
+    return None, action_names_of(request)
 
 
 def _uniform(*parts: Any) -> float:
@@ -54,12 +70,31 @@ class RandomPolicy:
             raise ValueError(f"policy.p_repeat must be in [0, 1], got {p_repeat}")
         self.seed, self.p_repeat = int(seed), float(p_repeat)
 
-    def act(self, frame: np.ndarray, context: PolicyContext) -> int:
-        n = len(context.action_names)
+    def act(self, frame: np.ndarray, context: PolicyContext) -> Any:
         key = (self.seed, context.seed, context.request.sample_id, context.step)
+        space = context.action_space
+        if space is not None and space.is_continuous:
+            if context.actions and _uniform("repeat", *key) < self.p_repeat:
+                return np.array(context.actions[-1], dtype=space.dtype)
+            return uniform_action(space, key)
+        n = len(context.action_names)
         if context.actions and _uniform("repeat", *key) < self.p_repeat:
             return int(context.actions[-1])
         return min(int(_uniform("fresh", *key) * n), n - 1)
+
+
+def uniform_action(space: ActionSpace, key: tuple) -> np.ndarray:
+    """An action drawn uniformly within a bounded continuous space, element by element, from the
+    hash of ``key`` (reproducible in any process); ValueError for an unbounded space."""
+    found = space.bounds()
+    if found is None:
+        raise ValueError(f"the random policy samples within the action space's bounds, and this one declares "
+                         f"none ({space.describe()}); declare low/high, or choose policy=scripted or your own")
+    low, high = found
+    values = [lo + _uniform("fresh", *key, i) * (hi - lo) for i, (lo, hi) in enumerate(zip(low, high))]
+    action = np.asarray(values, dtype=space.dtype).reshape(space.shape)
+    return np.clip(action, np.asarray(low, space.dtype).reshape(space.shape),
+                   np.asarray(high, space.dtype).reshape(space.shape))  # float32 rounding stays within bounds
 
 
 class ScriptedPolicy:
@@ -80,7 +115,15 @@ class NoopPolicy:
 
     name = "noop"
 
-    def act(self, frame: np.ndarray, context: PolicyContext) -> int:
+    def act(self, frame: np.ndarray, context: PolicyContext) -> Any:
+        space = context.action_space
+        if space is not None and space.is_continuous:  # the zero action (clipped into the bounds)
+            zero = np.zeros(space.shape, dtype=space.dtype)
+            found = space.bounds()
+            if found is None:
+                return zero
+            return np.clip(zero, np.asarray(found[0], space.dtype).reshape(space.shape),
+                           np.asarray(found[1], space.dtype).reshape(space.shape))
         lowered = [n.lower() for n in context.action_names]
         return lowered.index("noop") if "noop" in lowered else 0
 
@@ -92,4 +135,5 @@ def check_policy(policy: Any) -> Any:
     return policy
 
 
-__all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of"]
+__all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of",
+                          "policy_space_of", "uniform_action"]

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest
+from wfeval.api import GenerationRequest, has_continuous_actions
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, StepOutput
 from wfeval.recipes import checkpoint as ckpt
@@ -101,6 +101,9 @@ class LearnedModel:
 
     def start(self, request: GenerationRequest) -> LearnedState:
         net = self._ready()
+        if has_continuous_actions(request):
+            raise ValueError(f"sample {request.sample_id!r}: the learned recipe embeds discrete action ids; this "
+                             "benchmark's actions are continuous vectors (controls['action_space'])")
         names = request.controls.get("action_names")
         trained = self.meta.get("action_names")
         if names is not None and trained is not None and list(names) != list(trained):

@@ -9,7 +9,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.api import (
+    ActionSpace,
+    BenchmarkSpec,
+    ContractError,
+    EvaluationProtocolSpec,
+    GenerationRequest,
+    WorldTaskConfig,
+    action_space_of,
+)
 from wfeval.benchmarks.base import INPUT_ERROR, metric_specs
 from wfeval.benchmarks.folder import manifest as mf
 from wfeval.benchmarks.folder.runtime import FolderRuntime
@@ -84,6 +92,7 @@ class FolderBenchmark:
             tags=tuple(tags or self.info.tags),
             dataset_root=str(root),
             metadata={"family": "folder", "split": split, "subset": list(self.subset)},
+            action_space=self.info.action_space,
         )
         self.runtime = FolderRuntime(self)
         self.scorer = FolderScorer(self)
@@ -168,9 +177,10 @@ class FolderBenchmark:
                     actions = _load_actions(self.root / actions, self.limits)
                 except ValueError as exc:
                     errors.append(f"actions {record.actions!r}: {getattr(exc, 'reason', exc)}")
-            problem = _action_problem(actions, self.limits) if isinstance(actions, list) else None
+            problem = _action_problem(actions, self.limits, self.info.action_space) \
+                if isinstance(actions, list) else None
             if problem:
-                errors.append(f"actions: {problem}")
+                errors.append(f"actions{f' {record.actions!r}' if isinstance(record.actions, str) else ''}: {problem}")
             if record.num_frames is not None and record.num_frames > self.limits.max_frames:
                 errors.append(f"num_frames {record.num_frames:,} exceeds the limit of {self.limits.max_frames:,} "
                               f"(raise it with benchmark.limits.max_frames={record.num_frames} if it is right)")
@@ -190,6 +200,8 @@ class FolderBenchmark:
             controls["actions"] = actions
         if self.info.action_names is not None:
             controls["action_names"] = list(self.info.action_names)
+        if self.info.action_space is not None:
+            controls["action_space"] = self.info.action_space.to_dict()
         controls.update(record.controls)
         metadata = dict(record.metadata)
         if errors:
@@ -265,8 +277,9 @@ def _load_actions(path: Path, limits: Any = None) -> list:
     return mf.read_json_file(path, list, f"actions file {path}")
 
 
-def _action_problem(actions: list, limits: Any) -> str | None:
-    """Why a list of actions cannot be given to a model (too many, a non-finite number), or None."""
+def _action_problem(actions: list, limits: Any, space: ActionSpace | None = None) -> str | None:
+    """Why a list of actions cannot be given to a model (too many, a non-finite number; against the
+    declared action space: a wrong shape, out of bounds; undeclared vectors: ragged), or None."""
     if len(actions) > limits.max_actions:
         return (f"{len(actions):,} actions exceed the limit of {limits.max_actions:,} "
                 f"(raise it with benchmark.limits.max_actions={len(actions)} if they are right)")
@@ -279,6 +292,16 @@ def _action_problem(actions: list, limits: Any) -> str | None:
             stack.extend((index, v) for v in value)
         elif isinstance(value, dict):
             stack.extend((index, v) for v in value.values())
+    if space is None:
+        try:
+            space = action_space_of(GenerationRequest("check", controls={"actions": actions}))
+        except (ContractError, TypeError, ValueError):
+            space = None
+        space = space if space is not None and space.is_continuous else None
+    if space is not None:
+        problem = space.problem(actions)
+        if problem:
+            return f"{problem} ({space.describe()})"
     return None
 
 

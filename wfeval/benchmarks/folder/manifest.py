@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.api import ActionSpace, ContractError
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.io import unsafe_id_reason, unsafe_path_reason
 
@@ -24,8 +25,8 @@ DATASET_JSON = "dataset.json"
 DEFAULT_SPLIT = "default"
 LINE_KEYS = ("sample_id", "split", "initial_frame", "reference_video", "actions", "prompt", "fps", "num_frames",
              "controls", "inputs", "references", "metadata")
-DATASET_KEYS = ("format", "name", "version", "description", "fps", "action_names", "splits", "tags", "source",
-                "metadata")
+DATASET_KEYS = ("format", "name", "version", "description", "fps", "action_names", "action_space", "splits", "tags",
+                "source", "metadata")
 _PATH_FIELDS = ("initial_frame", "reference_video")
 
 
@@ -72,6 +73,7 @@ class DatasetInfo:
     description: str = ""
     fps: float | None = None
     action_names: tuple[str, ...] | None = None
+    action_space: ActionSpace | None = None
     splits: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
@@ -115,14 +117,38 @@ def read_dataset_info(root: Path) -> DatasetInfo:
     names = data.get("action_names")
     if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
         problems.append("action_names must be a list of strings")
+    space = None
+    if data.get("action_space") is not None:
+        try:
+            space = action_space_from(data["action_space"])
+        except (ContractError, TypeError, ValueError) as exc:
+            problems.append(f"action_space: {exc}")
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
-    return DatasetInfo(
+    return DatasetInfo(action_space=space,
         name=data.get("name"), version=None if data.get("version") is None else str(data["version"]),
         description=str(data.get("description") or ""), fps=fps,
         action_names=tuple(names) if names is not None else None,
         splits=tuple(data.get("splits") or ()), tags=tuple(data.get("tags") or ()), raw=data,
     )
+
+
+def action_space_from(value: Any) -> ActionSpace:
+    """An :class:`ActionSpace` from its JSON form (``{"shape": [2], "low": -1, "high": 1, ...}``;
+    ``kind`` defaults to continuous; a single number stands for every element's bound)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected an object such as {{\"shape\": [2], \"low\": -1, \"high\": 1}}, "
+                         f"got {type(value).__name__}")
+    data = dict(value)
+    for key in ("low", "high"):
+        if isinstance(data.get(key), numbers.Real) and not isinstance(data.get(key), bool):
+            data[key] = [data[key]]
+        elif data.get(key) is None:
+            data.pop(key, None)
+    if data.get("kind", "continuous") == "discrete":
+        data.setdefault("dtype", "int64")
+        data.setdefault("n", len(data.get("names") or ()))
+    return ActionSpace.from_dict(data)
 
 
 def _check_path_map(value: Any, key: str, errors: list[str]) -> dict[str, str]:
@@ -186,8 +212,9 @@ def parse_line(number: int, data: Any) -> tuple[Record | None, list[str], str | 
     if data.get("num_frames") is not None and not _positive(data["num_frames"], integer=True):
         errors.append(f"num_frames must be a positive integer, got {data['num_frames']!r}")
     controls = data.get("controls", {})
-    if not isinstance(controls, dict) or "actions" in controls:
-        errors.append("controls must be an object without 'actions' (give actions in their own key)")
+    if not isinstance(controls, dict) or "actions" in controls or "action_space" in controls:
+        errors.append("controls must be an object without 'actions' or 'action_space' (give actions in their own "
+                      "key, the action space in dataset.json)")
     metadata = data.get("metadata", {})
     if not isinstance(metadata, dict) or INPUT_ERROR in metadata:
         errors.append(f"metadata must be an object without the reserved key {INPUT_ERROR!r}")

@@ -77,8 +77,13 @@ def write_dataset(
             raise FileExistsError(f"{root} is not empty; pass overwrite=True (--force) to replace it")
         shutil.rmtree(root)
     root.mkdir(parents=True, exist_ok=True)
-    action_names = {json.dumps(r.controls.get("action_names")) for r in requests}
+    action_names = {json.dumps(r.to_dict()["controls"].get("action_names")) for r in requests}
     shared_names = json.loads(action_names.pop()) if len(action_names) == 1 else None
+    spaces = {json.dumps(r.to_dict()["controls"].get("action_space"), sort_keys=True) for r in requests}
+    if len(spaces) > 1:
+        raise ValueError("the requests declare different action spaces (controls['action_space']); a dataset "
+                         "folder has one, in dataset.json")
+    shared_space = json.loads(spaces.pop()) if spaces else None
     lines, skipped, fps_values = [], [], set()
     for request in requests:
         if input_error(request):
@@ -109,6 +114,7 @@ def write_dataset(
             line["actions"] = list(controls.pop("actions"))
         if shared_names is not None:
             controls.pop("action_names", None)
+        controls.pop("action_space", None)  # one for the dataset, in dataset.json
         if controls:
             line["controls"] = controls
         if request.prompt is not None:
@@ -127,6 +133,8 @@ def write_dataset(
         info["fps"] = fps_values.pop()
     if shared_names is not None:
         info["action_names"] = list(shared_names)
+    if shared_space is not None:
+        info["action_space"] = shared_space
     info["splits"] = sorted({line["split"] for line in lines})
     if source:
         info["source"] = dict(source)

@@ -29,10 +29,18 @@ def _actions(request: dict[str, Any]) -> str:
     if not isinstance(actions, list):
         return ""
     names = controls.get("action_names")
-    words = [names[a] if isinstance(names, list) and isinstance(a, int) and 0 <= a < len(names) else str(a)
+    words = [_vector(a) if isinstance(a, list) else
+             names[a] if isinstance(names, list) and isinstance(a, int) and 0 <= a < len(names) else str(a)
              for a in actions[:MAX_ACTIONS]]
     more = f" … (+{len(actions) - MAX_ACTIONS})" if len(actions) > MAX_ACTIONS else ""
     return " ".join(words) + more
+
+
+def _vector(action: list) -> str:
+    """A continuous action as a vector: ``(0.12, -0.5)`` (4 significant digits; nested for 2-D)."""
+    parts = [_vector(v) if isinstance(v, list) else f"{v:.4g}" if isinstance(v, (int, float)) else str(v)
+             for v in action]
+    return "(" + ", ".join(parts) + ")"
 
 
 def sample_values(run: RunData, sample_id: str) -> list[tuple[str, str]]:

@@ -1,0 +1,21 @@
+"""docs/dataset-readers.md runs as written, on the example datasets in examples/datasets/."""
+
+from __future__ import annotations
+
+import json
+
+from tests.benchmarks._doc_runner import run_doc
+
+
+def _results(run) -> dict:
+    return json.loads((run / "results.json").read_text())
+
+
+def test_dataset_readers_page(tmp_path, monkeypatch):
+    lerobot, hdf5, pairs = (_results(run) for run in run_doc("dataset-readers.md", tmp_path, monkeypatch))
+    assert lerobot["results"]["square_lerobot.psnr"]["normalized_stats"]["mean"] == 100.0
+    assert lerobot["benchmark"]["action_space"]["names"] == ["vx", "vy"]
+    static = hdf5["results"]["square.psnr"]
+    assert static["n_valid"] == 4 and 10 < static["normalized_stats"]["mean"] < 40
+    assert pairs["protocol"]["driver"] == "autoregressive"
+    assert pairs["results"]["square_episodes.ssim"]["normalized_stats"]["mean"] == 1.0

@@ -1,0 +1,23 @@
+"""Dataset readers: episodes of LeRobot v3 folders, HDF5 files and video + actions pairs, read in place
+and cut into samples (docs/dataset-readers.md). The classes load on first use (``--help`` stays light)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CLASSES = {
+    "EpisodeBenchmark": "wfeval.benchmarks.episodes.base",
+    "LeRobotBenchmark": "wfeval.benchmarks.episodes.lerobot",
+    "HDF5Benchmark": "wfeval.benchmarks.episodes.hdf5",
+    "VideoActionsBenchmark": "wfeval.benchmarks.episodes.video_actions",
+}
+
+__all__ = sorted(_CLASSES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLASSES:
+        import importlib
+
+        return getattr(importlib.import_module(_CLASSES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
