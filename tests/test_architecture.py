@@ -274,10 +274,10 @@ def test_the_top_level_holds_the_face_the_entry_and_command_shims():
 
 
 def test_a_relative_upward_import_is_caught():
-    path = PACKAGE / "metrics" / "columns.py"
+    path = PACKAGE / "metrics" / "outcome_columns.py"
     assert layer_violations(path, "from ..pipeline import runner\n") == [
-        "wfeval/metrics/columns.py:1 imports wfeval.pipeline (layer 11 from layer 6)",
-        "wfeval/metrics/columns.py:1 imports wfeval.pipeline.runner (layer 11 from layer 6)"]
+        "wfeval/metrics/outcome_columns.py:1 imports wfeval.pipeline (layer 11 from layer 6)",
+        "wfeval/metrics/outcome_columns.py:1 imports wfeval.pipeline.runner (layer 11 from layer 6)"]
     assert layer_violations(path, "from . import base\nfrom .base import BaseMetric\n") == []
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import compose
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
+from wfeval.storage.artifacts import ArtifactStore
 
 pytest.importorskip("ale_py")
 

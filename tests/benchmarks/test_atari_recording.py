@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import compose
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 pytest.importorskip("ale_py")
 

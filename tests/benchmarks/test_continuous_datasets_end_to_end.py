@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from wfeval_test_datasets import CAMERA, write_all
 
 from tests.conftest import ROOT, cli_env, only_run_dir, read_jsonl, run_cli
 from tests.features._weights import require_i3d_weights
-from wfeval_test_datasets import CAMERA, write_all
 
 METRICS = "metric=[psnr,ssim,fvd]"  # + lpips when it lands (issue 25, item 4)
 SHIFT = 8

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, cli_env, compose, run_cli
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 pytest.importorskip("crafter")
 

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from wfeval_test_datasets import CAMERA, episodes, write_folder, write_hdf5, write_lerobot, write_video_actions
 
 from tests.conftest import cli_env, run_cli
 from wfeval.api import EvaluationProtocolSpec, WorldTaskConfig
@@ -20,7 +21,6 @@ from wfeval.benchmarks.episodes import HDF5Benchmark, LeRobotBenchmark, VideoAct
 from wfeval.benchmarks.folder import FolderBenchmark
 from wfeval.config.errors import ConfigError
 from wfeval.storage.artifacts import ArtifactError, ArtifactStore, read_array
-from wfeval_test_datasets import CAMERA, episodes, write_folder, write_hdf5, write_lerobot, write_video_actions
 
 TASK, PROTOCOL = WorldTaskConfig("t"), EvaluationProtocolSpec("open_loop")
 

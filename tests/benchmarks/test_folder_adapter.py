@@ -9,11 +9,11 @@ import pytest
 
 from tests.benchmarks._folder_helpers import EXAMPLE, copy_example, lines, write_lines
 from tests.conftest import compose
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.benchmarks.base import INPUT_ERROR, BenchmarkAdapter, BenchmarkRuntimeHook, BenchmarkScorer
 from wfeval.config.errors import ConfigError
 from wfeval.io import write_video
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 def _bench_and_requests(tmp_path, *overrides):

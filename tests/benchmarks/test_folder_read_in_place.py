@@ -16,8 +16,10 @@ import pytest
 from tests.benchmarks._folder_helpers import copy_example, lines, write_lines
 from tests.benchmarks.test_folder_adapter import _folder
 from tests.conftest import cli_env, compose, read_jsonl
-from wfeval.storage import artifacts
 from wfeval.api import ArtifactRef
+from wfeval.io import FILE_DECODER, read_image, read_video, write_video
+from wfeval.io._decoder import decode, options_for
+from wfeval.storage import artifacts
 from wfeval.storage.artifacts import (
     FILE_MEDIA_TYPE,
     ArtifactCorrupt,
@@ -27,8 +29,6 @@ from wfeval.storage.artifacts import (
     content_sha256,
     read_array,
 )
-from wfeval.io import FILE_DECODER, read_image, read_video, write_video
-from wfeval.io._decoder import decode, options_for
 
 
 @pytest.fixture()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tests.conftest import compose
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 def _requests(tmp_path, *overrides):

@@ -9,9 +9,9 @@ from omegaconf.errors import OmegaConfBaseException, ValidationError
 
 from tests.conftest import ROOT, compose
 from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.config.errors import group_options
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore
 
 
 def test_default_config_selects_the_benchmark_metric_suite():

@@ -10,8 +10,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from tests.conftest import compose
-from wfeval.config.schema import store_schema
 from wfeval.config import register_schemas
+from wfeval.config.schema import store_schema
 
 
 def _entries(node=None, prefix=""):

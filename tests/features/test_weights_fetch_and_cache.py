@@ -12,7 +12,6 @@ import torch
 
 from tests.features._weights import require_i3d_weights
 from wfeval.features import weights as weights_mod
-from wfeval.utils.paths import ENV_VAR, cache_dir
 from wfeval.features.i3d import InceptionI3D
 from wfeval.features.network import load_network
 from wfeval.features.weights import (
@@ -23,6 +22,7 @@ from wfeval.features.weights import (
     ensure_ported_weights,
     resolve_weights,
 )
+from wfeval.utils.paths import ENV_VAR, cache_dir
 
 
 def test_fetched_weights_are_the_verified_tfhub_checkpoint_and_load_strictly():

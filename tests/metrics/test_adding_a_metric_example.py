@@ -11,10 +11,10 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_module
 
 from tests.conftest import ROOT
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.config import register_schemas
 from wfeval.metrics import registry
 from wfeval.pipeline.runner import run_from_config
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 def doc_files() -> dict[str, str]:

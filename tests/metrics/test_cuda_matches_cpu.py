@@ -21,8 +21,8 @@ from tests.metrics.test_torch_path_matches_numpy_reference import (  # noqa: E40
     _sample,
     assert_reference_metrics_match_numpy,
 )
-from wfeval.storage.artifacts import ArtifactStore  # noqa: E402
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude  # noqa: E402
+from wfeval.storage.artifacts import ArtifactStore  # noqa: E402
 
 I3D_FEATURE_REL = 1e-3  # float32 cuDNN against float32 oneDNN, TF32 off (reproducible_math)
 FVD_REL = 1e-3

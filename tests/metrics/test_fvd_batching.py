@@ -7,9 +7,9 @@ import numpy as np
 
 from tests.features._weights import require_i3d_weights
 from tests.metrics.test_fvd_metric import _pairs, _video
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.features.extractor import default_batch_size
 from wfeval.metrics.fvd import FVD
+from wfeval.storage.artifacts import ArtifactStore
 
 
 class _Counting:

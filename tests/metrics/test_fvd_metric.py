@@ -10,11 +10,11 @@ import pytest
 
 from tests.features._weights import require_i3d_weights
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.features.weights import CONVERTED_SHA256
+from wfeval.metrics.fvd import FVD
+from wfeval.stats.frechet import frechet_distance_features
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.features import ReferenceStatsCache
-from wfeval.features.weights import CONVERTED_SHA256
-from wfeval.stats.frechet import frechet_distance_features
-from wfeval.metrics.fvd import FVD
 
 
 def _video(seed: int, frames: int = 16) -> np.ndarray:

@@ -8,10 +8,10 @@ import torch
 
 from tests.conftest import compose
 from wfeval.api import GenerationResult
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.functional import mae, motion_error, psnr
 from wfeval.metrics.reference import MotionError
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 H = W = 16
 

@@ -8,9 +8,9 @@ import pytest
 
 from tests.functional.test_ssim_psnr_match_scikit_image import gridworld_pair
 from wfeval.api import GenerationRequest, GenerationResult
-from wfeval.storage.artifacts import ArtifactStore
 from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude
+from wfeval.storage.artifacts import ArtifactStore
 
 SSIM_TOL, PSNR_TOL_DB, OTHER_REL = 1e-5, 1e-4, 1e-6
 

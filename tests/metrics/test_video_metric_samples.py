@@ -10,11 +10,11 @@ import pytest
 
 from tests.conftest import compose
 from wfeval.api import GenerationResult
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.metrics.control import ActionFollowing, AgentPositionError
 from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 @pytest.fixture(scope="module")

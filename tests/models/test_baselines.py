@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import compose
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 @pytest.fixture(scope="module")

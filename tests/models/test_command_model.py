@@ -12,8 +12,8 @@ import numpy as np
 from tests.benchmarks._folder_helpers import EXAMPLE, copy_example, lines, write_lines
 from tests.conftest import ROOT, compose, only_run_dir, read_jsonl, run_cli
 from wfeval.api import ArtifactRef
-from wfeval.storage.artifacts import read_array
 from wfeval.pipeline.runner import run_from_config
+from wfeval.storage.artifacts import read_array
 
 SCRIPT = ROOT / "examples" / "command_model" / "model.py"
 

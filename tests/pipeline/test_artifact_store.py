@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 from wfeval.api import ArtifactRef, GenerationRequest
-from wfeval.storage.artifacts import ArtifactError, ArtifactStore, read_array
 from wfeval.pipeline.generate import request_key
+from wfeval.storage.artifacts import ArtifactError, ArtifactStore, read_array
 
 
 def test_same_content_is_stored_once_and_reads_back_bit_exact(tmp_path):

@@ -12,11 +12,11 @@ from omegaconf import OmegaConf
 
 from tests.conftest import compose, read_jsonl
 from wfeval.api import GenerationRequest, MetricResult
+from wfeval.cli.replay import replay
 from wfeval.pipeline import spool
-from wfeval.pipeline.merge import merge_shards
+from wfeval.pipeline.merge_shards import merge_shards
 from wfeval.pipeline.runner import run_from_config
 from wfeval.pipeline.stored import StoredRunError, open_run
-from wfeval.cli.replay import replay
 from wfeval.results import build_results
 from wfeval.storage.rundir import read_jsonl as stored_rows
 

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 import wfeval_test_plugins
+
 from tests.conftest import compose, read_jsonl
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.base import default_aggregate

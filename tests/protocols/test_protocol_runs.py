@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, compose, read_jsonl, run_cli
-from wfeval.storage.artifacts import read_array
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline.runner import run_from_config
+from wfeval.storage.artifacts import read_array
 
 
 def _run(tmp_path: Path, name: str, *overrides: str) -> Path:

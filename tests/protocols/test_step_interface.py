@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT, compose
-from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.models.protocol import StepOutput, has_step_interface, step_many
 from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
 
 GRID_MODELS = ("oracle", "static", "random_actions", "noisy", "blur", "lagged")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from wfeval.report.html import charts
-from wfeval.report.html.load import RunData as StreamedRun, read_jsonl
+from wfeval.report.html.load import RunData as StreamedRun
+from wfeval.report.html.load import read_jsonl
 from wfeval.report.html.samples import MAX_GROUPS, MAX_IDS, MAX_SAMPLE_ROWS, _actions
 from wfeval.report.html.values import fmt, higher_is_better, number, row_value
 

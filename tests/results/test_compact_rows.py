@@ -10,13 +10,13 @@ import pytest
 
 from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.base import BaseMetric, default_aggregate
-from wfeval.metrics.columns import OutcomeColumns
+from wfeval.metrics.outcome_columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored, scored, skipped
 from wfeval.pipeline.spool import request_spool, stored_pairs
-from wfeval.storage.metric_rows import ResultCache
 from wfeval.results import build_results, dataset_hash
 from wfeval.results.document import DatasetHash
-from wfeval.results.table import ResultTable
+from wfeval.results.sample_table import ResultTable
+from wfeval.storage.metric_rows import ResultCache
 from wfeval.storage.rundir import JsonlWriter, read_jsonl
 
 

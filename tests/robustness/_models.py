@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
-
 import numpy as np
 
 from wfeval.benchmarks.gridworld.baselines import OracleModel

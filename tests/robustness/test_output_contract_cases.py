@@ -264,9 +264,9 @@ def test_a_command_models_float_output_needs_its_declared_range(tmp_path, declar
 @pytest.mark.parametrize("declared", [False, True])
 def test_precomputed_float_videos_need_their_declared_range(tmp_path, declared):
     from tests.conftest import compose
-    from wfeval.storage.artifacts import ArtifactStore, read_array
     from wfeval.pipeline import build
     from wfeval.pipeline.runner import run_from_config
+    from wfeval.storage.artifacts import ArtifactStore, read_array
 
     base = ["benchmark.num_samples=2", f"run.store_dir={tmp_path / 'store'}", "run.progress=off"]
     cfg = compose(base)

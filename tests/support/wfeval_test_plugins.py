@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from wfeval.api import MetricResult
+from wfeval.benchmarks.gridworld.baselines import OracleModel
 from wfeval.metrics.base import BaseMetric
 from wfeval.metrics.outcomes import scored
-from wfeval.benchmarks.gridworld.baselines import OracleModel
 
 
 class SlowOracle(OracleModel):

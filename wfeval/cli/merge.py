@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wfeval.pipeline.merge import merge_shards
+from wfeval.pipeline.merge_shards import merge_shards
 from wfeval.pipeline.stored import StoredRunError
 from wfeval.report.rows import find_results
 

@@ -37,7 +37,7 @@ def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
 
 def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     """The summary text (also written to ``sweep_summary.md``) and the names of the failed jobs."""
-    from wfeval.pipeline.merge import merge_shards
+    from wfeval.pipeline.merge_shards import merge_shards
     from wfeval.pipeline.stored import StoredRunError
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.rows import load_document

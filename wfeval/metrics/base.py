@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Sequence
 
 from wfeval import stats
 from wfeval.api import AggregateResult, MetricResult, MetricSpec
-from wfeval.metrics.columns import OutcomeColumns, numeric, skip_key
+from wfeval.metrics.outcome_columns import OutcomeColumns, numeric, skip_key
 
 _skip_key, _numeric = skip_key, numeric  # the names other modules import
 
@@ -46,7 +46,7 @@ def default_aggregate(
 ) -> AggregateResult:
     """Aggregate ok/fail items; skip and error are excluded from the denominator and counted.
 
-    ``results``: the rows, or their :class:`~wfeval.metrics.columns.OutcomeColumns` (what a
+    ``results``: the rows, or their :class:`~wfeval.metrics.outcome_columns.OutcomeColumns` (what a
     streaming run keeps; both give the same aggregate). ``bounds``: the metric's valid range; a
     confidence interval never leaves it (a clip is recorded in the interval's method)."""
     columns = results if isinstance(results, OutcomeColumns) else OutcomeColumns.of(results)

@@ -5,7 +5,7 @@ holds every object the config describes (the requests spooled on disk), generati
 source run's generations) gives the (request, result) pairs, scoring gives the per-metric rows,
 :func:`wfeval.results.build_results` gives the aggregates, and the run directory receives the
 files. Samples flow through in chunks (:data:`wfeval.pipeline.spool.CHUNK`) and are written as
-they go: what a run holds per sample is what results read (:mod:`wfeval.results.table`).
+they go: what a run holds per sample is what results read (:mod:`wfeval.results.sample_table`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from wfeval.pipeline.spool import chunked, stored_pairs
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
-from wfeval.results.table import ResultTable
+from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.metric_rows import ResultCache
@@ -214,7 +214,7 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
     """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
     time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
     of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
-    and what results need of each sample to the returned :class:`~wfeval.results.table.ResultTable`."""
+    and what results need of each sample to the returned :class:`~wfeval.results.sample_table.ResultTable`."""
     rundir = recorder.rundir
     reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None

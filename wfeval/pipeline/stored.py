@@ -3,7 +3,7 @@
 Used by ``run.from_run`` (re-score stored generations), replay (rebuild results), merge
 (combine shards) and anything else that must work from stored files alone, without calling a
 model or scoring a sample again. Rows are read as a run reads its own: a chunk of samples at a
-time into the runner's :class:`~wfeval.results.table.ResultTable` (what is held per sample is
+time into the runner's :class:`~wfeval.results.sample_table.ResultTable` (what is held per sample is
 what results read, not the rows).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
-from wfeval.results.table import ResultTable
+from wfeval.results.sample_table import ResultTable
 from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
 
 
@@ -62,7 +62,7 @@ def open_run(run_dir: Path) -> tuple[dict, MetricSet]:
 
 
 def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
-    """(manifest, metrics, the :class:`~wfeval.results.table.ResultTable` of its rows) of a finished
+    """(manifest, metrics, the :class:`~wfeval.results.sample_table.ResultTable` of its rows) of a finished
     run, read as the run itself aggregates: a chunk of samples at a time (:class:`RowIndex`)."""
     manifest, metrics = open_run(run_dir)
     rundir = RunDirectory(run_dir, create=False)

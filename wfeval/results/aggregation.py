@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from wfeval.api import AggregateResult, MetricResult
 from wfeval.metrics.base import BaseMetric, default_aggregate
-from wfeval.metrics.columns import OutcomeColumns
+from wfeval.metrics.outcome_columns import OutcomeColumns
 from wfeval.metrics.outcomes import errored
 from wfeval.storage.rundir import JsonlRows
 
@@ -77,7 +77,7 @@ def aggregate_metric(metric_id: str, metric: Any, rows: Sequence[MetricResult] |
                      aggregation: Aggregation | None = None) -> AggregateResult:
     """The aggregate of one metric's rows; if aggregation raises, an invalid aggregate that says why.
 
-    ``rows`` may be a metric's :class:`~wfeval.metrics.columns.OutcomeColumns` when it aggregates
+    ``rows`` may be a metric's :class:`~wfeval.metrics.outcome_columns.OutcomeColumns` when it aggregates
     with the default method (a streaming run keeps only those), or rows read lazily from a file."""
     try:
         if aggregation is None:  # lazily read rows stay lazy: a copy would hold every row at once

@@ -14,8 +14,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
 from wfeval.results.aggregation import Aggregation, headline
 from wfeval.results.evidence import evidence_gate
+from wfeval.results.sample_table import ResultTable
 from wfeval.results.scorecard import scorecard
-from wfeval.results.table import ResultTable
 from wfeval.storage.rundir import RUN_FORMAT_VERSION
 from wfeval.utils.hashing import canonical_json
 
@@ -73,7 +73,7 @@ def build_results(
     """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document.
 
     The samples come as lists (``per_metric`` rows and ``requests``) or as the
-    :class:`~wfeval.results.table.ResultTable` a streaming run filled; both give the same document."""
+    :class:`~wfeval.results.sample_table.ResultTable` a streaming run filled; both give the same document."""
     if table is None:
         table = ResultTable.of_rows(metrics, per_metric or {}, requests, rules.get("group_by") or (), aggregation)
     # ``runtime`` says how this process got the data (recorded or cached, timings): not a result

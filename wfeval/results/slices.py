@@ -1,6 +1,6 @@
 """Group slices: each metric's aggregate per ``key=value`` group (``benchmark.group_by``).
 
-:func:`group_value` says which group a sample is in; :meth:`wfeval.results.table.ResultTable.slices`
+:func:`group_value` says which group a sample is in; :meth:`wfeval.results.sample_table.ResultTable.slices`
 aggregates each metric over each group."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A run scores its samples chunk by chunk and writes each row to ``metrics.jsonl`` as it goes; a
 :class:`ResultTable` keeps, per sample, only what aggregation, group slices and the evidence gate
 read: for a metric aggregated by the default method its
-:class:`~wfeval.metrics.columns.OutcomeColumns` (status, values, skip category), for a metric
+:class:`~wfeval.metrics.outcome_columns.OutcomeColumns` (status, values, skip category), for a metric
 with its own ``aggregate`` (FVD, step latency) its rows — the objects when they are in memory
 already (:meth:`of_rows`), else their byte offsets in ``metrics.jsonl``, read back lazily when the
 metric aggregates (a run, replay, merge) — plus the group value of each ``group_by`` key and the splits.
@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
-from wfeval.metrics.columns import OutcomeColumns
+from wfeval.metrics.outcome_columns import OutcomeColumns
 from wfeval.results.aggregation import Aggregation, aggregate_metric, declared_aggregation
 from wfeval.results.slices import group_value
 from wfeval.storage.rundir import JsonlRows
