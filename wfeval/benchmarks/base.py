@@ -135,3 +135,143 @@ def apply_scorer(scorer: Any, request: GenerationRequest, result: GenerationResu
     except Exception as exc:
         return {**row, "metadata": {**dict(row.get("metadata") or {}),
                                     "scorer_error": f"{type(exc).__name__}: {exc}"}}
+
+
+# -- task=memory: a family that plans revisits from its exact state --------------------------------
+
+
+@dataclass(frozen=True)
+class RevisitPlan:
+    """A trajectory that leaves places and comes back (``task=memory``), planned from the exact state.
+
+    ``places``: per frame (``len(actions) + 1`` of them) the true place the frame shows — any
+    JSON-able value (gridworld: the agent's cell; a 3-D maze: the agent's cell and heading) — or
+    None where the frame shows no place of interest; ``loops``: ``(start, end)`` frame indices of
+    each action sequence followed by its inverse (the world must be back where it was: the family
+    declares its inverse actions), empty where the family has none."""
+
+    actions: tuple[Any, ...]
+    places: tuple[Any, ...]
+    loops: tuple[tuple[int, int], ...] = ()
+
+
+@runtime_checkable
+class RevisitPlanner(Protocol):
+    """What a family offers for ``task=memory`` (``protocol=memory`` refuses a benchmark without it).
+
+    - ``revisit_plan(request, gaps)``: from the sample's exact start state, a trajectory that leaves
+      and comes back after gaps of the given lengths (:class:`RevisitPlan`);
+    - ``simulate(request, actions)``: the true video (initial frame first) and metadata updates;
+    - ``static_masks(request, actions)``: per frame of that video an H×W boolean mask of the pixels
+      that show only static content (walls, background): never a moving object, never the agent.
+
+    The family's adapter builds each memory sample with :func:`memory_request` when
+    ``task.data.memory`` is set (gridworld: ``GridworldBenchmark.materialize``)."""
+
+    def revisit_plan(self, request: GenerationRequest, gaps: Sequence[int]) -> RevisitPlan: ...
+
+    def simulate(self, request: GenerationRequest, actions: Sequence[Any]) -> tuple[Any, Mapping[str, Any]]: ...
+
+    def static_masks(self, request: GenerationRequest, actions: Sequence[Any]) -> Any: ...
+
+
+def revisit_pairs(places: Sequence[Any]) -> list[tuple[int, int]]:
+    """``(first visit, revisit)`` frame pairs: for every frame whose place was first shown at an earlier
+    frame and left in between (a place seen again after the agent stayed put is not a revisit)."""
+    first: dict[str, int] = {}
+    pairs = []
+    previous = None
+    left: set[str] = set()
+    for j, place in enumerate(places):
+        key = None if place is None else canonical_place(place)
+        if previous is not None and previous != key:
+            left.add(previous)
+        if key is not None:
+            if key not in first:
+                first[key] = j
+            elif key in left:
+                pairs.append((first[key], j))
+        previous = key
+    return pairs
+
+
+def canonical_place(place: Any) -> str:
+    import json
+
+    return json.dumps(place, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def memory_settings(memory: Any) -> tuple[int, ...]:
+    """``task.data.memory`` checked: its ``gaps``, a non-empty list of positive integers (ConfigError
+    naming the key)."""
+    from wfeval.config.errors import ConfigError
+
+    memory = dict(memory or {})
+    unknown = sorted(set(memory) - {"gaps"})
+    if unknown:
+        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: gaps")
+    gaps = memory.get("gaps")
+    if isinstance(gaps, (str, bytes)) or not isinstance(gaps, Sequence) or not gaps or not all(
+            isinstance(g, int) and not isinstance(g, bool) and g >= 1 for g in gaps):
+        raise ConfigError(f"task.data.memory.gaps must be a non-empty list of positive integers, got {gaps!r}")
+    return tuple(int(g) for g in gaps)
+
+
+def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store: ArtifactStore,
+                   memory: Mapping[str, Any]) -> GenerationRequest:
+    """The memory sample of an ordinary sample: the family's revisit plan from its start, the true video
+    as the reference, the static masks (``references["static_mask"]``, T×H×W uint8, 1 = static) and
+    ``metadata["memory"]``: the gaps asked for, the places, the ``revisits`` (pairs of frames showing
+    the same place, :func:`revisit_pairs`) and the ``loops`` (action sequences followed by their inverses)."""
+    import dataclasses
+
+    import numpy as np
+
+    gaps = memory_settings(memory)
+    plan = adapter.revisit_plan(request, gaps)
+    actions = list(plan.actions)
+    if len(plan.places) != len(actions) + 1:
+        raise ValueError(f"revisit plan of {request.sample_id!r}: {len(plan.places)} places for "
+                         f"{len(actions) + 1} frames")
+    video, meta = adapter.simulate(request, actions)
+    masks = np.asarray(adapter.static_masks(request, actions), dtype=bool)
+    if masks.shape != np.asarray(video).shape[:3]:
+        raise ValueError(f"static masks of {request.sample_id!r} are {masks.shape}, the video "
+                         f"{np.asarray(video).shape[:3]}")
+    memory = {"gaps": list(gaps), "places": list(plan.places), "revisits": [list(p) for p in revisit_pairs(plan.places)],
+              "loops": [list(loop) for loop in plan.loops]}
+    return dataclasses.replace(
+        request, controls={**request.controls, "actions": actions},
+        references={**request.references, "video": store.put_array(np.asarray(video), kind="video"),
+                    "static_mask": store.put_array(masks.astype(np.uint8), kind="array")},
+        generation={**request.generation, "num_frames": len(actions) + 1},
+        metadata={**request.metadata, **dict(meta), "memory": memory})
+
+
+# -- task=policy_evaluation: a family that declares policies, a reward and its true simulator -------
+
+
+@runtime_checkable
+class PolicyEvaluationFamily(Protocol):
+    """What a family offers for ``task=policy_evaluation`` (``protocol=policy_evaluation`` refuses a
+    benchmark without it).
+
+    - ``scripted_policies()``: name → policy (``act(frame, context) -> action``, a pure function of its
+      arguments: :mod:`wfeval.protocols.policies`), a set of different skill, best first;
+    - ``policy_environment(request)``: the true simulator at the sample's start; its ``step(action)``
+      returns ``(frame, reward, done)`` (the simulator's own reward: the truth);
+    - ``frame_reward(request, previous, frame)``: ``(reward, done)`` read off two consecutive frames —
+      how the benchmark scores a rollout inside a world model that gives no reward of its own;
+    - ``policy_settings(request)``: ``{"max_steps": …, "discount": …}`` of the sample's episodes;
+    - ``simulate(request, actions)``: the true video of given actions (the reference of the first
+      policy's in-model actions, so the reference metrics apply)."""
+
+    def scripted_policies(self) -> Mapping[str, Any]: ...
+
+    def policy_environment(self, request: GenerationRequest) -> Any: ...
+
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]: ...
+
+    def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]: ...
+
+    def simulate(self, request: GenerationRequest, actions: Sequence[Any]) -> tuple[Any, Mapping[str, Any]]: ...

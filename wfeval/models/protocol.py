@@ -30,6 +30,10 @@ was not given.
     def step(self, state, actions) -> StepOutput  # advance by a chunk of actions; never mutates state
     def step_many(self, states, actions) -> list[StepOutput]   # optional: batched stepping
 
+``StepOutput`` may also carry the model's own ``reward`` and ``done`` per action (optional; a
+world model with a reward head): ``task=policy_evaluation`` uses them for the returns inside the
+model, else it reads the benchmark's reward off the generated frames.
+
 ``start`` returns an opaque state after the request's context frame(s) (``request.inputs["image"]``)
 and seed (``request.generation["seed"]``); no frame is returned: the context frame is frame 0.
 ``step`` returns the new state and one frame per action of the chunk (``k×H×W×3`` uint8). It
@@ -74,10 +78,15 @@ class Generated:
 
 @dataclass(frozen=True)
 class StepOutput:
-    """What one ``step`` returns: the new state (opaque to the pipeline) and one frame per action."""
+    """What one ``step`` returns: the new state (opaque to the pipeline) and one frame per action; a
+    model that predicts its own reward and episode end may add them (``task=policy_evaluation`` then
+    scores returns with them instead of reading the benchmark's reward off the frames): ``reward``
+    one number per action of the chunk (a number for a one-action chunk), ``done`` likewise booleans."""
 
     state: Any
     frames: np.ndarray  # k×H×W×3 uint8: one frame per action of the chunk
+    reward: Any = None  # optional: float or k floats
+    done: Any = None  # optional: bool or k bools
 
 
 @runtime_checkable

@@ -120,6 +120,10 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
     (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
     composed = cfg.cfg if isinstance(cfg, RunConfig) else cfg
     chosen = {str(k): v for k, v in composed.metric.items()}
+    # `+metric.<id>.<key>=value` for a metric a protocol, task or extra_metrics adds: options laid over
+    # its config file once it is composed (such a node has no _target_ of its own)
+    options = {k: v for k, v in chosen.items() if isinstance(v, (DictConfig, Mapping)) and "_target_" not in v}
+    chosen = {k: v for k, v in chosen.items() if k not in options}
     try:
         selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(composed),
                                    protocol=section(cfg, "protocol"), task=section(cfg, "task"),
@@ -132,11 +136,16 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
         if wanted:
             before = set(nodes)
             composed = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
+            composed = {k: OmegaConf.merge(v, options[k]) if k in options else v for k, v in composed.items()}
             check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
             nodes.update(composed)
             rules.update({k: rule for k in nodes if k not in before})
     if not nodes:
         raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
+    unused = sorted(set(options) - set(nodes))
+    if unused:
+        raise ConfigError(f"metric.{unused[0]}: options given for a metric this run does not score (no protocol, "
+                          f"task or extra_metrics adds it); add it with extra_metrics=[{unused[0]}] or metric=[...]")
     return nodes, rules
 
 

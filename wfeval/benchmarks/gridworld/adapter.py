@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import metric_specs
+from wfeval.benchmarks.base import RevisitPlan, memory_request, metric_specs
 from wfeval.benchmarks.gridworld import world
 from wfeval.storage.artifacts import ArtifactStore
 
@@ -94,7 +94,7 @@ class GridworldBenchmark:
                 generation={**dict(task.generation_defaults), "fps": self.fps},
                 metadata={"world": state.to_dict(), "episode_seed": episode_seed, **extra_meta},
             )
-        return GenerationRequest(
+        request = GenerationRequest(
             sample_id=sample_id,
             task_id=task.task_id,
             benchmark_id=self.spec.benchmark_id,
@@ -110,6 +110,8 @@ class GridworldBenchmark:
                 "episode_seed": episode_seed,
             },
         )
+        memory = (task.data or {}).get("memory")  # task=memory: a trajectory that leaves and comes back
+        return memory_request(self, request, store=store, memory=memory) if memory else request
 
     def requests(
         self, *, store: ArtifactStore, task: WorldTaskConfig, protocol: EvaluationProtocolSpec
@@ -121,6 +123,41 @@ class GridworldBenchmark:
         replay the chosen actions here to make the reference): the video and the true track."""
         video, positions = world.rollout(world.WorldState.from_dict(request.metadata["world"]), actions)
         return video, {"agent_positions": positions.tolist()}
+
+    def revisit_plan(self, request: GenerationRequest, gaps: Sequence[int]) -> RevisitPlan:
+        """task=memory: out-and-back walks from the start cell (:mod:`wfeval.benchmarks.gridworld.memory`)."""
+        from wfeval.benchmarks.gridworld import memory
+
+        return memory.revisit_plan(request, gaps)
+
+    def static_masks(self, request: GenerationRequest, actions: Sequence[int]) -> Any:
+        """Per frame, the pixels that show only walls and background (not the agent, not an object)."""
+        from wfeval.benchmarks.gridworld import memory
+
+        return memory.static_masks(request, actions)
+
+    # -- task=policy_evaluation (wfeval.benchmarks.base.PolicyEvaluationFamily) ------------------------
+
+    def scripted_policies(self) -> dict[str, Any]:
+        """Goal-reaching policies of different skill, best first (:mod:`wfeval.benchmarks.gridworld.policies`)."""
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.scripted_policies()
+
+    def policy_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.PolicyEnvironment(request)
+
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.frame_reward(request, previous, frame)
+
+    def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.settings(request)
 
     def environment(self, request: GenerationRequest) -> "GoalEnvironment":
         """The true world of a goal-reaching sample, for a planner to act in (protocol=planning)."""

@@ -3,7 +3,10 @@
 They bracket what a metric must rank: ``oracle`` is exact, ``static`` ignores time and actions,
 ``random_actions`` has the right dynamics but ignores the given actions; ``noisy`` (Gaussian
 pixel noise of σ levels) and ``blur`` degrade the oracle's pixels but not its control, and
-``lagged`` renders sharp frames that follow the actions one step late.
+``lagged`` renders sharp frames that follow the actions one step late (also on a recorded game:
+the real game continued with the actions one step late), ``forgetful`` is exact for ``horizon``
+steps and then redraws the scene's static content (its memory is that short; ``task=memory``).
+``random_actions`` also runs on a recorded game (the game continued with its own random actions).
 
 Every baseline also implements the step interface (``start``/``step``, wfeval.models.protocol):
 its state is an immutable value (a :class:`world.WorldState`, plus the step count, the pending
@@ -42,6 +45,19 @@ def _needs_world(request: GenerationRequest) -> str | None:
         return None
     return ("needs the gridworld simulator state (metadata['world']), which only the gridworld "
             "benchmark provides")
+
+
+def _needs_world_or_game(request: GenerationRequest) -> str | None:
+    if "world" in request.metadata or "simulator" in request.metadata:
+        return None
+    return ("needs the gridworld simulator state (metadata['world']) or a recorded game's saved state "
+            "(metadata['simulator']: atari_*, crafter)")
+
+
+def _noop_id(request: GenerationRequest) -> int:
+    """The id of the action named noop (any case), else 0."""
+    names = [str(n).lower() for n in (request.controls.get("action_names") or ())]
+    return names.index("noop") if "noop" in names else 0
 
 
 @dataclass(frozen=True)
@@ -215,14 +231,40 @@ class RandomActionsModel(_Baseline):
     def _rng_seed(self, request: GenerationRequest) -> int:
         return (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return _needs_world_or_game(request)
+
+    def _game(self) -> Any:
+        """On a recorded game: the game's own random-actions baseline (``game_random_actions``)."""
+        if "_game_model" not in self.__dict__:
+            from wfeval.benchmarks.recorded.baselines import SimulatorRandomActions
+
+            self._game_model = SimulatorRandomActions(seed=self.seed, p_repeat=self.p_repeat)
+        return self._game_model
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        if "simulator" in request.metadata and "world" not in request.metadata:
+            return self._game().generate_one(request)
         n = len(actions_of(request))
         video, _ = world.rollout(_world_state(request),
                                  world.sample_actions(self._rng_seed(request), n, p_repeat=self.p_repeat))
         return video
 
-    def start(self, request: GenerationRequest) -> SimState:
+    def start(self, request: GenerationRequest) -> Any:
+        if "simulator" in request.metadata and "world" not in request.metadata:
+            return SourceState(self._game().start(request))
         return SimState(_world_state(request), extra=self._rng_seed(request))
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if isinstance(state, SourceState):
+            out = self._game().step(state.inner, actions)
+            return StepOutput(SourceState(out.state, state.t + len(actions)), out.frames)
+        return super().step(state, actions)
+
+    def close(self) -> None:
+        if "_game_model" in self.__dict__:
+            self._game_model.close()
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         # its own actions, a prefix-stable sequence: the same as generate's for the same step count
@@ -318,17 +360,88 @@ class LaggedModel(_Baseline):
             raise ValueError(f"model.lag must be >= 0, got {lag}")
         self.lag = int(lag)
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return _needs_world_or_game(request)
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         actions = actions_of(request)
-        noop = world.ACTIONS.index("noop")
-        late = ((noop,) * self.lag + actions)[: len(actions)]
+        late = ((_noop_id(request),) * self.lag + actions)[: len(actions)]
+        if "simulator" in request.metadata and "world" not in request.metadata:  # a recorded game
+            from wfeval.benchmarks.recorded.baselines import continue_game
+
+            return continue_game(request, late, self.__dict__.setdefault("_simulators", {}))
         video, _ = world.rollout(_world_state(request), late)
         return video
 
-    def start(self, request: GenerationRequest) -> SimState:
-        return SimState(_world_state(request), pending=(world.ACTIONS.index("noop"),) * self.lag)
+    def start(self, request: GenerationRequest) -> Any:
+        pending = (_noop_id(request),) * self.lag
+        if "simulator" in request.metadata and "world" not in request.metadata:
+            from wfeval.benchmarks.recorded.baselines import start_game
+
+            return SourceState(start_game(request), extra=pending)
+        return SimState(_world_state(request), pending=pending)
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         queue = state.pending + tuple(int(a) for a in actions)
         n = len(actions)
         return list(queue[:n]), replace(state, t=state.t + n, pending=queue[n:])
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if isinstance(state, SourceState):  # a recorded game: the snapshot, the actions still pending
+            from wfeval.benchmarks.recorded.baselines import step_game
+
+            queue, n = state.extra + tuple(int(a) for a in actions), len(actions)
+            frames, inner = step_game(state.inner, list(queue[:n]), self.__dict__.setdefault("_simulators", {}))
+            return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)
+        return super().step(state, actions)
+
+    def close(self) -> None:
+        for sim in self.__dict__.get("_simulators", {}).values():
+            close = getattr(sim, "close", None)
+            if callable(close):
+                close()
+        self.__dict__.get("_simulators", {}).clear()
+
+
+class ForgetfulModel(_Baseline):
+    """The true simulator whose memory lasts ``horizon`` steps: every ``horizon`` steps it redraws the
+    scene's static content (the background and wall textures, drawn from another seed), keeping the
+    layout, the agent and the objects exact. A clip shorter than the horizon is the oracle's, frame
+    for frame; a return to a place after the horizon finds it drawn differently (``task=memory``)."""
+
+    name = "forgetful"
+
+    def __init__(self, name: str | None = None, horizon: int = 16, seed: int = 0):
+        super().__init__(name)
+        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+            raise ValueError(f"model.horizon must be an integer >= 1 (steps remembered), got {horizon!r}")
+        self.horizon, self.seed = int(horizon), int(seed)
+
+    def _texture_seed(self, state: world.WorldState, t: int) -> int:
+        epoch = t // self.horizon
+        if not epoch:
+            return state.seed
+        digest = hashlib.sha256(f"wfeval.forgetful/{self.seed}/{state.seed}/{epoch}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+    def _render(self, states: Sequence[world.WorldState], first_t: int) -> np.ndarray:
+        return np.stack([world.render(replace(s, seed=self._texture_seed(s, first_t + i)))
+                         for i, s in enumerate(states)])
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        state = _world_state(request)
+        states = [state]
+        for a in actions_of(request):
+            states.append(world.step(states[-1], int(a)))
+        return np.concatenate([initial_frame(request)[None], self._render(states[1:], 1)]) if len(states) > 1 \
+            else initial_frame(request)[None]
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        w, worlds = state.world, []
+        for a in actions:
+            w = world.step(w, int(a))
+            worlds.append(w)
+        if not worlds:
+            return StepOutput(state, np.empty((0, w.spec.height, w.spec.width, 3), np.uint8))
+        return StepOutput(replace(state, world=w, t=state.t + len(actions)), self._render(worlds, state.t + 1))

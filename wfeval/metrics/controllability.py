@@ -1,0 +1,174 @@
+"""Controllability metrics (``task=controllability``): does the generated video obey its actions?
+
+- ``action_sensitivity`` (dB, higher is better; Genie's ΔtPSNR, Bruce et al. 2024): the PSNR against
+  the reference of the video generated with the true actions minus the mean PSNR of the videos
+  generated with the K counterfactual sequences of ``protocol=counterfactual``
+  (``counterfactual_video_<k>``), per frame, paired within the sample. A model that ignores its
+  actions scores exactly 0; each PSNR is capped at ``max_db`` (the oracle's true-action PSNR is).
+- ``idm_accuracy`` (higher is better): an inverse-dynamics model (``idm``: a provider, by default the
+  IDM shipped for the sample's benchmark, :mod:`wfeval.recipes.idm`) reads each transition's action
+  off the generated video: the share it gets right (discrete actions) or R² (continuous). Each row
+  also scores the IDM on the sample's reference video — the ceiling — and the aggregate reports
+  that ceiling, the chance level (the share of the most frequent true action; 0 for R²) and the
+  IDM (name, weights sha256, pinned, held-out figures) beside the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+import wfeval.functional.controllability as F
+from wfeval import stats
+from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult, has_continuous_actions
+from wfeval.metrics.base import DescribedMetric, default_aggregate
+from wfeval.metrics.control import resolve_callable
+from wfeval.metrics.outcomes import scored, skipped
+from wfeval.storage.artifacts import read_array
+
+PREFIX = "counterfactual_video_"
+NO_COUNTERFACTUALS = "no counterfactual generations (counterfactual_video_<k>): run task=controllability"
+
+
+def counterfactual_keys(result: GenerationResult) -> list[str]:
+    keys = [k for k in result.artifacts if k.startswith(PREFIX) and k[len(PREFIX):].isdigit()]
+    return sorted(keys, key=lambda k: int(k[len(PREFIX):]))
+
+
+class ActionSensitivity(DescribedMetric):
+    name = "action_sensitivity"
+    groups = ("controllability",)
+    aliases = ("delta_psnr", "dt_psnr")
+    version = "1.0"
+    higher_is_better = True
+    family = "controllability"
+    capability = "action_control"
+    requires_reference = True
+    output_unit = "dB"
+    display_name = "Action sensitivity (ΔtPSNR)"
+    description = "PSNR with the true actions minus PSNR with counterfactual actions, paired per sample."
+    variant = "Genie ΔtPSNR: per-frame PSNR capped at max_db, true minus mean of K counterfactuals, mean over frames"
+    required_artifacts = ("generated_video",)
+    bounds = (-100.0, 100.0)
+
+    def __init__(self, data_range: float = 255.0, skip_frames: int = 0, max_db: float = 100.0,
+                 confidence: float = 0.95, seed: int = 0):
+        super().__init__(confidence, seed)
+        if skip_frames < 0 or not data_range > 0 or not 0 < max_db < float("inf"):
+            raise ValueError(f"metric.{self.name}: need skip_frames >= 0, data_range > 0 and a finite max_db > 0, "
+                             f"got {skip_frames}, {data_range}, {max_db}")
+        self.data_range, self.skip_frames, self.max_db = float(data_range), int(skip_frames), float(max_db)
+        self.bounds = (-self.max_db, self.max_db)
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        keys = counterfactual_keys(result)
+        if not keys:
+            return skipped(request.sample_id, self.name, NO_COUNTERFACTUALS, category=NO_COUNTERFACTUALS)
+        ref = request.references.get("video")
+        if ref is None:
+            return skipped(request.sample_id, self.name, "no reference video (references['video'])")
+        target, generated = read_array(ref), read_array(result.artifacts["generated_video"])
+        others = [read_array(result.artifacts[k]) for k in keys]
+        for key, video in (("generated_video", generated), *zip(keys, others)):
+            if video.shape != target.shape:
+                return skipped(request.sample_id, self.name,
+                               f"{key} shape {video.shape} differs from the reference {target.shape}")
+        if len(target) <= self.skip_frames:
+            return skipped(request.sample_id, self.name, f"no frame left after skip_frames={self.skip_frames}")
+        out = F.action_sensitivity(generated, others, target, data_range=self.data_range, max_db=self.max_db,
+                                   skip=self.skip_frames)
+        return scored(request.sample_id, self.name, out["value"],
+                      components={**out, "first_frame": self.skip_frames, "counterfactuals": len(others)},
+                      diagnostics={"variant": self.variant})
+
+
+class IDMAccuracy(DescribedMetric):
+    name = "idm_accuracy"
+    groups = ("controllability",)
+    aliases = ("inverse_dynamics_accuracy",)
+    version = "1.0"
+    higher_is_better = True
+    family = "controllability"
+    capability = "action_control"
+    output_unit = "fraction of transitions (R² for continuous actions)"
+    display_name = "IDM action accuracy"
+    description = "Share of transitions whose action an inverse-dynamics model recovers from the generated video."
+    variant = "IDM on frames (t-1, t, t+1); accuracy (discrete) or R² vs the IDM's training variance (continuous)"
+    required_artifacts = ("generated_video",)
+    bounds = (None, 1.0)  # accuracy in [0, 1]; R² in (-inf, 1]
+    statistics = ("mean", "std", "min", "max")
+
+    def __init__(self, idm: Any = None, confidence: float = 0.95, seed: int = 0):
+        super().__init__(confidence, seed)
+        self.idm = resolve_callable(idm, f"metric.{self.name}.idm") if not hasattr(idm, "for_request") else idm
+
+    def cache_identity(self) -> Any:
+        identity = getattr(self.idm, "identity", None)
+        return identity() if callable(identity) else None
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        actions = request.controls.get("actions")
+        if not actions:
+            return skipped(request.sample_id, self.name, "no actions in the request (controls['actions'])")
+        if self.idm is None:
+            return skipped(request.sample_id, self.name, "no inverse-dynamics model configured (metric.idm_accuracy.idm)")
+        idm, why = self.idm.for_request(request)
+        if idm is None:
+            return skipped(request.sample_id, self.name, why, category="no inverse-dynamics model for this sample")
+        video = read_array(result.artifacts["generated_video"])
+        if video.ndim != 4 or len(video) != len(actions) + 1:
+            return skipped(request.sample_id, self.name,
+                           f"generated video shape {video.shape}: {len(actions)} actions need {len(actions) + 1} frames")
+        continuous = has_continuous_actions(request)
+        truth = np.asarray(actions, np.float64).reshape(len(actions), -1) if continuous else \
+            np.asarray(actions, np.int64)
+
+        def score(frames: np.ndarray) -> float:
+            predicted = idm.predict(frames)
+            return F.action_r2(predicted, truth, idm.variance) if continuous else F.action_accuracy(predicted, truth)
+
+        value = score(video)
+        ref = request.references.get("video")
+        reference = None
+        if ref is not None and tuple(ref.shape) == video.shape:
+            reference = score(read_array(ref))
+        n_names = len(request.controls.get("action_names") or ())
+        counts = None if continuous else np.bincount(truth, minlength=n_names).tolist()
+        return scored(request.sample_id, self.name, value,
+                      components={"value": value, "reference_value": reference, "counts": counts,
+                                  "transitions": len(actions), "kind": "continuous" if continuous else "discrete"},
+                      diagnostics={"idm": idm.describe(), "variant": self.variant})
+
+    def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
+        """The mean with its interval, plus beside it the ceiling (the IDM on the same samples' real
+        reference transitions), the chance level and the IDM's identity and held-out figures."""
+        agg = default_aggregate(self.name, results, aggregator=self.aggregator, statistics=self.statistics,
+                                ci=self.ci, confidence=self.confidence, seed=self.seed, bounds=self.bounds)
+        rows = [r for r in results if r.status in ("ok", "fail")]
+        extra: dict[str, Any] = {}
+        ceilings = [r.components.get("reference_value") for r in rows]
+        ceilings = [float(c) for c in ceilings if c is not None]
+        if ceilings:
+            summary = stats.summarize(ceilings, ci="normal", confidence=self.confidence, bounds=self.bounds)
+            extra["ceiling"] = summary.value
+            extra["ceiling_interval"] = summary.confidence_interval
+            extra["ceiling_n"] = len(ceilings)
+        kinds = {r.components.get("kind") for r in rows}
+        if kinds == {"continuous"}:
+            extra["chance"] = 0.0
+        elif kinds == {"discrete"}:
+            width = max(len(r.components.get("counts") or ()) for r in rows)
+            total = np.zeros(width, np.int64)
+            for r in rows:
+                counts = r.components.get("counts") or []
+                total[:len(counts)] += np.asarray(counts, np.int64)
+            extra["chance"] = float(total.max() / total.sum()) if total.sum() else None
+        idms = {str((r.diagnostics.get("idm") or {}).get("weights_sha256")): r.diagnostics.get("idm") for r in rows}
+        if idms:
+            extra["idm"] = next(iter(idms.values())) if len(idms) == 1 else sorted(idms.values(), key=str)
+        if extra:
+            extra["note"] = ("ceiling: the same IDM on these samples' real reference transitions; chance: "
+                             "the share of the most frequent true action (0 for R²)")
+        return dataclasses.replace(agg, diagnostics={**agg.diagnostics, **extra})

@@ -1,0 +1,150 @@
+"""``protocol=counterfactual`` (``task=controllability`` selects it): each sample generated with its
+true actions and with K seeded counterfactual action sequences, from the same start and seed.
+
+The counterfactual sequences (``task.data.counterfactual``: ``count`` K, ``seed``, ``p_repeat``) are
+drawn per sample like the benchmarks' behaviour policies: the first action uniform over the action
+set, each later one kept with probability ``p_repeat`` (continuous actions: uniform within the
+declared bounds); every draw comes from sha256 of (seed, sample id, k, step), so they are the same
+in any process. A counterfactual request is the sample's request with those actions and without
+its reference (the reference shows the true actions' future). The model gets the true request and
+its K counterfactuals in one ``generate`` call (a step-only model is stepped through each); the
+outputs are ``generated_video`` (true actions) and ``counterfactual_video_<k>``, all checked
+against the output contract; any of them failing fails the sample, naming which.
+``action_sensitivity`` and ``idm_accuracy`` score them (docs/metrics.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any, Mapping, Sequence
+
+from wfeval.api import GenerationRequest, action_space_of
+from wfeval.config.errors import ConfigError
+from wfeval.models.protocol import Generated, NotGenerated, SampleFailed, has_generate
+from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
+from wfeval.protocols.drivers import Driver
+from wfeval.protocols.policies import uniform_action
+
+PREFIX = "counterfactual_video_"
+DEFAULTS = {"count": 3, "seed": 0, "p_repeat": 0.5}
+
+
+def settings(task_data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``task.data.counterfactual`` with its defaults, checked (ConfigError naming the key)."""
+    given = dict((task_data or {}).get("counterfactual") or {})
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"task.data.counterfactual: unknown key(s) {unknown}; known: {', '.join(DEFAULTS)}")
+    out = {**DEFAULTS, **given}
+    count, seed, p = out["count"], out["seed"], out["p_repeat"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(f"task.data.counterfactual.count must be an integer >= 1 (K sequences), got {count!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"task.data.counterfactual.seed must be an integer, got {seed!r}")
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= float(p) <= 1.0:
+        raise ConfigError(f"task.data.counterfactual.p_repeat must be in [0, 1], got {p!r}")
+    return {"count": count, "seed": seed, "p_repeat": float(p)}
+
+
+def _uniform(*parts: Any) -> float:
+    digest = hashlib.sha256("/".join(map(str, ("wfeval.counterfactual", *parts))).encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2.0**64
+
+
+def counterfactual_actions(request: GenerationRequest, k: int, seed: int, p_repeat: float) -> list[Any]:
+    """The ``k``-th counterfactual sequence of ``request`` (as long as its own actions)."""
+    actions = list(request.controls.get("actions") or ())
+    if not actions:
+        raise ValueError(f"sample {request.sample_id!r} has no actions to replace by counterfactual ones")
+    space = action_space_of(request)
+    out: list[Any] = []
+    for t in range(len(actions)):
+        key = (seed, request.sample_id, k, t)
+        if out and _uniform("repeat", *key) < p_repeat:
+            out.append(out[-1])
+        elif space is not None and space.is_continuous:
+            out.append(uniform_action(space, ("wfeval.counterfactual", *key)).tolist())
+        else:
+            names = request.controls.get("action_names")
+            n = len(names) if names else max(int(a) for a in actions) + 1
+            out.append(min(int(_uniform("fresh", *key) * n), n - 1))
+    return out
+
+
+def counterfactual_request(request: GenerationRequest, k: int, seed: int, p_repeat: float) -> GenerationRequest:
+    return dataclasses.replace(request, controls={**request.controls,
+                                                  "actions": counterfactual_actions(request, k, seed, p_repeat)},
+                               references={})
+
+
+class Counterfactual(Protocol):
+    driver = "counterfactual"
+    task_kinds = ("controllability",)
+    needs_steps = False
+
+    def identity(self, run: ProtocolRun) -> dict[str, Any]:
+        return {**super().identity(run), "counterfactual": settings(run.task.data)}
+
+    def check(self, model: Any, benchmark: Any) -> None:
+        if not has_generate(model):  # a model without generate is stepped: it needs the step interface
+            need_steps(model, self.driver)
+
+    def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
+        return CounterfactualDriver(model, **settings(run.task.data))
+
+
+class CounterfactualDriver(Driver):
+    protocol = "counterfactual"
+
+    def __init__(self, model: Any, count: int = 3, seed: int = 0, p_repeat: float = 0.5):
+        super().__init__(model)
+        if has_generate(model):
+            self.inner = model
+        else:
+            from wfeval.models.stepping import StepLoop
+
+            self.inner = StepLoop(model)
+        self.count, self.seed, self.p_repeat = int(count), int(seed), float(p_repeat)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        batch, spans, out = [], [], [None] * len(requests)
+        for i, request in enumerate(requests):
+            try:
+                group = [request] + [counterfactual_request(request, k, self.seed, self.p_repeat)
+                                     for k in range(self.count)]
+            except ValueError as exc:  # this sample cannot have counterfactuals: its own failure
+                out[i] = exc
+                continue
+            spans.append((i, len(batch), group))
+            batch += group
+        outcomes = list(self.inner.generate(batch)) if batch else []
+        if len(outcomes) != len(batch):
+            raise RuntimeError(f"model returned {len(outcomes)} outcomes for {len(batch)} requests")
+        for i, start, group in spans:
+            out[i] = self._combine(group, outcomes[start:start + len(group)])
+        return out
+
+    def _combine(self, group: list[GenerationRequest], outcomes: list[Any]) -> Any:
+        first = outcomes[0]
+        if isinstance(first, BaseException):
+            return first
+        for k, outcome in enumerate(outcomes[1:]):
+            if isinstance(outcome, NotGenerated):
+                return SampleFailed(f"counterfactual {k} was not generated: {outcome}")
+            if isinstance(outcome, BaseException):
+                return SampleFailed(f"counterfactual {k}: {type(outcome).__name__}: {outcome}")
+        arrays, metadata = {}, {}
+        for k, outcome in enumerate(outcomes):
+            mapping = outcome.outputs if isinstance(outcome, Generated) else outcome
+            if not isinstance(mapping, Mapping) or "generated_video" not in mapping:
+                who = "the true actions" if k == 0 else f"counterfactual {k - 1}"
+                return SampleFailed(f"the model returned no 'generated_video' for {who}")
+            if k == 0:
+                arrays.update(mapping)
+                metadata = dict(outcome.metadata) if isinstance(outcome, Generated) else {}
+            else:
+                arrays[f"{PREFIX}{k - 1}"] = mapping["generated_video"]
+        metadata["counterfactual"] = {"count": self.count, "seed": self.seed, "p_repeat": self.p_repeat,
+                                      "actions": [list(r.controls["actions"]) for r in group[1:]]}
+        return Generated(arrays, metadata)

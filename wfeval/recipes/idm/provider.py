@@ -1,0 +1,155 @@
+"""Which inverse-dynamics model reads a sample's frames: what the metric ``idm_accuracy`` calls.
+
+``IDMProvider.for_request(request)`` returns ``(idm, None)`` or ``(None, reason)``:
+
+- with ``checkpoint`` (an IDM the user trained, e.g. on a dataset split with
+  ``python -m wfeval.recipes.train_idm``): that IDM, after checking the request's actions fit it
+  (the same action names, or the same continuous shape) and that the sample is not one it was
+  trained or validated on (its reference video's sha256);
+- else the shipped IDM whose ``applies_to`` is the request's benchmark configuration (gridworld's
+  world spec and actions; a game's pinned env, resize and actions), after checking the sample's
+  episode seed is not one of the IDM's training or validation seeds.
+
+A sample no IDM can serve gets the reason (the metric skips it: coverage shows the loss).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from wfeval.recipes.idm import files
+
+
+def applies_to(request: Any) -> dict[str, Any] | None:
+    """The benchmark configuration whose frames an IDM must have been trained on, from a request."""
+    names = [str(n) for n in (request.controls.get("action_names") or ())]
+    world = request.metadata.get("world")
+    if isinstance(world, Mapping) and isinstance(world.get("spec"), Mapping):
+        return {"family": "gridworld", "world": dict(world["spec"]), "action_names": names}
+    sim = request.metadata.get("simulator")
+    if isinstance(sim, Mapping) and "family" in sim:
+        return {"family": str(sim["family"]), "env": dict(sim.get("config") or {}), "resize": sim.get("resize"),
+                "action_names": names}
+    return None
+
+
+def applies_to_benchmark(bench: Any) -> dict[str, Any] | None:
+    """:func:`applies_to` of the samples of an instantiated benchmark (what training records)."""
+    family = (bench.spec.metadata or {}).get("family")
+    if family == "gridworld":
+        from wfeval.benchmarks.gridworld import world
+
+        return {"family": "gridworld", "world": bench.world_spec.to_dict(), "action_names": list(world.ACTIONS)}
+    if hasattr(bench, "env") and hasattr(bench, "action_names"):
+        return {"family": str(bench.family), "env": dict(bench.env), "resize": bench.resize,
+                "action_names": list(bench.action_names)}
+    return None
+
+
+def _episode_seed(request: Any) -> int | None:
+    for key in ("episode_seed", "trajectory_seed"):
+        if isinstance(request.metadata.get(key), int):
+            return int(request.metadata[key])
+    return None
+
+
+class LoadedIDM:
+    def __init__(self, net: Any, meta: dict[str, Any], name: str, pinned: bool):
+        self.net, self.meta, self.name, self.pinned = net, meta, name, pinned
+        self.kind = str(meta["net"]["kind"])
+        self.sources = {str(s) for s in meta.get("data", {}).get("sources", [])}
+
+    @property
+    def variance(self) -> list[float] | None:
+        scale = self.meta.get("standardiser")
+        return [s * s for s in scale["std"]] if scale else None
+
+    def problem(self, request: Any) -> str | None:
+        """Why this IDM must not score ``request`` (None: it may)."""
+        if self.kind == "discrete":
+            names = [str(n) for n in (request.controls.get("action_names") or ())]
+            trained = [str(n) for n in self.meta.get("action_names", [])]
+            if names and names != trained:
+                return f"the IDM {self.name!r} reads actions {trained}, this sample's are {names}"
+        else:
+            space = request.controls.get("action_space")
+            shape = list((space or {}).get("shape") or []) if isinstance(space, Mapping) else []
+            trained = list((self.meta.get("action_space") or {}).get("shape") or [])
+            if shape != trained:
+                return f"the IDM {self.name!r} reads continuous actions of shape {trained}, this sample's are {shape}"
+        seed = _episode_seed(request)
+        if seed is not None and str(seed) in self.sources:
+            return f"the IDM {self.name!r} was trained or validated on this sample's episode (seed {seed})"
+        reference = request.references.get("video")
+        if reference is not None and reference.sha256 and reference.sha256 in self.sources:
+            return f"the IDM {self.name!r} was trained or validated on this sample (its reference video)"
+        return None
+
+    def predict(self, video: np.ndarray) -> np.ndarray:
+        from wfeval.recipes.idm.fit import predict
+
+        return predict(self.net, video, self.meta.get("standardiser"))
+
+    def describe(self) -> dict[str, Any]:
+        data = self.meta.get("data", {})
+        return {"name": self.name, "weights_sha256": self.meta.get("weights_sha256"), "pinned": self.pinned,
+                "kind": self.kind, "heldout": self.meta.get("heldout"),
+                "trained_on": {k: data.get(k) for k in ("benchmark", "split", "episodes", "samples", "transitions",
+                                                        "seed_namespace", "sha256") if k in data}}
+
+
+class IDMProvider:
+    """``checkpoint``: an IDM folder or ``idm.pt`` (null: the shipped IDM of the sample's benchmark);
+    ``sha256``: the pinned sha256 of that checkpoint's ``idm.pt`` (null: not pinned; the results say so)."""
+
+    def __init__(self, checkpoint: str | None = None, sha256: str | None = None):
+        self.checkpoint, self.sha256 = checkpoint, sha256
+        self._loaded: dict[str, LoadedIDM] = {}
+        self._keys: dict[str, Any] | None = None
+        if checkpoint:  # a missing or mismatched file is a config error, found before anything runs
+            files.read_sidecar(checkpoint, {"weights": sha256} if sha256 else None)
+
+    def identity(self) -> dict[str, Any]:
+        """What the scores depend on beyond the options: the pinned shipped IDMs, the user's weights."""
+        out: dict[str, Any] = {"shipped": files.SHIPPED}
+        if self.checkpoint:
+            weights, _ = files.paths(self.checkpoint)
+            out["checkpoint_sha256"] = files.file_sha256(weights) if weights.is_file() else None
+        return out
+
+    def _load(self, key: str, folder: Any, pins: Mapping[str, str] | None, name: str, pinned: bool) -> LoadedIDM:
+        if key not in self._loaded:
+            net, meta = files.load(folder, pins)
+            self._loaded[key] = LoadedIDM(net, meta, name, pinned)
+        return self._loaded[key]
+
+    def _shipped_keys(self) -> dict[str, Any]:
+        if self._keys is None:
+            self._keys = {}
+            for name, folder in files.shipped().items():
+                _, meta = files.read_sidecar(folder, files.SHIPPED[name])
+                self._keys[name] = meta.get("applies_to")
+        return self._keys
+
+    def for_request(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
+        """(the IDM, None) or (None, why no IDM may score this sample); a shipped or given checkpoint whose
+        files fail their checks raises :class:`~.files.CheckpointError` (the metric's error, never a skip)."""
+        if self.checkpoint:
+            pins = {"weights": self.sha256} if self.sha256 else None
+            idm = self._load("checkpoint", self.checkpoint, pins, str(self.checkpoint), bool(self.sha256))
+        else:
+            wanted = applies_to(request)
+            if wanted is None:
+                return None, ("no inverse-dynamics model for a benchmark without a simulator: train one on a "
+                              f"split of it ({files.TRAIN_HINT} benchmark.split=<split>) and pass "
+                              "metric.idm_accuracy.idm.checkpoint=<its folder>")
+            name = next((n for n, key in self._shipped_keys().items() if key == wanted), None)
+            if name is None:
+                return None, (f"no shipped inverse-dynamics model for this {wanted['family']} configuration "
+                              f"(shipped: {', '.join(files.SHIPPED) or 'none'}); train one with "
+                              f"{files.TRAIN_HINT} and pass metric.idm_accuracy.idm.checkpoint=<its folder>")
+            idm = self._load(name, files.SHIPPED_DIR / name, files.SHIPPED[name], name, True)
+        problem = idm.problem(request)
+        return (None, problem) if problem else (idm, None)
