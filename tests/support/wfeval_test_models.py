@@ -103,3 +103,25 @@ class TowardsPolicy:
 
     def act(self, frame, context):
         return context.action_names.index(self.action)
+
+
+class RewardingOracle:
+    """The gridworld oracle's frames plus a reward head of its own: every step rewards 1 and ends the
+    episode (task=policy_evaluation then scores returns with it, not with the frames)."""
+
+    name = "rewarding_oracle"
+    version = "1.0"
+
+    def __init__(self):
+        from wfeval.benchmarks.gridworld.baselines import OracleModel
+
+        self.inner = OracleModel()
+
+    def start(self, request):
+        return self.inner.start(request)
+
+    def step(self, state, actions):
+        from wfeval.models.protocol import StepOutput
+
+        out = self.inner.step(state, actions)
+        return StepOutput(out.state, out.frames, reward=[1.0] * len(actions), done=[True] * len(actions))

@@ -2,7 +2,9 @@
 
 PATH is a run directory, a multirun sweep directory or any folder holding runs. Prints the
 table and writes ``leaderboard.md`` and ``leaderboard.csv`` (default: into the single PATH
-given, else the current directory).
+given, else the current directory); when the runs hold a usefulness measure (``goal_success``,
+``policy_rank_correlation``) for at least 3 models, also which measure predicts it
+(:mod:`wfeval.report.usefulness`: ``usefulness.md``, ``usefulness.csv``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
     md, table = write_leaderboard(board, out)
     print(f"\nwrote {md} and {table}")
+    from wfeval.report import usefulness
+
+    useful = usefulness.usefulness(documents)  # which measure predicts goal_success / policy_rank_correlation
+    if useful:
+        md, table = usefulness.write_usefulness(useful, out)
+        print(f"\n{usefulness.render_text(useful)}\n\nwrote {md} and {table}")
     return 0
 
 

@@ -7,7 +7,7 @@ set, each later one kept with probability ``p_repeat`` (continuous actions: unif
 declared bounds); every draw comes from sha256 of (seed, sample id, k, step), so they are the same
 in any process. A counterfactual request is the sample's request with those actions and without
 its reference (the reference shows the true actions' future). The model gets the true request and
-its K counterfactuals in one ``generate`` call (a step-only model is stepped through each); the
+its K counterfactuals in one ``generate`` call per sample (a step-only model is stepped through each); the
 outputs are ``generated_video`` (true actions) and ``counterfactual_video_<k>``, all checked
 against the output contract; any of them failing fails the sample, naming which.
 ``action_sensitivity`` and ``idm_accuracy`` score them (docs/metrics.md).
@@ -108,22 +108,34 @@ class CounterfactualDriver(Driver):
         self.count, self.seed, self.p_repeat = int(count), int(seed), float(p_repeat)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
-        batch, spans, out = [], [], [None] * len(requests)
-        for i, request in enumerate(requests):
+        """One ``generate`` call per sample: its true request and its K counterfactuals (a call that
+        raises is retried one request at a time, so the failure is pinned on the one that failed)."""
+        out: list[Any] = []
+        for request in requests:
             try:
                 group = [request] + [counterfactual_request(request, k, self.seed, self.p_repeat)
                                      for k in range(self.count)]
             except ValueError as exc:  # this sample cannot have counterfactuals: its own failure
-                out[i] = exc
+                out.append(exc)
                 continue
-            spans.append((i, len(batch), group))
-            batch += group
-        outcomes = list(self.inner.generate(batch)) if batch else []
-        if len(outcomes) != len(batch):
-            raise RuntimeError(f"model returned {len(outcomes)} outcomes for {len(batch)} requests")
-        for i, start, group in spans:
-            out[i] = self._combine(group, outcomes[start:start + len(group)])
+            try:
+                outcomes = list(self.inner.generate(group))
+                if len(outcomes) != len(group):
+                    raise RuntimeError(f"the model returned {len(outcomes)} outcomes for {len(group)} requests")
+            except TimeoutError:
+                raise
+            except Exception:  # noqa: BLE001 - find which request fails
+                outcomes = [self._one(r) for r in group]
+            out.append(self._combine(group, outcomes))
         return out
+
+    def _one(self, request: GenerationRequest) -> Any:
+        try:
+            return list(self.inner.generate([request]))[0]
+        except TimeoutError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - this request's failure
+            return exc
 
     def _combine(self, group: list[GenerationRequest], outcomes: list[Any]) -> Any:
         first = outcomes[0]

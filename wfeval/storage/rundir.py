@@ -43,6 +43,8 @@ class RunFiles:
     sweep_summary: str = "sweep_summary.md"
     leaderboard_md: str = "leaderboard.md"
     leaderboard_csv: str = "leaderboard.csv"
+    usefulness_md: str = "usefulness.md"  # which measure predicts usefulness (wfeval/report/usefulness.py)
+    usefulness_csv: str = "usefulness.csv"
     merged: str = "merged"  # the merged run of a sweep over shards
 
     @staticmethod

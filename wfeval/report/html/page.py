@@ -50,7 +50,8 @@ def leaderboard(runs: list[RunData], measurements: list[str]) -> dict[str, Any]:
         for m in measurements:
             agg = (doc.get("results") or {}).get(m)
             if agg is None:
-                cells.append({"text": "missing", "sort": "", "title": "not measured in this run", "cls": "missing"})
+                cells.append({"text": "missing", "sort": "", "title": "not measured in this run", "cls": "missing",
+                              "interval": "", "coverage": ""})
                 continue
             value, ci = headline(agg), agg.get("confidence_interval") or {}
             diag = agg.get("diagnostics") or {}
@@ -171,9 +172,17 @@ def context(runs: list[RunData], title: str) -> dict[str, Any]:
         "metric_charts": metric_charts(runs, measurements),
         "horizon": horizon_charts(runs),
         "latency": latency_chart(runs),
+        "usefulness": _usefulness(runs),
         "strips": strips(runs, measurements),
         "failures": [failures(r) for r in runs],
         "tables": [sample_table(r) for r in runs],
         "provenance": [provenance(r) for r in runs],
         "limits": {"sample_rows": MAX_SAMPLE_ROWS, "ids": MAX_IDS},
     }
+
+
+def _usefulness(runs: list[RunData]) -> dict[str, Any] | None:
+    """Which measure predicts usefulness across the runs' models (:mod:`wfeval.report.usefulness`)."""
+    from wfeval.report.usefulness import section
+
+    return section([{**(run.results or {}), "_run_dir": str(run.path)} for run in runs if run.results])
