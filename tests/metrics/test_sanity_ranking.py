@@ -94,3 +94,113 @@ def test_pixel_degradation_keeps_control_and_lag_loses_part_of_it(table):
     accuracy = column(table, "action_following")
     assert accuracy["blur"] == accuracy["noisy64"] == 1.0
     assert accuracy["random_actions"] < accuracy["lagged"] < accuracy["oracle"]
+
+
+# -- controllability, memory, policy evaluation (task=controllability | memory | policy_evaluation) ------------
+
+def _values(root, task: str, models: dict, extra=(), samples: int = SAMPLES) -> dict:
+    """model → metric id → aggregate (as a dict), from real runs of ``task`` on the same samples."""
+    out = {}
+    for name, overrides in models.items():
+        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", f"task={task}",
+                       *extra, *overrides])
+        summary = run_from_config(cfg, output_dir=root / f"{task}-{name}")
+        out[name] = {k.split(".", 1)[1]: agg.to_dict() for k, agg in summary.results.items()}
+        for key, agg in out[name].items():
+            assert agg["valid"] and agg["n_valid"] == agg["n_total"] == samples, (name, key, agg["diagnostics"])
+    return out
+
+
+def value(table, model, metric):
+    return table[model][metric]["diagnostics"]["value"]
+
+
+CONTROL_GRIDWORLD = {**{m: MODELS[m] for m in ("oracle", "static", "random_actions", "lagged", "blur")},
+                     "noisy16": MODELS["noisy16"], "forgetful": ["model=forgetful"]}
+GAME = {"oracle": ["model=game_oracle"], "static": ["model=static"], "random_actions": ["model=game_random_actions"],
+        "lagged": ["model=lagged"]}
+GAME_SAMPLES = ["benchmark.num_trajectories=2", "benchmark.windows_per_trajectory=4"]
+
+
+@pytest.fixture(scope="module")
+def controllability(tmp_path_factory):
+    root = tmp_path_factory.mktemp("control")
+    metrics = "metric=[psnr,action_sensitivity,idm_accuracy]"
+    return {
+        "gridworld": _values(root, "controllability", CONTROL_GRIDWORLD, [f"benchmark.num_samples={SAMPLES}", metrics]),
+        "atari_pong": _values(root, "controllability", GAME, ["benchmark=atari_pong", *GAME_SAMPLES, metrics]),
+        "crafter": _values(root, "controllability", GAME, ["benchmark=crafter", *GAME_SAMPLES, metrics]),
+    }
+
+
+@pytest.mark.parametrize("family", ["gridworld", "atari_pong", "crafter"])
+def test_controllability_ranks_the_baselines_as_designed(controllability, family):
+    table = controllability[family]
+    sensitivity = {m: value(table, m, "action_sensitivity") for m in table}
+    accuracy = {m: value(table, m, "idm_accuracy") for m in table}
+    idm = {m: table[m]["idm_accuracy"]["diagnostics"] for m in table}
+    # models that ignore their actions give the same video for every action sequence: exactly 0
+    assert sensitivity["static"] == sensitivity["random_actions"] == 0.0, sensitivity
+    assert max(sensitivity, key=sensitivity.get) == "oracle" and sensitivity["oracle"] > 20.0
+    assert 0.0 < sensitivity["lagged"] < sensitivity["oracle"]
+    # the oracle's frames are the reference's: its IDM accuracy is the ceiling, exactly
+    assert accuracy["oracle"] == idm["oracle"]["ceiling"] and max(accuracy, key=accuracy.get) == "oracle"
+    chance = idm["oracle"]["chance"]
+    assert idm["oracle"]["ceiling"] > chance + 0.15, idm["oracle"]
+    for frozen in ("static", "random_actions"):  # ≈ chance: the IDM reads no (or other) actions
+        assert abs(accuracy[frozen] - chance) < 0.12, (frozen, accuracy[frozen], chance)
+    assert max(accuracy["static"], accuracy["random_actions"]) < accuracy["lagged"] < accuracy["oracle"]
+    assert idm["oracle"]["idm"]["pinned"] is True
+
+
+def test_pixel_noise_keeps_the_actions_readable(controllability):
+    table = controllability["gridworld"]
+    assert value(table, "blur", "action_sensitivity") > 20.0 and value(table, "forgetful", "idm_accuracy") == \
+        value(table, "oracle", "idm_accuracy")  # a 16-frame clip is shorter than forgetful's memory
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory):
+    root = tmp_path_factory.mktemp("memory")
+    return _values(root, "memory", CONTROL_GRIDWORLD,
+                   [f"benchmark.num_samples={SAMPLES}", "metric=[psnr,revisit_error,reversibility_error]"])
+
+
+def test_forgetful_is_worst_at_memory_and_the_oracle_exact(memory):
+    for metric in ("revisit_error", "reversibility_error"):
+        errors = {m: value(memory, m, metric) for m in memory}
+        assert errors["oracle"] == errors["static"] == 0.0, errors  # static is trivially self-consistent
+        assert max(errors, key=errors.get) == "forgetful", errors
+        curve = {m: memory[m][metric]["diagnostics"]["curve"] for m in memory}
+        longest = max(curve["forgetful"], key=int)  # what forgetful forgets: the long gaps
+        assert curve["forgetful"][longest]["mean"] > 5.0
+        assert all(curve[m][longest]["mean"] < curve["forgetful"][longest]["mean"] / 3 for m in memory if m != "forgetful")
+        assert curve["forgetful"]["2"]["mean"] == 0.0  # short gaps: remembered exactly
+
+
+def test_forgetful_is_the_oracle_on_short_clips(table, tmp_path):
+    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false", "model=forgetful",
+                   f"benchmark.num_samples={SAMPLES}", "metric=[psnr,ssim]"])
+    results = run_from_config(cfg, output_dir=tmp_path / "forgetful").results
+    assert results["gridworld.psnr"].diagnostics["value"] == table["oracle"]["psnr"] == 100.0
+    assert results["gridworld.ssim"].diagnostics["value"] == table["oracle"]["ssim"] == 1.0
+
+
+@pytest.fixture(scope="module")
+def policy_evaluation(tmp_path_factory):
+    root = tmp_path_factory.mktemp("policy")
+    models = {m: CONTROL_GRIDWORLD[m] for m in ("oracle", "static", "random_actions", "lagged", "noisy16")}
+    return _values(root, "policy_evaluation", models,
+                   [f"benchmark.num_samples={SAMPLES}", "metric=[psnr,policy_rank_correlation,return_error]"])
+
+
+def test_the_oracle_ranks_policies_exactly_and_frozen_models_cannot_rank_them(policy_evaluation):
+    rank = {m: value(policy_evaluation, m, "policy_rank_correlation") for m in policy_evaluation}
+    error = {m: value(policy_evaluation, m, "return_error") for m in policy_evaluation}
+    assert rank["oracle"] == 1.0 and error["oracle"] == 0.0
+    assert policy_evaluation["oracle"]["policy_rank_correlation"]["confidence_interval"]["low"] == 1.0
+    true = policy_evaluation["oracle"]["policy_rank_correlation"]["diagnostics"]["mean_returns"]["true"]
+    assert len(set(true.values())) == len(true)  # the scripted policies differ in skill
+    for frozen in ("static", "random_actions"):
+        assert rank[frozen] == 0.0 and policy_evaluation[frozen]["policy_rank_correlation"]["diagnostics"]["model_returns_tie"]
+        assert error[frozen] > error["lagged"] > error["oracle"]

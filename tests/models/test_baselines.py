@@ -109,3 +109,43 @@ def test_lagged_applies_every_action_one_step_late(requests):
         expected, _ = world.rollout(world.WorldState.from_dict(request.metadata["world"]), (0,) + actions[:-1])
         np.testing.assert_array_equal(video, expected)
     assert all(np.array_equal(a, b) for a, b in zip(_out("lagged", requests, "model.lag=0"), _out("oracle", requests)))
+
+
+def test_forgetful_is_the_oracle_for_its_horizon_then_redraws_the_static_content(tmp_path):
+    cfg = compose(["benchmark.num_samples=2", "benchmark.num_frames=40"])
+    long = build.build_benchmark(cfg).requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
+                                               protocol=build.build_protocol(cfg))
+    forgetful, oracle = _model("forgetful"), _model("oracle")
+    for request, out, truth in zip(long, forgetful.generate(long), oracle.generate(long)):
+        video, reference = out["generated_video"], truth["generated_video"]
+        np.testing.assert_array_equal(video[:16], reference[:16])  # horizon 16: frames 0..15 exact
+        assert all(not np.array_equal(video[t], reference[t]) for t in range(16, 40))
+        # the layout, the agent and the objects stay exact: only the textures changed
+        assert (read_array(request.references["video"])[20] == video[20]).all(axis=-1).mean() < 0.5
+        state = forgetful.model.start(request)
+        actions = list(request.controls["actions"])
+        first = forgetful.model.step(state, actions[:10])
+        rest = forgetful.model.step(first.state, actions[10:])
+        np.testing.assert_array_equal(np.concatenate([video[:1], first.frames, rest.frames]), video)
+
+
+def test_lagged_and_random_actions_run_on_a_recorded_game_through_both_interfaces(tmp_path):
+    pytest.importorskip("ale_py")
+    from wfeval.benchmarks.recorded.baselines import continue_game
+
+    cfg = compose(["benchmark=atari_pong", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=2"])
+    game = build.build_benchmark(cfg).requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
+                                               protocol=build.build_protocol(cfg))
+    lagged, random_actions = _model("lagged"), _model("random_actions")
+    noop = list(game[0].controls["action_names"]).index("NOOP")
+    for request in game:
+        actions = list(request.controls["actions"])
+        [out] = lagged.generate([request])
+        np.testing.assert_array_equal(out["generated_video"], continue_game(request, [noop] + actions[:-1]))
+        [shuffled] = random_actions.generate([request])
+        [own] = _model("game_random_actions").generate([request])
+        np.testing.assert_array_equal(shuffled["generated_video"], own["generated_video"])
+        for model, video in ((lagged, out["generated_video"]), (random_actions, shuffled["generated_video"])):
+            first = model.model.step(model.model.start(request), actions[:5])
+            rest = model.model.step(first.state, actions[5:])
+            np.testing.assert_array_equal(np.concatenate([video[:1], first.frames, rest.frames]), video)

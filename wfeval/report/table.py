@@ -26,8 +26,11 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
         ci = agg.confidence_interval
         interval = f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci else "-"
         note = "" if agg.valid else str(agg.diagnostics.get("reason", "invalid"))
+        if agg.valid and isinstance(agg.diagnostics.get("ceiling"), float):  # idm_accuracy: what it reads against
+            chance = agg.diagnostics.get("chance")
+            note = f"IDM ceiling {_fmt(agg.diagnostics['ceiling'])}, chance {_fmt(chance)}"
         if agg.skip_breakdown and agg.valid:
-            note = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
+            note = (note + "; " if note else "") + "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
         elif agg.skip_breakdown:
             note = next(iter(agg.skip_breakdown))
         covered = f"{agg.n_valid}/{agg.n_total}"

@@ -28,7 +28,7 @@ from wfeval.recipes.idm.data import Clips
 class FitConfig:
     steps: int = 1500
     batch_size: int = 64
-    lr: float = 0.002
+    lr: float = 0.001
     weight_decay: float = 0.0001
     seed: int = 0
     threads: int = 1

@@ -95,7 +95,8 @@ class LoadedIDM:
     def describe(self) -> dict[str, Any]:
         data = self.meta.get("data", {})
         return {"name": self.name, "weights_sha256": self.meta.get("weights_sha256"), "pinned": self.pinned,
-                "kind": self.kind, "heldout": self.meta.get("heldout"),
+                "kind": self.kind,
+                "heldout": {k: v for k, v in (self.meta.get("heldout") or {}).items() if k != "confusion"},
                 "trained_on": {k: data.get(k) for k in ("benchmark", "split", "episodes", "samples", "transitions",
                                                         "seed_namespace", "sha256") if k in data}}
 
