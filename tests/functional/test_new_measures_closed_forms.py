@@ -41,7 +41,8 @@ def test_action_sensitivity_is_the_psnr_difference_of_constant_offsets():
 
 def test_a_model_that_ignores_its_actions_has_zero_action_sensitivity():
     same = video(90)
-    assert action_sensitivity(same, [same.copy(), same.copy()], video(100))["value"] == 0.0
+    target = np.random.default_rng(0).integers(0, 256, (5, 16, 16, 3)).astype(np.uint8)
+    assert action_sensitivity(same, [same.copy(), same.copy(), same.copy()], target)["value"] == 0.0
 
 
 def test_action_sensitivity_caps_each_psnr_and_skips_the_given_frames():

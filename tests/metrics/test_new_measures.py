@@ -91,7 +91,9 @@ def test_idm_accuracy_reports_ceiling_and_chance_beside_the_value(store):
     agg = metric.aggregate(rows)
     assert agg.diagnostics["value"] == pytest.approx(0.375)
     assert agg.diagnostics["ceiling"] == 1.0 and agg.diagnostics["ceiling_n"] == 2
-    assert agg.diagnostics["chance"] == pytest.approx(3 / 8)  # action 1 three times and 4 three times of 8
+    # true actions 1:3, 2:1, 3:1, 4:3 of 8; read 0:5, 1:2, 2:1: chance = Σ f_true·f_read = 3/8·2/8 + 1/8·1/8
+    assert agg.diagnostics["chance"] == pytest.approx(7 / 64)
+    assert agg.diagnostics["majority"] == pytest.approx(3 / 8) and agg.diagnostics["uniform"] == pytest.approx(1 / 5)
     assert agg.diagnostics["idm"]["name"] == "fake"
 
 

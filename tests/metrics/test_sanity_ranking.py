@@ -104,7 +104,8 @@ def _values(root, task: str, models: dict, extra=(), samples: int = SAMPLES) -> 
     for name, overrides in models.items():
         cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", f"task={task}",
                        *extra, *overrides])
-        summary = run_from_config(cfg, output_dir=root / f"{task}-{name}")
+        bench = next((o.split("=", 1)[1] for o in extra if o.startswith("benchmark=")), "gridworld")
+        summary = run_from_config(cfg, output_dir=root / f"{task}-{bench}-{name}")
         out[name] = {k.split(".", 1)[1]: agg.to_dict() for k, agg in summary.results.items()}
         for key, agg in out[name].items():
             assert agg["valid"] and agg["n_valid"] == agg["n_total"] == samples, (name, key, agg["diagnostics"])
@@ -144,19 +145,27 @@ def test_controllability_ranks_the_baselines_as_designed(controllability, family
     assert max(sensitivity, key=sensitivity.get) == "oracle" and sensitivity["oracle"] > 20.0
     assert 0.0 < sensitivity["lagged"] < sensitivity["oracle"]
     # the oracle's frames are the reference's: its IDM accuracy is the ceiling, exactly
-    assert accuracy["oracle"] == idm["oracle"]["ceiling"] and max(accuracy, key=accuracy.get) == "oracle"
-    chance = idm["oracle"]["chance"]
-    assert idm["oracle"]["ceiling"] > chance + 0.15, idm["oracle"]
-    for frozen in ("static", "random_actions"):  # ≈ chance: the IDM reads no (or other) actions
-        assert abs(accuracy[frozen] - chance) < 0.12, (frozen, accuracy[frozen], chance)
-    assert max(accuracy["static"], accuracy["random_actions"]) < accuracy["lagged"] < accuracy["oracle"]
-    assert idm["oracle"]["idm"]["pinned"] is True
+    assert accuracy["oracle"] == idm["oracle"]["ceiling"]
+    # best, up to the IDM's own noise: it may read a degraded copy of the true frames a hair better
+    assert all(accuracy["oracle"] >= v - 0.03 for v in accuracy.values()), accuracy
+    assert idm["oracle"]["ceiling"] > idm["oracle"]["chance"] + 0.1, idm["oracle"]
+    for frozen in ("static", "random_actions"):  # ≈ chance: what the IDM reads is independent of the actions
+        assert abs(accuracy[frozen] - idm[frozen]["chance"]) < 0.12, (frozen, accuracy[frozen], idm[frozen])
+    assert accuracy["lagged"] < accuracy["oracle"] - 0.1
+    if family == "gridworld":  # the IDM reads a lagged step's action from the next transition: half right
+        assert max(accuracy["static"], accuracy["random_actions"]) + 0.1 < accuracy["lagged"]
+    assert idm["oracle"]["idm"]["pinned"] is True and idm["oracle"]["uniform"] == 1 / len(idm["oracle"]["idm"]
+                                                                                          ["heldout"]["action_names"])
 
 
-def test_pixel_noise_keeps_the_actions_readable(controllability):
+def test_pixel_degradation_keeps_the_actions_readable(controllability):
     table = controllability["gridworld"]
-    assert value(table, "blur", "action_sensitivity") > 20.0 and value(table, "forgetful", "idm_accuracy") == \
-        value(table, "oracle", "idm_accuracy")  # a 16-frame clip is shorter than forgetful's memory
+    for model in ("blur", "noisy16"):  # the pixels are worse, the control is the oracle's
+        assert value(table, model, "action_sensitivity") > 2.0
+        assert value(table, model, "idm_accuracy") > value(table, "oracle", "idm_accuracy") - 0.1
+    # a 16-frame clip is shorter than forgetful's memory: it is the oracle, frame for frame
+    assert value(table, "forgetful", "idm_accuracy") == value(table, "oracle", "idm_accuracy")
+    assert value(table, "forgetful", "action_sensitivity") == value(table, "oracle", "action_sensitivity")
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,9 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tests.conftest import ROOT, compose, run_cli, cli_env
+from tests.conftest import ROOT, cli_env, compose, run_cli
 from wfeval.api import GenerationRequest
 from wfeval.pipeline import build
 from wfeval.recipes.idm import files
@@ -48,7 +47,7 @@ def test_the_shipped_idms_are_pinned_verified_and_above_chance():
     assert set(files.SHIPPED) == {"gridworld", "atari_pong", "atari_breakout", "atari_boxing", "crafter"}
     for name, folder in files.shipped().items():
         _, meta = files.read_sidecar(folder, files.SHIPPED[name])
-        assert meta["heldout"]["value"] > meta["heldout"]["chance"] + 0.15, (name, meta["heldout"])
+        assert meta["heldout"]["value"] > meta["heldout"]["majority"] + 0.1, (name, meta["heldout"])
         assert meta["benchmark"] == name and meta["data"]["evaluation_seeds_excluded"] > 0
 
 
@@ -126,6 +125,7 @@ def test_an_idm_trained_on_a_named_split_scores_continuous_actions_by_r2(tmp_pat
                      "+model.object.shift=0", "metric=[idm_accuracy]",
                      f"metric.idm_accuracy.idm.checkpoint={tmp_path / 'idm'}", f"run.store_dir={tmp_path / 'store'}",
                      f"hydra.run.dir={tmp_path / 'run2'}"], cwd=ROOT)
+    assert again.returncode == 0, again.stderr
     skipped = json.loads((tmp_path / "run2" / "results.json").read_text())["results"]["squares.idm_accuracy"]
     assert skipped["n_valid"] == 0 and "trained or validated on this sample" in json.dumps(skipped["skip_breakdown"]) + \
         (tmp_path / "run2" / "metrics.jsonl").read_text()

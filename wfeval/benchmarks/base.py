@@ -238,8 +238,8 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
     if masks.shape != np.asarray(video).shape[:3]:
         raise ValueError(f"static masks of {request.sample_id!r} are {masks.shape}, the video "
                          f"{np.asarray(video).shape[:3]}")
-    memory = {"gaps": list(gaps), "places": list(plan.places), "revisits": [list(p) for p in revisit_pairs(plan.places)],
-              "loops": [list(loop) for loop in plan.loops]}
+    memory = {"gaps": list(gaps), "places": list(plan.places),
+              "revisits": [list(p) for p in revisit_pairs(plan.places)], "loops": [list(loop) for loop in plan.loops]}
     return dataclasses.replace(
         request, controls={**request.controls, "actions": actions},
         references={**request.references, "video": store.put_array(np.asarray(video), kind="video"),

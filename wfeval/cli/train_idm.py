@@ -84,7 +84,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     net, result = fit(train, net_config, fit_config, log=log)
     heldout = evaluate(net, held, result["standardiser"])
     log(f"held out: {heldout['metric']} {heldout['value']:.4f} on {heldout['transitions']} transitions "
-        f"(chance {heldout['chance']:.4f})")
+        f"(always the most frequent action: {heldout['majority']:.4f})")
     meta = {
         "benchmark": bench.spec.name, "applies_to": applies_to_benchmark(bench),
         "action_names": list(train.action_names), "action_space": train.action_space,
@@ -116,7 +116,8 @@ def main() -> None:
     from wfeval.config import trust
 
     policy = trust.policy_for_argv(sys.argv[1:])
-    with exits("wfeval.recipes.train_idm"), hydra_raises(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
+    enforced = trust.enforced(policy) if policy else contextlib.nullcontext()
+    with exits("wfeval.recipes.train_idm"), hydra_raises(), enforced:
         _main()
 
 

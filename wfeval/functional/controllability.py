@@ -38,7 +38,7 @@ def action_sensitivity(generated: Any, counterfactuals: Sequence[Any], target: A
         if video.shape != generated.shape:
             raise ValueError(f"counterfactual video {k} has shape {video.shape}, the generated one {generated.shape}")
         curves.append(np.minimum(psnr(video, target, data_range=data_range, per_frame=True), max_db))
-    delta = true_curve - np.mean(curves, axis=0)
+    delta = np.mean([true_curve - c for c in curves], axis=0)  # per counterfactual first: equal videos give exactly 0
     return {"value": float(delta.mean()), "per_frame": delta.tolist(), "psnr_true": float(true_curve.mean()),
             "psnr_counterfactual": [float(c.mean()) for c in curves]}
 

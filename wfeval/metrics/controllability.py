@@ -9,8 +9,10 @@
   IDM shipped for the sample's benchmark, :mod:`wfeval.recipes.idm`) reads each transition's action
   off the generated video: the share it gets right (discrete actions) or R² (continuous). Each row
   also scores the IDM on the sample's reference video — the ceiling — and the aggregate reports
-  that ceiling, the chance level (the share of the most frequent true action; 0 for R²) and the
-  IDM (name, weights sha256, pinned, held-out figures) beside the value.
+  that ceiling, the chance level (the accuracy expected were the IDM's readings of these videos
+  independent of the true actions — what a model that ignores its actions scores —, beside
+  ``uniform`` 1/actions and ``majority`` the best constant guess; 0 for R²) and the IDM (name,
+  weights sha256, pinned, held-out figures) beside the value.
 """
 
 from __future__ import annotations
@@ -84,6 +86,23 @@ class ActionSensitivity(DescribedMetric):
                       diagnostics={"variant": self.variant})
 
 
+def chance_levels(components: Sequence[Any]) -> dict[str, float | None]:
+    """Pooled over the rows of a discrete ``idm_accuracy``: ``chance`` = Σ_a f_read(a)·f_true(a), the
+    accuracy expected were the IDM's readings independent of the true actions (Cohen's p_e: a model
+    that ignores its actions scores it); ``uniform`` = 1/actions; ``majority`` = the best constant guess."""
+    width = max(int(c.get("n_actions") or len(c.get("counts") or ())) for c in components)
+    true, read = np.zeros(width, np.int64), np.zeros(width, np.int64)
+    for c in components:
+        for total, key in ((true, "counts"), (read, "predicted_counts")):
+            counts = np.asarray(c.get(key) or [], np.int64)
+            total[:len(counts)] += counts
+    if not true.sum():
+        return {"chance": None}
+    out = {"uniform": 1.0 / width, "majority": float(true.max() / true.sum())}
+    out["chance"] = float((true / true.sum()) @ (read / read.sum())) if read.sum() else None
+    return out
+
+
 class IDMAccuracy(DescribedMetric):
     name = "idm_accuracy"
     groups = ("controllability",)
@@ -113,32 +132,38 @@ class IDMAccuracy(DescribedMetric):
         if not actions:
             return skipped(request.sample_id, self.name, "no actions in the request (controls['actions'])")
         if self.idm is None:
-            return skipped(request.sample_id, self.name, "no inverse-dynamics model configured (metric.idm_accuracy.idm)")
+            return skipped(request.sample_id, self.name,
+                           "no inverse-dynamics model configured (metric.idm_accuracy.idm)")
         idm, why = self.idm.for_request(request)
         if idm is None:
             return skipped(request.sample_id, self.name, why, category="no inverse-dynamics model for this sample")
         video = read_array(result.artifacts["generated_video"])
         if video.ndim != 4 or len(video) != len(actions) + 1:
+            need = len(actions) + 1
             return skipped(request.sample_id, self.name,
-                           f"generated video shape {video.shape}: {len(actions)} actions need {len(actions) + 1} frames")
+                           f"generated video shape {video.shape}: {len(actions)} actions need {need} frames")
         continuous = has_continuous_actions(request)
         truth = np.asarray(actions, np.float64).reshape(len(actions), -1) if continuous else \
             np.asarray(actions, np.int64)
 
-        def score(frames: np.ndarray) -> float:
+        def score(frames: np.ndarray) -> tuple[float, np.ndarray]:
             predicted = idm.predict(frames)
-            return F.action_r2(predicted, truth, idm.variance) if continuous else F.action_accuracy(predicted, truth)
+            if continuous:
+                return F.action_r2(predicted, truth, idm.variance), predicted
+            return F.action_accuracy(predicted, truth), predicted
 
-        value = score(video)
+        value, predicted = score(video)
         ref = request.references.get("video")
         reference = None
         if ref is not None and tuple(ref.shape) == video.shape:
-            reference = score(read_array(ref))
-        n_names = len(request.controls.get("action_names") or ())
-        counts = None if continuous else np.bincount(truth, minlength=n_names).tolist()
-        return scored(request.sample_id, self.name, value,
-                      components={"value": value, "reference_value": reference, "counts": counts,
-                                  "transitions": len(actions), "kind": "continuous" if continuous else "discrete"},
+            reference = score(read_array(ref))[0]
+        components = {"value": value, "reference_value": reference, "transitions": len(actions),
+                      "kind": "continuous" if continuous else "discrete"}
+        if not continuous:  # what the chance level is computed from (aggregate)
+            n = max(len(request.controls.get("action_names") or ()), int(truth.max()) + 1, int(predicted.max()) + 1)
+            components.update(counts=np.bincount(truth, minlength=n).tolist(),
+                              predicted_counts=np.bincount(predicted, minlength=n).tolist(), n_actions=n)
+        return scored(request.sample_id, self.name, value, components=components,
                       diagnostics={"idm": idm.describe(), "variant": self.variant})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
@@ -159,16 +184,12 @@ class IDMAccuracy(DescribedMetric):
         if kinds == {"continuous"}:
             extra["chance"] = 0.0
         elif kinds == {"discrete"}:
-            width = max(len(r.components.get("counts") or ()) for r in rows)
-            total = np.zeros(width, np.int64)
-            for r in rows:
-                counts = r.components.get("counts") or []
-                total[:len(counts)] += np.asarray(counts, np.int64)
-            extra["chance"] = float(total.max() / total.sum()) if total.sum() else None
+            extra.update(chance_levels([r.components for r in rows]))
         idms = {str((r.diagnostics.get("idm") or {}).get("weights_sha256")): r.diagnostics.get("idm") for r in rows}
         if idms:
             extra["idm"] = next(iter(idms.values())) if len(idms) == 1 else sorted(idms.values(), key=str)
         if extra:
-            extra["note"] = ("ceiling: the same IDM on these samples' real reference transitions; chance: "
-                             "the share of the most frequent true action (0 for R²)")
+            extra["note"] = ("ceiling: the same IDM on these samples' real reference transitions; chance: the accuracy "
+                             "expected if the IDM's readings of these videos were independent of the true actions "
+                             "(0 for R²); uniform: 1/actions; majority: always the most frequent true action")
         return dataclasses.replace(agg, diagnostics={**agg.diagnostics, **extra})

@@ -28,7 +28,10 @@ NO_RETURNS = "no policy returns (run task=policy_evaluation)"
 PER_SAMPLE_NOTE = "per-sample rows carry the start's returns, raw_value None: the rank correlation is of the whole set"
 
 
-def returns_of(request: GenerationRequest, result: GenerationResult) -> tuple[list[str], list[float], list[float]] | str:
+Returns = tuple[list[str], list[float], list[float]]
+
+
+def returns_of(request: GenerationRequest, result: GenerationResult) -> Returns | str:
     """(policies, returns inside the model, true returns) of one start, or why there are none."""
     if result.status != "ok":
         return f"generation {result.status}: {result.error or ''}".strip()
@@ -56,14 +59,15 @@ class PolicyRankCorrelation(DescribedMetric):
     output_unit = "Spearman ρ"
     display_name = "Policy rank correlation"
     description = "Spearman correlation of the policies' mean returns inside the model and in the simulator."
-    variant = "Spearman of per-policy mean returns over starts (ties: average ranks; constant: 0); bootstrap over starts"
+    variant = "Spearman of per-policy mean returns over starts (ties: average ranks; constant: 0); bootstrap: starts"
     bounds = (-1.0, 1.0)
     internal_parameters = ()  # seed draws the bootstrap
 
     def __init__(self, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-            raise ValueError(f"metric.{self.name}.bootstrap must be an integer >= 0 (0: no interval), got {bootstrap!r}")
+            raise ValueError(f"metric.{self.name}.bootstrap must be an integer >= 0 (0: no interval), "
+                             f"got {bootstrap!r}")
         self.bootstrap = bootstrap
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:

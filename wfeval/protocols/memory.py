@@ -30,8 +30,9 @@ class Memory(Protocol):
         if not isinstance(benchmark, RevisitPlanner):
             name = getattr(getattr(benchmark, "spec", None), "name", type(benchmark).__name__)
             raise ConfigError(f"protocol=memory: benchmark {name!r} cannot plan revisits from its exact state (it "
-                              "offers no revisit_plan / simulate / static_masks: wfeval.benchmarks.base.RevisitPlanner);"
-                              " use benchmark=gridworld, or a family that declares them")
+                              "offers no revisit_plan / simulate / static_masks: "
+                              "wfeval.benchmarks.base.RevisitPlanner); use benchmark=gridworld, or a family that "
+                              "declares them")
         if not has_generate(model):
             need_steps(model, self.driver)
 

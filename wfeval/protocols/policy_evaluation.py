@@ -118,7 +118,8 @@ class PolicyEvaluationDriver(Driver):
 
     def run_one(self, request: Any) -> Generated:
         settings = self.bench.policy_settings(request)
-        outputs, model, rows = {}, {}, [{"step": 0, "call": "start", "actions": [], "frames": 0, "latency_seconds": 0.0}]
+        outputs, model = {}, {}
+        rows = [{"step": 0, "call": "start", "actions": [], "frames": 0, "latency_seconds": 0.0}]
         for i, (name, policy) in enumerate(self.policies.items()):
             video, model[name] = self._rollout(request, name, policy, settings, rows)
             outputs[f"policy_{i}_video"] = video

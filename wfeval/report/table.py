@@ -30,7 +30,8 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
             chance = agg.diagnostics.get("chance")
             note = f"IDM ceiling {_fmt(agg.diagnostics['ceiling'])}, chance {_fmt(chance)}"
         if agg.skip_breakdown and agg.valid:
-            note = (note + "; " if note else "") + "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
+            skips = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
+            note = f"{note}; {skips}" if note else skips
         elif agg.skip_breakdown:
             note = next(iter(agg.skip_breakdown))
         covered = f"{agg.n_valid}/{agg.n_total}"

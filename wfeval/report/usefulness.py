@@ -84,7 +84,8 @@ def collect(documents: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str,
     for doc in documents:
         name = str((doc.get("model") or {}).get("name") or "?")
         config = _model_config(doc.get("_run_dir"))
-        key = name if config is None else f"{name}/{hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]}"
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        key = name if config is None else f"{name}/{digest}"
         entry = models.setdefault(key, {"name": name, "values": {}})
         protocol = _protocol(doc)
         for measurement, agg in (doc.get("results") or {}).items():

@@ -11,9 +11,9 @@ The policies see only the frame they are given (the agent is located in it) and 
 (walls and goal from its metadata), best first:
 
 - ``shortest_path``: the next move of a shortest path (walls respected) from where it sees the agent;
-- ``epsilon_greedy``: the same, but a uniformly random move with probability 0.3;
 - ``toward_goal``: the move that most reduces the larger coordinate gap, blind to walls (it stalls
   against a wall);
+- ``epsilon_greedy``: a shortest path, but a uniformly random move with probability 0.3;
 - ``random``: a uniformly random action;
 - ``noop``: never moves.
 
@@ -131,7 +131,7 @@ class Stay:
 
 
 def scripted_policies() -> dict[str, Any]:
-    return {p.name: p for p in (ShortestPath(), EpsilonGreedy(), TowardGoal(), RandomAction(), Stay())}
+    return {p.name: p for p in (ShortestPath(), TowardGoal(), EpsilonGreedy(), RandomAction(), Stay())}
 
 
 class PolicyEnvironment:
@@ -153,7 +153,7 @@ def frame_reward(request: GenerationRequest, previous: Any, frame: Any) -> tuple
     state, goal = _map(request)
     size = state.spec.cell
     found = ColorLocator(color=world.AGENT_COLOR, size=size)(np.asarray(frame)[None])[0]
-    reached = found is not None and abs(found[0] - goal[0] * size) <= size / 2 and abs(found[1] - goal[1] * size) <= size / 2
+    reached = found is not None and max(abs(found[0] - goal[0] * size), abs(found[1] - goal[1] * size)) <= size / 2
     return (1.0 if reached else 0.0), bool(reached)
 
 

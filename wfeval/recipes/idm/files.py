@@ -29,6 +29,16 @@ TRAIN_HINT = "python -m wfeval.recipes.train_idm benchmark=<name>"
 #: the IDMs shipped with wfeval: name -> sha256 of idm.pt and idm.json (regenerate with
 #: python -m wfeval.recipes.train_idm benchmark=<name> out=wfeval/recipes/idm/weights/<name>)
 SHIPPED: dict[str, dict[str, str]] = {
+    "atari_boxing": {"weights": "5e8cb4e8ba41685dea6c55f2e19a5e0da5d593eeedcc33c961a7ac0139c25ac6",
+                      "sidecar": "2670c2d12dccbfeed011431111b144fa4a8d51f8380887526ef5ac73e95a6226"},
+    "atari_breakout": {"weights": "90e454400048a8c659c7e1b77eafd0d1299878642286ae225ac992e8ea2f833f",
+                        "sidecar": "e39e134988987ae4eaacdd678ec01cff01d87694c8cc80956bb37d01e478bddb"},
+    "atari_pong": {"weights": "592235d64f5ae1166903f05db0ec9fe5d5b6b1a58194c14118c2fbed3e68e73d",
+                    "sidecar": "8d88176a837b66428191f7759dfd8aa94f0c0c85bbce2b3744d45e2fc88bbc0d"},
+    "crafter": {"weights": "b21c79aae4ad0163c879f95a596dc8a186611e63fd97b9a5fd0a2278a60e2cd6",
+                 "sidecar": "1ff2c7698dcea4530707e1eada276d00be9ae3b9cdcd7a3a332b990328d836b0"},
+    "gridworld": {"weights": "1e2dfb1925356bd994fb6d601cb967cae875c2c6c3539995dba468a62063cbfc",
+                   "sidecar": "4868a623a225d19642a295112ffa86ea6dacc4421b7908320fe4649d50a2342f"},
 }
 
 

@@ -7,9 +7,9 @@ cosine decay; everything seeded and ``torch.use_deterministic_algorithms``; one 
 (the same weights on every run of the same torch build). The weights are stored as float16 (a small
 file to ship) and the held-out figures are measured with those rounded weights.
 
-Held-out figures: discrete — accuracy, the chance level (the share of the most frequent action: the
-best constant guess) and the confusion matrix; continuous — R² = 1 − MSE / Var per action element
-(the variance of the training actions), averaged over the elements; chance is 0 (the mean).
+Held-out figures: discrete — accuracy, ``majority`` (the share of the most frequent action: the best
+constant guess) and the confusion matrix; continuous — R² = 1 − MSE / Var per action element (the
+variance of the training actions), averaged over the elements; ``majority`` 0 (the mean's R²).
 """
 
 from __future__ import annotations
@@ -146,10 +146,10 @@ def evaluate(net: Any, clips: Clips, standardiser: dict[str, list[float]] | None
         n = len(clips.action_names)
         confusion = np.zeros((n, n), np.int64)
         np.add.at(confusion, (truth, guess), 1)
-        return {"metric": "accuracy", "value": float((truth == guess).mean()), "chance": majority_rate(truth),
+        return {"metric": "accuracy", "value": float((truth == guess).mean()), "majority": majority_rate(truth),
                 "transitions": int(len(truth)), "confusion": confusion.tolist(),
                 "action_names": list(clips.action_names)}
     truth = np.concatenate([np.asarray(a, np.float64).reshape(len(a), -1) for a in clips.actions])
     guess = np.concatenate(predicted)
-    return {"metric": "r2", "value": action_r2(guess, truth, np.square(standardiser["std"])), "chance": 0.0,
+    return {"metric": "r2", "value": action_r2(guess, truth, np.square(standardiser["std"])), "majority": 0.0,
             "transitions": int(len(truth))}

@@ -15,6 +15,7 @@ A sample no IDM can serve gets the reason (the metric skips it: coverage shows t
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 import numpy as np
@@ -22,16 +23,21 @@ import numpy as np
 from wfeval.recipes.idm import files
 
 
+def _plain(value: Any) -> Any:
+    """As JSON holds it (tuples become lists): a live request and a sidecar read back compare equal."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
 def applies_to(request: Any) -> dict[str, Any] | None:
     """The benchmark configuration whose frames an IDM must have been trained on, from a request."""
     names = [str(n) for n in (request.controls.get("action_names") or ())]
     world = request.metadata.get("world")
     if isinstance(world, Mapping) and isinstance(world.get("spec"), Mapping):
-        return {"family": "gridworld", "world": dict(world["spec"]), "action_names": names}
+        return _plain({"family": "gridworld", "world": dict(world["spec"]), "action_names": names})
     sim = request.metadata.get("simulator")
     if isinstance(sim, Mapping) and "family" in sim:
-        return {"family": str(sim["family"]), "env": dict(sim.get("config") or {}), "resize": sim.get("resize"),
-                "action_names": names}
+        return _plain({"family": str(sim["family"]), "env": dict(sim.get("config") or {}),
+                       "resize": sim.get("resize"), "action_names": names})
     return None
 
 
@@ -41,10 +47,10 @@ def applies_to_benchmark(bench: Any) -> dict[str, Any] | None:
     if family == "gridworld":
         from wfeval.benchmarks.gridworld import world
 
-        return {"family": "gridworld", "world": bench.world_spec.to_dict(), "action_names": list(world.ACTIONS)}
+        return _plain({"family": "gridworld", "world": bench.world_spec.to_dict(), "action_names": list(world.ACTIONS)})
     if hasattr(bench, "env") and hasattr(bench, "action_names"):
-        return {"family": str(bench.family), "env": dict(bench.env), "resize": bench.resize,
-                "action_names": list(bench.action_names)}
+        return _plain({"family": str(bench.family), "env": dict(bench.env), "resize": bench.resize,
+                       "action_names": list(bench.action_names)})
     return None
 
 
@@ -131,7 +137,7 @@ class IDMProvider:
             self._keys = {}
             for name, folder in files.shipped().items():
                 _, meta = files.read_sidecar(folder, files.SHIPPED[name])
-                self._keys[name] = meta.get("applies_to")
+                self._keys[name] = _plain(meta.get("applies_to"))
         return self._keys
 
     def for_request(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
