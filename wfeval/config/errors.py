@@ -87,13 +87,6 @@ def friendly_message(exc: BaseException) -> str | None:
         return f"Config error: {malformed}. Fix that file (or take its folder off hydra.searchpath)."
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, name = str(exc.missing_cfg_file).rpartition("/")
-        if group == "metric" and name.startswith("suite_"):
-            bench = name.removeprefix("suite_")
-            return (
-                f"Benchmark '{bench}' has no metric suite: a built-in benchmark's suite is its file's `metrics`, "
-                f"a benchmark of your own (hydra.searchpath) needs conf/metric/{name}.yaml listing them. Choose "
-                f"metrics explicitly, e.g. metric=[generated_rate,artifact_count], or add that suite file."
-            )
         if group in GROUPS:
             return unknown_choice_message(group, name, group_options(group))
         return f"Config error: {exc}"

@@ -49,7 +49,7 @@ class FolderBenchmark:
         fps: float = 8.0,
         strict: bool = False,
         check_complete: bool = True,
-        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
+        metrics: Sequence[str] = (),  # metric ids, each optionally pinned: psnr==1.0
         tags: Sequence[str] = (),
         follow_symlinks: bool = False,
         limits: Mapping[str, Any] | None = None,
@@ -88,7 +88,7 @@ class FolderBenchmark:
             version=str(version or self.info.version or "1.0"),
             description=description or self.info.description,
             splits=tuple(self.info.splits or all_splits or (mf.DEFAULT_SPLIT,)),
-            metrics=metric_specs(metrics or ()),
+            metrics=metric_specs(metrics),
             tags=tuple(tags or self.info.tags),
             dataset_root=str(root),
             metadata={"family": "folder", "split": split, "subset": list(self.subset)},

@@ -79,7 +79,7 @@ class RecordedBenchmark:
         policy: Mapping[str, Any] | None = None,
         cache: bool = True,
         cache_dir: str | None = None,
-        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
+        metrics: Sequence[str] = (),  # metric ids, each optionally pinned: psnr==1.0
         tags: Sequence[str] = (),
     ):
         if split not in splits:
@@ -117,7 +117,7 @@ class RecordedBenchmark:
             version=str(version),
             description=description,
             splits=tuple(splits),
-            metrics=metric_specs(metrics or ()),
+            metrics=metric_specs(metrics),
             tags=tuple(tags),
             metadata={"family": self.family, "split": split, "num_samples": len(self.records()),
                       "context_frames": self.context_frames, "horizon": self.horizon},
