@@ -90,8 +90,9 @@ def import_target(target: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def entry_points(kind: str) -> dict[str, Any]:
-    """Installed entry points of ``wfeval.<kind>`` by name (metadata only; nothing is imported)."""
+def entry_points(group: str) -> dict[str, Any]:
+    """Installed entry points of ``group`` (``wfeval.metrics``, ``wfeval.decoders``) by name
+    (package metadata only; nothing is imported)."""
     from importlib import metadata
 
-    return {ep.name: ep for ep in metadata.entry_points(group=f"wfeval.{kind}")}
+    return {ep.name: ep for ep in metadata.entry_points(group=group)}

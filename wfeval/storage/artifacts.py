@@ -304,14 +304,13 @@ def file_decoder(name: str) -> FileDecoder:
     """The registered decoder ``name``, else the installed entry point of that name (group
     ``wfeval.decoders``); :class:`ArtifactError` when there is none."""
     if name not in _DECODERS:
-        from importlib import metadata
+        from wfeval.config.plugins import entry_points
 
-        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-            if entry.name == name:
-                found = entry.load()
-                if isinstance(found, FileDecoder) and found.name == name:
-                    register_decoder(found)
-                break
+        entry = entry_points(ENTRY_POINT_GROUP).get(name)
+        if entry is not None:
+            found = entry.load()
+            if isinstance(found, FileDecoder) and found.name == name:
+                register_decoder(found)
     if name not in _DECODERS:
         raise ArtifactError(f"no decoder {name!r} for dataset files is registered (import the package that "
                             f"provides it, or reinstall wfeval so that its {ENTRY_POINT_GROUP!r} entry points exist)")
