@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 METRIC_GROUPS: dict[str, tuple[str, ...]] = {
-    "reference": ("psnr", "ssim", "mse", "mae"),
+    "reference": ("psnr", "ssim", "mse", "mae", "lpips"),
     "temporal": ("flicker", "motion_magnitude", "frame_repeat_rate"),
     "control": ("action_following", "agent_position_error"),
     "distribution": ("fvd",),
