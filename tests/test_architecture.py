@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"pipeline"},  # build → generate → score → results → write
     {"schemas"},  # registers every plugin package's config schemas
     {"recipes"},  # learned baselines apart from the core: training app, model=learned
+    {"trackers"},  # experiment trackers as Hydra callbacks (MLflow, TensorBoard, W&B): read run folders
     {"cli", "__main__", "replay", "merge", "compare", "export", "export_dataset", "resume", "store", "__init__"},
 ]
 COMMANDS = LAYERS[-1]
