@@ -138,4 +138,8 @@ def load_lpips(weights: LPIPSWeights, device: str = "cpu") -> LPIPSNetwork:
         for i, param in enumerate(model.heads):
             param.copy_(heads[f"lin{i}.model.1.weight"].float())
     model.eval().requires_grad_(False)
+    if torch.device(device).type == "cuda":  # full float32 convolutions: numbers that do not depend on the GPU
+        from wfeval.features.network import reproducible_math
+
+        reproducible_math()
     return model.to(device)
