@@ -122,6 +122,21 @@ def test_rows_of_different_weights_are_never_averaged_together(tmp_path, weights
     assert not agg.valid and "different LPIPS networks or weights" in agg.diagnostics["reason"]
 
 
+def test_a_failed_generation_scored_at_the_worst_value_keeps_the_weights_record(tmp_path, weights_dir):
+    from wfeval.pipeline.score import score_one
+
+    rng = np.random.default_rng(3)
+    ref = rng.integers(0, 256, (3, 40, 40, 3), dtype=np.uint8)
+    request, result = _sample(ArtifactStore(tmp_path), rng.integers(0, 256, ref.shape, dtype=np.uint8), ref)
+    metric = _metric(weights_dir)
+    metric.bounds = (0.0, NETS["alex"].upper_bound)  # as with the official heads, whose bound is declared
+    failed = score_one("lpips", metric, dataclasses.replace(request, sample_id="s1"),
+                       GenerationResult(sample_id="s1", status="failed", error="boom"), on_failure="worst")
+    assert failed.status == "fail" and failed.raw_value == NETS["alex"].upper_bound
+    agg = metric.aggregate([metric.compute_sample(request, result), failed])
+    assert agg.valid and agg.n_valid == 2 and agg.diagnostics["lpips"]["net"] == "alex"
+
+
 def test_other_weights_are_another_cache_identity(weights_dir):
     one, other = _metric(weights_dir, seed=0), _metric(weights_dir, seed=1)
     assert metric_identity(one) != metric_identity(other)

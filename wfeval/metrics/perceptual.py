@@ -134,7 +134,8 @@ class LPIPS(_ReferenceMetric):
         with different weights are never averaged together: the aggregate is then invalid)."""
         agg = default_aggregate(self.name, results, aggregator=self.aggregator, statistics=self.statistics,
                                 ci=self.ci, confidence=self.confidence, seed=self.seed, bounds=self.bounds)
-        used = {tuple(sorted((r.diagnostics.get("weights") or {}).items())) for r in results if r.status in ("ok", "fail")}
+        used = {tuple(sorted((r.diagnostics.get("weights") or {}).items())) for r in results  # scored rows
+                if r.status == "ok"}  # (a "fail" row is a failed generation at the worst value: no weights)
         if len(used) > 1:
             return dataclasses.replace(agg, valid=False, diagnostics={
                 **agg.diagnostics, "reason": "rows were computed with different LPIPS networks or weights; never "
