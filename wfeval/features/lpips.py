@@ -102,7 +102,8 @@ def _load(data: bytes, where: str) -> dict:
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or a pickle asking for code
-        raise WeightsUnavailable(f"{where}: not a loadable state dict ({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise WeightsUnavailable(f"{where}: not a loadable state dict "
+                                 f"({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise WeightsUnavailable(f"{where}: not a state dict of tensors")
     return state

@@ -141,9 +141,11 @@ class LPIPS(_ReferenceMetric):
                 **agg.diagnostics, "reason": "rows were computed with different LPIPS networks or weights; never "
                                              "averaged together", "weights_seen": [dict(u) for u in sorted(used)]})
         if used:
-            agg = dataclasses.replace(agg, diagnostics={**agg.diagnostics, "lpips": weights_record(dict(next(iter(used))))})
+            record = weights_record(dict(next(iter(used))))
+            agg = dataclasses.replace(agg, diagnostics={**agg.diagnostics, "lpips": record})
         elif not agg.valid:  # nothing scored: when for want of weights, the reason says what to do
-            missing = next((r.skip_reason for r in results if str(r.skip_reason or "").startswith(WEIGHTS_MISSING)), None)
+            missing = next((r.skip_reason for r in results
+                            if str(r.skip_reason or "").startswith(WEIGHTS_MISSING)), None)
             if missing:
                 agg = dataclasses.replace(agg, diagnostics={**agg.diagnostics, "reason": missing})
         return agg

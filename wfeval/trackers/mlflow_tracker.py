@@ -67,7 +67,8 @@ class MLflowTracker(Tracker):
         run_id, now = run.info.run_id, int(time.time() * 1000)
         try:
             metrics = [Metric(safe_key(k), v, now, 0) for k, v in record.metrics.items()]
-            params = [Param(safe_key(k)[:250], v if len(v) <= MAX_PARAM_VAL_LENGTH else v[:MAX_PARAM_VAL_LENGTH - 1] + "…")
+            cut = MAX_PARAM_VAL_LENGTH
+            params = [Param(safe_key(k)[:250], v if len(v) <= cut else v[:cut - 1] + "…")
                       for k, v in flatten(record.config).items()]
             for i in range(0, len(metrics), 1000):
                 client.log_batch(run_id, metrics=metrics[i:i + 1000])

@@ -80,14 +80,16 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
         overrides = [str(o) for o in (_yaml(run_dir / ".hydra" / "overrides.yaml") or [])]
     tags = {"wfeval.run_dir": str(run_dir.resolve()), "wfeval.status": str(manifest.get("status", "missing"))}
     if document is not None:
-        tags.update({"wfeval.model": str(document["model"]["name"]), "wfeval.benchmark": str(document["benchmark"]["id"]),
+        tags.update({"wfeval.model": str(document["model"]["name"]),
+                     "wfeval.benchmark": str(document["benchmark"]["id"]),
                      "wfeval.protocol": str((document.get("protocol") or {}).get("name", "open_loop")),
                      "wfeval.config_hash": str(document.get("config_hash", "")),
                      "wfeval.eligible": str((document.get("evidence") or {}).get("eligible"))})
     if sweep_dir is not None:
         tags["wfeval.sweep"] = str(Path(sweep_dir).resolve())
     if manifest.get("shard"):  # a shard's numbers cover part of the benchmark: say so
-        tags["wfeval.shard"] = json.dumps(manifest["shard"]) if not isinstance(manifest["shard"], str) else manifest["shard"]
+        shard = manifest["shard"]
+        tags["wfeval.shard"] = shard if isinstance(shard, str) else json.dumps(shard)
     if overrides:
         tags["wfeval.overrides"] = " ".join(overrides)
     return RunRecord(

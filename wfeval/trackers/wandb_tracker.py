@@ -43,7 +43,8 @@ class WandbTracker(Tracker):
             settings=wandb.Settings(console="off", x_disable_stats=True, disable_git=True, silent=True),
         )
         try:
-            run.summary.update({**record.metrics, "wfeval/status": record.status, "wfeval/run_dir": str(record.run_dir)})
+            run.summary.update({**record.metrics, "wfeval/status": record.status,
+                                "wfeval/run_dir": str(record.run_dir)})
             if record.artifacts:
                 artifact = wandb.Artifact(_ARTIFACT_NAME.sub("_", f"wfeval-report-{record.name}")[:128],
                                           type="wfeval-report", metadata={"run_dir": str(record.run_dir.resolve())})
