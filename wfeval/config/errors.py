@@ -7,7 +7,7 @@ import difflib
 from pathlib import Path
 from typing import Iterable
 
-GROUPS = ("task", "benchmark", "model", "protocol", "metric")
+GROUPS = ("task", "benchmark", "model", "protocol", "metric", "tracker")
 SEARCHPATH_HINT = (
     "Add your own options with hydra.searchpath=[file:///abs/path/to/conf] "
     "(a folder with the same group sub-folders); see README.md."
@@ -83,6 +83,9 @@ def friendly_message(exc: BaseException) -> str | None:
 
     if isinstance(exc, ConfigError):
         return f"Config error: {exc}"
+    cause = exc.__cause__
+    if isinstance(cause, ConfigError):  # raised while Hydra built an object (a callback): its own words
+        return f"Config error: {cause}"
     if (malformed := yaml_error_message(exc)) is not None:
         return f"Config error: {malformed}. Fix that file (or take its folder off hydra.searchpath)."
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
