@@ -28,8 +28,8 @@ def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
 def summarize_sweep(sweep_dir: Path) -> str:
     from wfeval.pipeline.merge import merge_shards
     from wfeval.pipeline.stored import StoredRunError
-    from wfeval.report.leaderboard import leaderboard, render_text
-    from wfeval.report.rows import load_document, markdown_table
+    from wfeval.report.leaderboard import leaderboard, render_csv, render_markdown, render_text
+    from wfeval.report.runs import load_entries
 
     jobs = _jobs(sweep_dir)
     done = [(d, m) for d, m in jobs if m.get("status") == "completed"]
@@ -43,10 +43,10 @@ def summarize_sweep(sweep_dir: Path) -> str:
         except StoredRunError as exc:
             lines += [f"shards not merged: {exc}", ""]
     if done:
-        board = leaderboard([load_document(d / "results.json") for d, _ in done])
+        board = leaderboard(load_entries([d for d, _ in done]))
         lines += ["```", render_text(board), "```", ""]
-        (sweep_dir / "leaderboard.md").write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n",
-                                                  encoding="utf-8")
+        (sweep_dir / "leaderboard.md").write_text(render_markdown(board), encoding="utf-8")
+        (sweep_dir / "leaderboard.csv").write_text(render_csv(board), encoding="utf-8")
     for job_dir, manifest in failed:
         lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
     text = "\n".join(lines).rstrip() + "\n"

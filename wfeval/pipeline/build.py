@@ -78,9 +78,19 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 
 def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
-    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data."""
+    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data, for the
+    run's task: the dataset hash the benchmark pins for it, the task's primary metric."""
+    from wfeval.results.evidence import for_task
+
     plain = to_plain(cfg.benchmark)
-    return {k: plain[k] for k in RULE_KEYS if k in plain}
+    rules = {k: plain[k] for k in RULE_KEYS if k in plain}
+    task = to_plain(cfg.get("task")) or {}
+    if isinstance(rules.get("evidence"), dict):
+        rules["evidence"] = for_task(rules["evidence"], task.get("name"))
+    primary = (task.get("metadata") or {}).get("primary_metric")
+    if primary and isinstance(rules.get("scorecard"), dict):
+        rules["scorecard"] = {**rules["scorecard"], "primary": primary}
+    return rules
 
 
 def build_benchmark(cfg: DictConfig) -> BenchmarkAdapter:

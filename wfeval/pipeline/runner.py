@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections import Counter
 import os
 import time
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from wfeval.pipeline.spool import Spool, chunked, pair_spool
 from wfeval.storage.metric_rows import ResultCache
 from wfeval.utils.progress import Progress
 from wfeval.report.markdown import results_markdown
-from wfeval.report.table import evidence_line, results_table
+from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.results.table import ResultTable
 from wfeval.storage.rundir import utc_now
@@ -85,10 +86,13 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         pairs = pair_spool(recorder.path)  # what scoring reads back, chunk by chunk
         spools.callback(pairs.close)
         verified = Verified(store if cfg.run.verify_artifacts else None)
+        failed = FailureTally()  # why samples were not generated: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
                 for request, result in chunk:
-                    record = {"request": request.to_dict(), "result": verified(request, result).to_dict()}
+                    result = verified(request, result)
+                    failed.add(request.sample_id, result)
+                    record = {"request": request.to_dict(), "result": result.to_dict()}
                     records.write(record)
                     pairs.append(record)
                 records.flush()
@@ -113,9 +117,8 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.rundir.write_text("results.md", results_markdown(document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
-    print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                               f"({recorder.path})"))
-    print(evidence_line(document["evidence"]))
+    print(end_of_run(summary.results, document, f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
+                                                f"({recorder.path})", failed))
     if cfg.run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
@@ -226,7 +229,7 @@ def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: st
         if recorder.previous is not None else None
     rundir.replace(PARTIAL_GENERATIONS, "generations.jsonl")
     recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
-    progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
+    progress = Progress("score", len(pairs), progress_mode)  # samples, each done when every metric scored it
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                         rows_file=rundir.file("metrics.jsonl"))
     started = time.perf_counter()
@@ -235,11 +238,14 @@ def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: st
         for chunk in pairs.chunks():
             done = reuse.rows(chunk) if reuse is not None else {}
             offsets: dict[tuple[str, str], int] = {}
+            left = Counter({q.sample_id: len(plan.metrics) for q, _ in chunk})  # metrics still to score
 
             def on_result(result: MetricResult, reused: bool) -> None:
                 key = (result.metric_id, result.sample_id)
                 offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-                progress.update()
+                left[result.sample_id] -= 1
+                if not left[result.sample_id]:
+                    progress.update()
 
             per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
             rows_out.flush()
