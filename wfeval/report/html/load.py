@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wfeval.storage import rundir
 from wfeval.api import ArtifactRef
 from wfeval.report.html.digest import Generations, Samples, Steps, read_metrics
+from wfeval.report.runs import read_hydra
+
+if TYPE_CHECKING:
+    from wfeval.report.runs import Entry
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -86,9 +90,10 @@ class RunData:
     def __init__(self, path: Path, manifest: dict[str, Any], results: dict[str, Any] | None,
                  samples: Iterable | None = None, metric_rows: Iterable | Mapping | None = None,
                  generations: Iterable | Mapping | None = None, steps: Iterable | None = None,
-                 overrides: list[str] | None = None, label: str = ""):
+                 overrides: list[str] | None = None, label: str = "", task: str | None = None):
         self.path, self.manifest, self.results = Path(path), manifest, results
-        self.overrides, self.label = overrides, label
+        self.overrides, self.label, self.task = overrides, label, task
+        self.color = "#1f77b4"  # the run's row colour on the page (set with the leaderboard)
         self.samples = Samples(_rows(samples))
         self.metrics, self.horizons = read_metrics(_rows(metric_rows, nested=True))
         self._generations = _rows(generations)
@@ -121,6 +126,20 @@ class RunData:
     def status(self) -> str:
         return str(self.manifest.get("status") or "unknown")
 
+    def entry(self) -> "Entry":
+        """The run as the leaderboard sees it (:class:`~wfeval.report.runs.Entry`), this object attached."""
+        from wfeval.report.rows import protocol_label
+        from wfeval.report.runs import Entry
+
+        if self.results is not None:
+            entry = Entry.of_document(self.results, self.path, overrides=self.overrides, task=self.task)
+        else:  # a run that ended without results: its manifest says what it was
+            entry = Entry(None, self.path, overrides=self.overrides, task=self.task, model_name=self.model_name,
+                          benchmark=self.benchmark_id, protocol=protocol_label(self.manifest), run_id=self.run_id)
+        entry.status, entry.error = self.status, self.manifest.get("error")
+        entry.extra["run"] = self
+        return entry
+
     def store_dir(self) -> Path | None:
         store = self.manifest.get("store_dir")
         return Path(store) if store else None
@@ -140,22 +159,10 @@ def load_run(path: Path) -> RunData:
     manifest = _read_json(path / "manifest.json")
     if manifest is None:
         raise FileNotFoundError(f"{path}: no manifest.json (not a wfeval run folder)")
+    overrides, task = read_hydra(path)
     return RunData(path, manifest, _read_json(path / "results.json"), samples=FileRows(path / "samples.jsonl"),
                    metric_rows=FileRows(path / "metrics.jsonl"), generations=FileRows(path / "generations.jsonl"),
-                   steps=FileRows(path / "steps.jsonl"), overrides=_overrides(path / ".hydra" / "overrides.yaml"))
-
-
-def _overrides(path: Path) -> list[str] | None:
-    """Hydra's record of the job's own overrides (a YAML list of strings), read as plain data."""
-    if not path.is_file():
-        return None
-    import yaml  # PyYAML, a dependency of omegaconf
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        return None
-    return [str(x) for x in data] if isinstance(data, list) else None
+                   steps=FileRows(path / "steps.jsonl"), overrides=overrides, task=task)
 
 
 def find_runs(paths: Iterable[str | Path]) -> list[Path]:
