@@ -9,28 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import cli_env, run_cli
 from wfeval.report.leaderboard import leaderboard, render_csv, render_text
 from wfeval.report.runs import Entry
 
-MODELS = ("oracle", "static", "noisy")
+MODELS = ("oracle", "static", "noisy")  # the two_benchmarks sweep's (conftest)
 
 
 def _module(name, *args, cwd, env=None):
     return subprocess.run([sys.executable, "-m", name, *map(str, args)], cwd=cwd, env=env or cli_env(),
                           capture_output=True, text=True, timeout=300)
-
-
-@pytest.fixture(scope="module")
-def two_benchmarks(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("board")
-    proc = run_cli(["-m", "benchmark=gridworld,atari_pong", f"model={','.join(MODELS)}", "run.limit=4",
-                    "run.progress=off", "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    [sweep] = (root / "outputs" / "multirun").iterdir()
-    return sweep
 
 
 def _headline(job: Path, measurement: str) -> float:

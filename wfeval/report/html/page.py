@@ -252,7 +252,7 @@ def _sample_rows(runs: list[RunData], tables: list[dict[str, Any]]) -> dict[str,
             rows.append({"id": r["id"], "model": run.label, "color": run.color, "status": r["status"],
                          "state": state, "cells": cells})
         if table["more"]:
-            more.append(f"{run.label}: {table['more']} more in its metrics.jsonl")
+            more.append(f"{run.label}: {table['more']} more in metrics.jsonl")
     return {"metrics": metrics, "rows": rows, "more": more, "models": [r.label for r in runs]}
 
 
