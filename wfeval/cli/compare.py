@@ -100,7 +100,7 @@ def _comparisons(board, entries, args, width):
             for row in board.rows:
                 if row is not base[0] and column.key in row.entries:
                     pairs.append((row.entries[column.key], base[0].entries[column.key], row.label, base[0].label))
-    elif len(entries) == 2:
+    elif len(args.paths) == 2 and len(entries) == 2:  # compare RUN_A RUN_B
         first, second = entries  # in the order given
         label = {id(e): r.label for r in board.rows for e in r.entries.values()}
         pairs.append((first, second, label[id(first)], label[id(second)]))

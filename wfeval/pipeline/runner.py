@@ -106,7 +106,7 @@ def _run(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
                 _generate(plan, cfg.run, store, recorder, summary, keep)
         if cfg.run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, pairs, recorder, cfg.run.progress, store)
+        table = _score(plan, pairs, recorder, cfg.run.progress, store, failed)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -220,7 +220,7 @@ def _generate(plan: RunPlan, run: Any, store: ArtifactStore, recorder: RunRecord
 
 
 def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None) -> ResultTable:
+           store: ArtifactStore | None = None, failed: FailureTally | None = None) -> ResultTable:
     """Score every pair, a chunk at a time (a resumed run reuses its rows of unchanged samples and
     metric versions); rows go to metrics.jsonl, sample rows to samples.jsonl, and what results
     need of each sample to the returned :class:`~wfeval.results.table.ResultTable`."""
@@ -246,6 +246,8 @@ def _score(plan: RunPlan, pairs: Spool, recorder: RunRecorder, progress_mode: st
                 left[result.sample_id] -= 1
                 if not left[result.sample_id]:
                     progress.update()
+                if failed is not None:
+                    failed.add_metric(result)
 
             per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
             rows_out.flush()

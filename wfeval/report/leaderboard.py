@@ -487,7 +487,8 @@ def render_markdown(board: Board) -> str:
         parts += [f"## {title}", "", markdown_table(header, body), ""]
         reasons = board.reason_lines(column) if column is not None else []
         parts += [*reasons, ""] if reasons else []
-    parts += [line if line.startswith("  ") is False else f"- {line.strip()}" for line in board.legend()]
+    for line in board.legend():  # the full names as a list, the rest as paragraphs
+        parts += [f"- {line.strip()}"] if line.startswith("  ") else [line, ""]
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -14,22 +14,40 @@ MAX_REASONS = 3  # distinct failure reasons printed for the model, and for the m
 REASON_WIDTH = 200
 
 
+def _anonymous(text: str, sample_id: str) -> str:
+    """``text`` with the sample's id taken out: the same reason on other samples reads the same."""
+    for form in (repr(sample_id), f'"{sample_id}"', sample_id):
+        text = text.replace(form, "…")
+    return text
+
+
 class FailureTally:
-    """Why samples were not generated: reason (the sample's id taken out) → count, a first sample."""
+    """Why samples were not generated (reason, the sample's id taken out → count, a first sample),
+    and why metrics did not score items (reason → metric → count), as a run goes."""
 
     def __init__(self) -> None:
         self.counts: Counter = Counter()
         self.example: dict[str, str] = {}
+        self.metric_reasons: dict[str, Counter] = {}
 
     def add(self, sample_id: str, result) -> None:
         if result.status == "ok":
             return
-        error = _first_line(result.error) or "no error message"
-        for form in (repr(sample_id), f'"{sample_id}"', sample_id):
-            error = error.replace(form, "…")
-        reason = f"{result.stop_reason or result.status}: {error}"
+        reason = f"{result.stop_reason or result.status}: " \
+                 f"{_anonymous(_first_line(result.error) or 'no error message', sample_id)}"
         self.counts[reason] += 1
         self.example.setdefault(reason, sample_id)
+
+    def add_metric(self, result) -> None:
+        """A metric row; a skip or error that does not merely follow a failed generation is counted."""
+        if result.status not in ("skip", "error"):
+            return
+        category = str((result.diagnostics or {}).get("skip_category") or "")
+        reason = _first_line(result.skip_reason) or "no reason given"
+        if "(generation " in category or "(generation " in reason or category.startswith("input unavailable") \
+                or reason == "not generated":
+            return
+        self.metric_reasons.setdefault(_anonymous(reason, result.sample_id), Counter())[result.metric_id] += 1
 
 
 def _fmt(value: object) -> str:
@@ -103,11 +121,15 @@ def failure_lines(generation: FailureTally, results: Mapping[str, AggregateResul
         if len(generation.counts) > limit:
             lines.append(f"  … {len(generation.counts) - limit} more reasons (samples.jsonl, report.html)")
     by_reason: dict[str, list[tuple[str, int]]] = {}
-    for measurement, agg in results.items():
-        for reason, count in (agg.skip_breakdown or {}).items():
-            if "(generation " in reason or reason in ("not generated", "input unavailable (benchmark data problem)"):
-                continue  # follows from a failed generation (said above) or from the benchmark's data
-            by_reason.setdefault(str(reason), []).append((measurement.split(".", 1)[-1], count))
+    if generation.metric_reasons:  # the rows' own reasons, seen as they were scored
+        for reason, metrics in generation.metric_reasons.items():
+            by_reason[reason] = list(metrics.items())
+    else:  # only the aggregates: their skip categories
+        for measurement, agg in results.items():
+            for reason, count in (agg.skip_breakdown or {}).items():
+                if "(generation " in reason or reason in ("not generated", "input unavailable (benchmark data problem)"):
+                    continue  # follows from a failed generation (said above) or from the benchmark's data
+                by_reason.setdefault(str(reason), []).append((measurement.split(".", 1)[-1], count))
     if by_reason:
         lines.append("metrics: items not scored (skip / error):")
         ordered = sorted(by_reason.items(), key=lambda kv: -sum(c for _, c in kv[1]))
