@@ -150,3 +150,20 @@ def test_an_fvd_pair_without_common_reference_features_is_not_compared(tmp_path)
     assert diff.estimate is None and "at least 2 samples with features in both" in diff.reason
     with pytest.raises(NotComparable, match="no metrics.jsonl"):
         compare_runs(a, Entry.of_document(a.document, tmp_path / "nowhere"))
+
+
+def test_a_measurement_computed_differently_is_not_compared(runs, tmp_path):
+    import shutil
+
+    changed = tmp_path / "static_max_db_50"
+    shutil.copytree(runs["static"], changed)
+    rows = read_jsonl(changed / "metrics.jsonl")
+    for row in rows:
+        if row["metric_id"] == "psnr" and "variant" in row["diagnostics"]:
+            row["diagnostics"]["variant"] = row["diagnostics"]["variant"].replace("max_db=100", "max_db=50")
+    (changed / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = _module("wfeval.compare", runs["oracle"], changed, cwd=runs["root"])
+    assert proc.returncode == 0, proc.stderr
+    psnr = " ".join(line for line in proc.stdout.splitlines() if line.startswith("psnr "))  # every block's line
+    assert "not compared: computed differently" in psnr and "max_db=50" in psnr
+    assert "Holm–Bonferroni over 6 tests" in proc.stdout  # the refused one is not a test

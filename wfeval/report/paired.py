@@ -241,6 +241,10 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
             diff.reason = f"metric versions differ ({info_a.get('version')} vs {info_b.get('version')})"
             continue
         ta, tb = rows_a[metric], rows_b[metric]
+        other = (doc_b["results"][m].get("diagnostics") or {}).get("aggregator")
+        if other != aggregator[m]:
+            diff.reason = f"aggregated differently ({aggregator[m]} vs {other})"
+            continue
         if ta.variant and tb.variant and ta.variant != tb.variant:
             diff.reason = f"computed differently: {ta.variant} vs {tb.variant}"
             continue
