@@ -78,7 +78,7 @@ def test_an_autoregressive_run_prints_latency_in_milliseconds_and_progress_in_sa
 
 
 def test_goal_reaching_is_eligible_on_its_own_defaults_and_ranked_by_goal_success(tmp_path):
-    """The samples task=goal_reaching builds have the hash gridworld pins for that task; the run's
+    """The samples task=goal_reaching builds have the hash the task pins for gridworld; the run's
     rules hold it to that hash and rank it by goal success (a full run's verdict: the golden
     script's goal_reaching case, benchmarks/results_golden.py)."""
     from wfeval.pipeline import build
@@ -91,9 +91,9 @@ def test_goal_reaching_is_eligible_on_its_own_defaults_and_ranked_by_goal_succes
                                      shard=None)
     rules = build.benchmark_rules(cfg)
     assert len(requests) == rules["evidence"]["min_valid"]["default"] == 32
-    assert dataset_hash(requests) == rules["evidence"]["dataset_hash"] \
-        == cfg.benchmark.evidence.task_dataset_hash.goal_reaching
-    assert "task_dataset_hash" not in rules["evidence"] and rules["scorecard"]["primary"] == "goal_success"
+    assert dataset_hash(requests) == rules["evidence"]["dataset_hash"] == cfg.task.metadata.dataset_hash.gridworld
+    assert rules["evidence"]["dataset_hash"] != cfg.benchmark.evidence.dataset_hash  # other samples than the default task's
+    assert rules["scorecard"]["primary"] == "goal_success"
     plain = build.benchmark_rules(compose([]))  # the default task keeps the benchmark's own hash and primary
     assert plain["evidence"]["dataset_hash"] == cfg.benchmark.evidence.dataset_hash
     assert plain["scorecard"]["primary"] == "psnr"

@@ -116,8 +116,6 @@ class EvidenceSchema:
     min_valid: Dict[str, int] = field(default_factory=dict)  # metric id (or "default") -> count
     metric_versions: Dict[str, str] = field(default_factory=dict)
     dataset_hash: Optional[str] = None
-    # task name -> the pinned hash of the samples that task builds from the benchmark (goal_reaching)
-    task_dataset_hash: Dict[str, str] = field(default_factory=dict)
     official_splits: List[str] = field(default_factory=list)
 
 

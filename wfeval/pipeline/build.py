@@ -86,7 +86,7 @@ def benchmark_rules(cfg: DictConfig) -> dict[str, Any]:
     rules = {k: plain[k] for k in RULE_KEYS if k in plain}
     task = to_plain(cfg.get("task")) or {}
     if isinstance(rules.get("evidence"), dict):
-        rules["evidence"] = for_task(rules["evidence"], task.get("name"))
+        rules["evidence"] = for_task(rules["evidence"], task, plain.get("name"))
     primary = (task.get("metadata") or {}).get("primary_metric")
     if primary and isinstance(rules.get("scorecard"), dict):
         rules["scorecard"] = {**rules["scorecard"], "primary": primary}

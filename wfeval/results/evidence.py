@@ -7,11 +7,10 @@
       min_valid: {default: 8, fvd: 256}
       metric_versions: {psnr: "1.0"}
       dataset_hash: 3f2a...         # sha256 of the samples' content (manifest.benchmark.dataset_hash)
-      task_dataset_hash: {goal_reaching: 9c1e...}   # another task's samples (resolved into
-                                    # dataset_hash when the run is built: for_task)
       official_splits: [test]
 
-Every failed rule adds a reason; a result is eligible only with no reason at all. The reasons
+Every failed rule adds a reason; a result is eligible only with no reason at all. A task that
+builds other samples from the benchmark's data pins their hash itself (:func:`for_task`). The reasons
 are one per rule and metric (``results.json`` keeps them so); :func:`grouped_reasons` is how
 they are shown: one line per distinct reason with the metrics it applies to, and a quick run on
 a subset of the samples as one reason.
@@ -65,14 +64,15 @@ def evidence_gate(
     return {"eligible": not reasons, "reasons": reasons, "rules": dict(rules)}
 
 
-def for_task(rules: Mapping[str, Any], task: str | None) -> dict[str, Any]:
-    """The evidence rules a run of ``task`` is held to: ``dataset_hash`` is the hash the benchmark
-    pins for that task (``task_dataset_hash[task]``: a task builds other samples from the same
-    data, e.g. goal reaching), else its own; ``task_dataset_hash`` itself is not kept."""
-    out = {k: v for k, v in rules.items() if k != "task_dataset_hash"}
-    by_task = rules.get("task_dataset_hash") or {}
-    if task is not None and task in by_task:
-        out["dataset_hash"] = by_task[task]
+def for_task(rules: Mapping[str, Any], task: Mapping[str, Any] | None, benchmark: str | None) -> dict[str, Any]:
+    """The evidence rules a run of ``task`` on ``benchmark`` is held to: a task that builds other
+    samples from a benchmark's data (goal reaching) pins their hash itself
+    (``task.metadata.dataset_hash.<benchmark name>``), which replaces the benchmark's
+    ``dataset_hash``; every other rule is the benchmark's."""
+    out = dict(rules)
+    pinned = (((task or {}).get("metadata") or {}).get("dataset_hash") or {})
+    if isinstance(pinned, Mapping) and benchmark is not None and benchmark in pinned:
+        out["dataset_hash"] = pinned[benchmark]
     return out
 
 
