@@ -99,15 +99,27 @@ class RunData:
         self._generations = _rows(generations)
         self.generations = None if self.samples.has_rows else Generations(self._generations)
         self.steps = Steps(_rows(steps))
+        self._wanted: set[str] = set()  # records a later call will ask for (read with the first)
+        self._records: dict[str, dict[str, Any] | None] = {}  # read so far (None: no record)
+
+    def want_records(self, sample_ids: Iterable[str]) -> None:
+        """Records :meth:`generation_records` will be asked for later: read in the same pass as the
+        next call's, so that ``generations.jsonl`` is not read once per section of the page."""
+        self._wanted.update(str(s) for s in sample_ids)
 
     def generation_records(self, sample_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The ``generations.jsonl`` record (the last one) of each of ``sample_ids`` that has one."""
-        wanted, found = set(sample_ids), {}
-        for record in self._generations:
-            sample = rundir.request_sample_id(record)
-            if sample and str(sample) in wanted:
-                found[str(sample)] = record
-        return found
+        asked = {str(s) for s in sample_ids}
+        missing = asked - self._records.keys()
+        if missing:
+            wanted = missing | (self._wanted - self._records.keys())
+            found: dict[str, dict[str, Any]] = {}
+            for record in self._generations:
+                sample = rundir.request_sample_id(record)
+                if sample and str(sample) in wanted:
+                    found[str(sample)] = record
+            self._records.update({s: found.get(s) for s in wanted})
+        return {s: self._records[s] for s in asked if self._records.get(s) is not None}  # type: ignore[misc]
 
     @property
     def run_id(self) -> str:

@@ -141,7 +141,7 @@ def sample_strip(request: dict[str, Any], result: dict[str, Any], run_ref, store
 
 # -- the sample viewer: one still sprite per video, the page steps through its frames -----------
 
-SPRITE_QUALITY = 85
+SPRITE_QUALITY = 80
 
 
 @dataclass

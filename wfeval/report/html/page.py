@@ -18,7 +18,7 @@ from wfeval.report.html import charts
 from wfeval.report.html.load import RunData
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import (MAX_IDS, MAX_SAMPLE_ROWS, failures, pictured, sample_table, strips,
-                                        viewer)
+                                        strip_ids, viewer, viewer_ids)
 from wfeval.report.html.values import fmt, headline, higher_is_better, number
 from wfeval.report.leaderboard import Board, Column, Row, leaderboard
 from wfeval.report.units import unit_of
@@ -222,6 +222,9 @@ def section(board: Board, column: Column, details: dict[str, Any]) -> dict[str, 
     runs = [row.entries[column.key].extra["run"] for row in board.column_rows(column)]
     measurements = [column.measurement(m) for m in column.measurements]
     shown = [m for m in measurements if pictured(runs, m)]
+    later, _ = viewer_ids(runs, strip_ids(runs, shown))  # the viewer's samples: read with the strips' records
+    for run in runs:
+        run.want_records(later)
     parts = section_parts(runs, shown)
     picks = [item["sample_id"] for s in parts["strips"] for g in s["groups"] for item in g["picks"]]
     return {

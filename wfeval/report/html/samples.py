@@ -18,7 +18,7 @@ from wfeval.report.html.load import RunData
 from wfeval.report.html.values import fmt, higher_is_better
 
 __all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "MAX_VIEWER", "failures", "pictured", "sample_table",
-           "sample_values", "strips", "viewer"]
+           "sample_values", "strip_ids", "strips", "viewer", "viewer_ids"]
 
 MAX_GROUPS = 100
 MAX_ACTIONS = 64
@@ -75,6 +75,17 @@ def _picks(run: RunData, metric: str, higher: bool | None) -> tuple[int, list[tu
     if scored[0][0] == scored[-1][0]:  # every sample has the same value: one picture says it all
         picks = [(f"all {n} equal", scored[0])]
     return n, picks
+
+
+def strip_ids(runs: list[RunData], measurements: list[str]) -> list[str]:
+    """The sample ids :func:`strips` will show (from the metric columns alone, nothing read)."""
+    ids: list[str] = []
+    for m in measurements:
+        metric, higher = (m.split(".", 1)[1] if "." in m else m), higher_is_better(runs, m)
+        for run in runs:
+            if m.startswith(f"{run.benchmark_id}.") and (found := _picks(run, metric, higher)) is not None:
+                ids += [sample_id for _, (_, sample_id) in found[1]]
+    return list(dict.fromkeys(ids))
 
 
 def strips(runs: list[RunData], measurements: list[str]) -> list[dict[str, Any]]:
@@ -176,7 +187,7 @@ def sample_table(run: RunData) -> dict[str, Any]:
     return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, count - MAX_SAMPLE_ROWS)}
 
 
-def _viewer_ids(runs: list[RunData], picks: list[str], limit: int) -> tuple[list[str], int]:
+def viewer_ids(runs: list[RunData], picks: list[str], limit: int = MAX_VIEWER) -> tuple[list[str], int]:
     """The samples the viewer carries: those the strips show, then failed ones, then the first
     ones; and how many samples the runs have."""
     chosen = list(dict.fromkeys(picks))
@@ -196,7 +207,7 @@ def viewer(runs: list[RunData], picks: list[str], limit: int = MAX_VIEWER) -> di
     frames (one still sprite each, stepped through by the page), its status and values."""
     from wfeval.report.html.media import sample_videos, sprite
 
-    ids, total = _viewer_ids(runs, picks, limit)
+    ids, total = viewer_ids(runs, picks, limit)
     records = [run.generation_records(ids) for run in runs]
     samples = []
     for sample_id in ids:
