@@ -450,3 +450,20 @@ def test_charts_stay_inside_each_metrics_declared_range(sweep_report):
     svg = base64.b64decode(psnr.split(",", 1)[1]).decode()
     ticks = [float(t) for t in re.findall(r'text-anchor="middle" fill="#333">(-?[\d.]+)</text>', svg)]
     assert max(ticks) < 60 and "100 (bound)" in svg  # scaled to the uncapped models; the oracle on the edge
+
+
+def test_runs_that_failed_before_having_a_benchmark_are_listed_not_made_columns(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    failed = tmp_path / "runs" / "9_broken"
+    shutil.copytree(sweep_report.job("static"), failed)
+    (failed / "results.json").unlink()
+    manifest = {"run_id": "broken", "status": "failed", "error": "ConfigError: task.protocol: no such pair"}
+    (failed / "manifest.json").write_text(json.dumps(manifest))
+    for job in ("oracle", "static"):
+        shutil.copytree(sweep_report.job(job), tmp_path / "runs" / sweep_report.job(job).name)
+    page = write_report([tmp_path / "runs"], tmp_path / "r.html").read_text()
+    board = page.split('<section id="leaderboard">', 1)[1].split("</section>", 1)[0]
+    assert "1 run ended without results" in board and "ConfigError: task.protocol: no such pair" in board
+    assert len(elements(page, "section", "bench")) == 1  # no column, no section for an unknown benchmark
+    assert "3 runs" in page.split('<p class="sub">', 1)[1].split("</p>", 1)[0]

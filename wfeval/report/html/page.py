@@ -333,7 +333,15 @@ def pictures(sections: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def context(runs: list[RunData], title: str, baseline: str | None = None, alpha: float = 0.05) -> dict[str, Any]:
-    board = leaderboard([run.entry() for run in runs])
+    from wfeval.report.runs import column_key
+
+    entries = [run.entry() for run in runs]
+    # a run that ended without results in a column no other run has (e.g. a config error before the
+    # benchmark was built): listed under the leaderboard, not made a column of its own
+    known = {column_key(e) for e in entries if e.document is not None}
+    stray = [e for e in entries if e.document is None and known and column_key(e) not in known]
+    board = leaderboard([e for e in entries if e not in stray])
+    runs = [e.extra["run"] for e in entries if e not in stray]
     for i, row in enumerate(board.rows):  # each run is named and coloured as its row
         for entry in row.entries.values():
             run = entry.extra["run"]
@@ -343,13 +351,15 @@ def context(runs: list[RunData], title: str, baseline: str | None = None, alpha:
     sections = [section(board, column, tables["details"]) for column in board.columns]
     return {
         "title": title,
-        "runs": runs,
+        "runs": [e.extra["run"] for e in entries],
         "benchmarks": benchmarks,
         "board": tables,
         "comparisons": comparisons(board, baseline, alpha) if len(runs) > 1 else [],
         "alpha": alpha,
         "sections": sections,
+        "stray": [{"folder": e.folder, "model": e.model_name, "status": e.status, "error": e.error or ""}
+                  for e in stray],
         "pictures": pictures(sections),
-        "provenance": [provenance(r) for r in runs],
+        "provenance": [provenance(e.extra["run"]) for e in entries],
         "limits": {"sample_rows": MAX_SAMPLE_ROWS, "ids": MAX_IDS},
     }
