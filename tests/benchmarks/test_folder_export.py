@@ -30,7 +30,8 @@ def test_refuses_a_non_empty_folder_unless_forced(tmp_path, capsys):
     out.mkdir()
     (out / "keep.txt").write_text("mine")
     assert main([str(out), "benchmark.num_samples=1"]) == 2
-    assert "is not empty" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is not empty; add --force" in err and "overwrite=True" not in err  # the command's flag, not the API's
     assert main([str(out), "benchmark.num_samples=1", "--force", "--video-format", "npz"]) == 0
     assert not (out / "keep.txt").exists() and lines(out)[0]["reference_video"].endswith(".npz")
 

@@ -40,7 +40,7 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     from wfeval.pipeline.merge_shards import merge_shards
     from wfeval.pipeline.stored import StoredRunError
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
-    from wfeval.report.rows import load_document
+    from wfeval.report.runs import load_entries
 
     jobs = _jobs(sweep_dir)
     done = [(d, m) for d, m in jobs if m.get("status") == "completed"]
@@ -54,7 +54,7 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
         except StoredRunError as exc:
             lines += [f"shards not merged: {exc}", ""]
     if done:
-        board = leaderboard([load_document(d / FILES.results) for d, _ in done])
+        board = leaderboard(load_entries([d for d, _ in done]))
         lines += ["```", render_text(board), "```", ""]
         write_leaderboard(board, sweep_dir)
     for job_dir, manifest in failed:

@@ -90,9 +90,11 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 
 def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
-    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data; the metric
+    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data, for the
+    run's task: the dataset hash the benchmark pins for it, the task's primary metric; the metric
     versions the evidence gate pins come from the benchmark's ``metrics`` (``psnr==1.0``)."""
     from wfeval.config.plugins import metric_versions
+    from wfeval.results.evidence import for_task
 
     plain = section(cfg, "benchmark")
     rules = {k: plain[k] for k in RULE_KEYS if k in plain}
@@ -100,6 +102,12 @@ def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     if pinned:
         evidence = rules["evidence"] = dict(rules.get("evidence") or {})
         evidence["metric_versions"] = {**pinned, **dict(evidence.get("metric_versions") or {})}
+    task = section(cfg, "task") or {}
+    if isinstance(rules.get("evidence"), dict):
+        rules["evidence"] = for_task(rules["evidence"], task, plain.get("name"))
+    primary = (task.get("metadata") or {}).get("primary_metric")
+    if primary and isinstance(rules.get("scorecard"), dict):
+        rules["scorecard"] = {**rules["scorecard"], "primary": primary}
     return rules
 
 

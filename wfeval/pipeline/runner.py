@@ -15,6 +15,7 @@ import functools
 import os
 import time
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -36,7 +37,7 @@ from wfeval.pipeline.score import Reuse, score_all
 from wfeval.pipeline.seeds import seeded_request
 from wfeval.pipeline.spool import chunked, stored_pairs
 from wfeval.report.markdown import results_markdown
-from wfeval.report.table import evidence_line, results_table
+from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
@@ -88,11 +89,13 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.record_plan(**plan.manifest_entries())
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
+        failed = FailureTally()  # why samples were not generated: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
                 for request, result in chunk:
-                    offsets.append(records.write({"request": request.to_dict(),
-                                                  "result": verified(request, result).to_dict()}))
+                    result = verified(request, result)
+                    failed.add(request.sample_id, result)
+                    offsets.append(records.write({"request": request.to_dict(), "result": result.to_dict()}))
                 records.flush()
 
             if plan.source_pairs is not None:
@@ -104,7 +107,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
                 _generate(plan, run, store, recorder, summary, keep)
         if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, offsets, recorder, run.progress, store)
+        table = _score(plan, offsets, recorder, run.progress, store, failed)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -115,9 +118,8 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.rundir.write_text(FILES.results_md, results_markdown(document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
-    print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                               f"({recorder.path})"))
-    print(evidence_line(document["evidence"]))
+    print(end_of_run(summary.results, document, f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
+                                                f"({recorder.path})", failed))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
@@ -210,7 +212,7 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
 
 
 def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None) -> ResultTable:
+           store: ArtifactStore | None = None, failed: FailureTally | None = None) -> ResultTable:
     """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
     time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
     of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
@@ -221,7 +223,7 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
     rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
     pairs = stored_pairs(rundir.file(FILES.generations), offsets)
     recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
-    progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
+    progress = Progress("score", len(pairs), progress_mode)  # samples, each done when every metric scored it
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                         rows_file=rundir.file(FILES.metrics))
     started = time.perf_counter()
@@ -230,11 +232,16 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
         for chunk in pairs.chunks(spool.CHUNK):
             done = reuse.rows(chunk) if reuse is not None else {}
             chunk_offsets: dict[tuple[str, str], int] = {}
+            left = Counter({q.sample_id: len(plan.metrics) for q, _ in chunk})  # metrics still to score
 
             def on_result(result: MetricResult, reused: bool) -> None:
                 key = (result.metric_id, result.sample_id)
                 chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-                progress.update()
+                left[result.sample_id] -= 1
+                if not left[result.sample_id]:
+                    progress.update()
+                if failed is not None:
+                    failed.add_metric(result)
 
             per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
             rows_out.flush()

@@ -21,6 +21,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from wfeval.config.errors import ConfigError
+from wfeval.storage.rundir import FILES
 from wfeval.trackers.record import RunRecord, job_config, record_of
 
 EXTRA = "trackers"
@@ -61,7 +62,7 @@ class Tracker(Callback):
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         merged = Path(str(config.hydra.sweep.dir)) / "merged"
-        if (merged / "results.json").is_file():
+        if (merged / FILES.results).is_file():
             self._log_folder(merged, sweep_dir=merged.parent)
 
     def _log_folder(self, run_dir: Path, **options: Any) -> None:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wfeval.report.rows import load_document, rows
+from wfeval.storage.rundir import FILES
 
 COUNT_FIELDS = ("ci_low", "ci_high", "n_valid", "n_total", "n_skipped", "coverage")
 #: the run folder's files a tracker attaches, when present (the report and what it rests on)
-ARTIFACTS = ("results.json", "results.md", "report.html", "manifest.json", ".hydra/config.yaml",
-             ".hydra/overrides.yaml")
+ARTIFACTS = (FILES.results, FILES.results_md, FILES.report, FILES.manifest, FILES.config,
+             FILES.overrides)
 DEFAULT_EXPERIMENT = "wfeval"
 
 
@@ -72,12 +73,12 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
               sweep_dir: Path | None = None, name: str | None = None) -> RunRecord:
     """The record of a run folder (its own ``.hydra/`` files give the config when none is passed)."""
     run_dir = Path(run_dir)
-    manifest = _json(run_dir / "manifest.json")
-    document = load_document(run_dir / "results.json") if (run_dir / "results.json").is_file() else None
+    manifest = _json(run_dir / FILES.manifest)
+    document = load_document(run_dir / FILES.results) if (run_dir / FILES.results).is_file() else None
     if config is None:
-        config = _yaml(run_dir / ".hydra" / "config.yaml")
+        config = _yaml(run_dir / FILES.config)
     if overrides is None:
-        overrides = [str(o) for o in (_yaml(run_dir / ".hydra" / "overrides.yaml") or [])]
+        overrides = [str(o) for o in (_yaml(run_dir / FILES.overrides) or [])]
     tags = {"wfeval.run_dir": str(run_dir.resolve()), "wfeval.status": str(manifest.get("status", "missing"))}
     if document is not None:
         tags.update({"wfeval.model": str(document["model"]["name"]),
