@@ -106,7 +106,8 @@ def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name):
 
 @pytest.mark.parametrize("name", group_options("benchmark"))
 def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
-    game_package = "ale_py" if name.startswith("atari") else "crafter" if name == "crafter" else None
+    game_package = ("ale_py" if name.startswith("atari") else "crafter" if name == "crafter"
+                    else "memory_maze" if name.startswith("memory_maze") else None)
     if game_package:  # the games extra (wfeval[games]); its absence is tested in test_atari_config
         pytest.importorskip(game_package)
     cfg = compose([f"benchmark={name}", *REQUIRED.get(name, [])])

@@ -73,7 +73,7 @@ class FolderBenchmarkSchema(BenchmarkRulesSchema):
 
 
 
-# --- simulator-recorded families (wfeval/benchmarks/recorded, atari, crafter; docs/games.md) ------
+# --- simulator-recorded families (wfeval/benchmarks/recorded, atari, crafter, memory_maze; docs/games.md) ------
 
 
 @dataclass
@@ -140,8 +140,31 @@ class CrafterBenchmarkSchema(RecordedBenchmarkSchema):
     env: CrafterEnvSchema = field(default_factory=CrafterEnvSchema)
 
 
+@dataclass
+class MazePolicySchema(RecordingPolicySchema):
+    kind: str = "explore_revisit"  # explore_revisit (acts on the maze's state) | uniform | sticky | file
+    revisit_probability: float = 0.5  # explore_revisit: chance that a leg goes back to a place seen before
+    look_probability: float = 0.2  # explore_revisit: chance that a leg ends with a full turn in place
+    min_distance: int = 3  # explore_revisit: cells (shortest path) to a new leg's goal, at least
+
+
+@dataclass
+class MemoryMazeEnvSchema:
+    size: int = 9  # 9, 11, 13 or 15 cells (Memory Maze's mazes)
+    camera_resolution: int = 64
+    good_visibility: bool = False
+
+
+@dataclass
+class MemoryMazeBenchmarkSchema(RecordedBenchmarkSchema):
+    _target_: str = "wfeval.benchmarks.memory_maze.MemoryMazeBenchmark"
+    env: MemoryMazeEnvSchema = field(default_factory=MemoryMazeEnvSchema)
+    policy: MazePolicySchema = field(default_factory=MazePolicySchema)
+
+
 SCHEMAS = {"gridworld": GridworldBenchmarkSchema, "folder": FolderBenchmarkSchema}
-SCHEMAS.update({"atari": AtariBenchmarkSchema, "crafter": CrafterBenchmarkSchema})
+SCHEMAS.update({"atari": AtariBenchmarkSchema, "crafter": CrafterBenchmarkSchema,
+                "memory_maze": MemoryMazeBenchmarkSchema})
 
 
 def register() -> None:
