@@ -11,8 +11,8 @@ of legs, each a shortest path over the maze's floor cells followed by a waypoint
 
 and with ``look_probability`` a leg ends with a full turn in place (every direction seen from one
 spot). The draws come from a generator seeded by the trajectory's seed, so a trajectory is a pure
-function of its seed. A wall contact that stops progress for 6 steps makes the controller back
-off with a turn and re-plan.
+function of its seed. Six walking actions in a row that move the agent less than 0.05 cell (a
+wall contact) make the controller back off with a turn and re-plan the path to the same goal.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from wfeval.benchmarks.recorded.policy import Policy
 
 KIND = "explore_revisit"
-VERSION = 1
+VERSION = 2
 NOOP, FORWARD, LEFT, RIGHT, FORWARD_LEFT, FORWARD_RIGHT = range(6)
 
 
@@ -107,10 +107,11 @@ class Navigator:
     def __init__(self, rng: np.random.Generator, revisit: float, look: float, min_distance: int):
         self.rng, self.revisit, self.look, self.min_distance = rng, revisit, look, min_distance
         self.path: list[tuple[int, int]] = []
+        self.goal: tuple[int, int] | None = None
         self.leg_starts: list[tuple[int, int]] = []
         self.turning = 0  # steps of the in-place look-around left
         self.backoff = 0
-        self.recent: deque = deque(maxlen=6)
+        self.recent: deque = deque(maxlen=6)  # (x, y, walked) of the last steps
 
     def _new_leg(self, layout: np.ndarray, cell: tuple[int, int]) -> None:
         previous = self.leg_starts[-1] if self.leg_starts else None
@@ -123,11 +124,17 @@ class Navigator:
             dist = distances(layout, cell)
             far = sorted(c for c, d in dist.items() if d >= self.min_distance) or sorted(c for c in dist if c != cell)
             goal = far[int(self.rng.integers(len(far)))] if far else cell
+        self.goal = goal
         self.path = shortest_path(layout, cell, goal)[1:]
 
     def __call__(self, t: int, sim: Any) -> int:
+        action = self._act(sim)
+        x, y, _ = sim.pose()
+        self.recent.append((x, y, action in (FORWARD, FORWARD_LEFT, FORWARD_RIGHT)))
+        return action
+
+    def _act(self, sim: Any) -> int:
         x, y, heading = sim.pose()
-        self.recent.append((x, y))
         if self.backoff:
             self.backoff -= 1
             return LEFT if self.backoff % 2 else NOOP
@@ -136,6 +143,12 @@ class Navigator:
             return LEFT
         layout = np.asarray(sim._observe()["maze_layout"]).astype(bool)
         cell = (min(int(x), layout.shape[1] - 1), min(int(y), layout.shape[0] - 1))
+        if len(self.recent) == self.recent.maxlen and all(w for _, _, w in self.recent) \
+                and math.dist(self.recent[0][:2], (x, y)) < 0.05:
+            self.recent.clear()  # walking into a wall: turn away, then re-plan the path to the same goal
+            self.backoff = 4
+            self.path = shortest_path(layout, cell, self.goal)[1:] if self.goal else []
+            return LEFT
         while self.path and math.hypot(self.path[0][0] + 0.5 - x, self.path[0][1] + 0.5 - y) < 0.3:
             self.path.pop(0)
         if not self.path:
@@ -146,11 +159,6 @@ class Navigator:
             self._new_leg(layout, cell)
             if not self.path:
                 return LEFT
-        if len(self.recent) == self.recent.maxlen and math.dist(self.recent[0], self.recent[-1]) < 0.05 \
-                and self.turning == 0:
-            self.recent.clear()  # stuck against a wall: turn away, then re-plan from the cell it is in
-            self.backoff, self.path = 4, []
-            return LEFT
         tx, ty = self.path[0][0] + 0.5, self.path[0][1] + 0.5
         error = _wrap(math.atan2(ty - y, tx - x) - heading)
         if abs(error) > math.radians(30):

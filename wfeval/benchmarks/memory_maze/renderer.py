@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +91,7 @@ def gl_identity() -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - any failure to make a context means: no renderer here
         raise RendererUnavailable(f"MuJoCo cannot render with MUJOCO_GL={env.get('MUJOCO_GL')} here "
                                   f"({type(exc).__name__}: {exc}). {INSTALL_HINT}") from exc
-    return {"gl": strings, "mujoco": mujoco.__version__, "environment": env, "python": sys.version.split()[0]}
+    return {"gl": strings, "mujoco": mujoco.__version__, "environment": env}
 
 
 class RendererUnavailable(ConfigError):
