@@ -1,7 +1,7 @@
 """Memory Maze: recording time, per-step costs, a run's time, and whether two fresh recordings agree.
 
 Run: ``python benchmarks/maze_recording.py [--benchmarks memory_maze memory_maze_15x15 memory_maze_long]
-[--model oracle] [--repeats 2]`` (needs ``pip install 'wfeval[maze3d]'`` and Mesa's EGL: docs/memory-maze.md).
+[--model oracle] [--repeats 2] [overrides...]`` (needs ``pip install 'wfeval[maze3d]'`` and Mesa's EGL: docs/memory-maze.md).
 
 1. **Per step** (in this process): one Memory Maze environment made and reset, then seconds per
    agent step (physics at 200 Hz for 0.25 s, then the 64×64 render), per ``render_pose`` (one
@@ -56,11 +56,11 @@ def per_step(n: int = 60) -> dict[str, float]:
             "snapshot_ms": 1000 * snap, "restore_same_episode_ms": 1000 * restore}
 
 
-def run(benchmark: str, model: str, store: Path, out: Path) -> dict:
+def run(benchmark: str, model: str, store: Path, out: Path, overrides: list[str]) -> dict:
     env = {**os.environ, "WFEVAL_STORE": str(store)}
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "wfeval", f"benchmark={benchmark}", f"model={model}",
-                           "run.progress=off", f"hydra.run.dir={out}"], cwd=ROOT, env=env,
+                           "run.progress=off", f"hydra.run.dir={out}", *overrides], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started
     if proc.returncode:
@@ -79,13 +79,15 @@ def main() -> None:
     parser.add_argument("--model", default="oracle")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-steps", action="store_true", help="skip the per-step costs")
+    parser.add_argument("overrides", nargs="*", help="more overrides for every run, e.g. 'metric=[psnr]'")
     args = parser.parse_args()
     if not args.skip_steps:
         print("per step:", json.dumps({k: round(v, 2) for k, v in per_step().items()}))
     for bench in args.benchmarks:
         with tempfile.TemporaryDirectory() as tmp:
-            rows = [run(bench, args.model, Path(tmp) / f"store{i}", Path(tmp) / f"run{i}") for i in range(args.repeats)]
-            rows.append(run(bench, args.model, Path(tmp) / f"store{args.repeats - 1}", Path(tmp) / "warm"))
+            rows = [run(bench, args.model, Path(tmp) / f"store{i}", Path(tmp) / f"run{i}", args.overrides)
+                    for i in range(args.repeats)]
+            rows.append(run(bench, args.model, Path(tmp) / f"store{args.repeats - 1}", Path(tmp) / "warm", args.overrides))
         hashes = {r["dataset_hash"] for r in rows}
         for i, r in enumerate(rows):
             print(bench, "warm" if i == len(rows) - 1 else f"fresh {i + 1}", json.dumps(r))

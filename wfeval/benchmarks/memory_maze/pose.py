@@ -5,17 +5,20 @@ For a generated frame, :func:`recover_pose` searches the pose whose render is cl
 (mean squared error over the frame without its target-colour border), starting from the
 commanded pose — the true pose after the sample's actions:
 
-1. *coarse*: the commanded pose turned by 0, ±30, ±90 and 180 degrees, and moved by ±0.5 cell
-   along x and y (``COARSE``: 14 renders), the best one kept;
-2. *refine*: pattern search — the six neighbours (±position step along x and y, ±heading step),
-   move to the best that lowers the error, else halve both steps — from 0.25 cell and 16 degrees
-   down to ``min_position_step`` (1/64 cell) and ``min_heading_step`` (0.5 degree).
+1. *coarse*: the commanded pose turned in steps of 30 degrees and moved by ±0.5 cell along x and
+   y (``COARSE``: 15 renders), plus the poses of the sample's true path (its start and every step:
+   a frozen or late model shows one of them), ranked by their error;
+2. *refine*: pattern search from the two best coarse poses — the six neighbours (±position step
+   along x and y, ±heading step), or if none is better the eight that move and turn at once; move
+   to the best that lowers the error, else halve both steps — from 0.25 cell and 16 degrees down
+   to ``min_position_step`` (1/64 cell) and ``min_heading_step`` (0.5 degree).
 
 An exact frame (the oracle's) matches the commanded pose with error 0 before any move, so its
-pose error is exactly 0. Resolution (measured, docs/memory-maze.md): offsets down to about 0.05
-cell and 1 degree are recovered to within the final step sizes; a frame that shows no pose at all
-(noise, a frozen frame far from the path) lands wherever its error is smallest, which is what
-the measure reports.
+pose error is exactly 0. Resolution (tests/benchmarks/test_memory_maze_pose.py,
+docs/memory-maze.md): known offsets from 0.05 cell and 3 degrees up to 0.25 cell and 60 degrees
+are recovered to within 0.03 cell and 2 degrees. It measures geometry, not pixel quality: a noisy
+or blurred frame of the right pose scores about 0, a frozen or late one the distance it lags by;
+a frame that shows no pose of the maze lands wherever its error is smallest.
 
 :class:`PoseError` (``metric=pose_error``) reports, per sample, the mean position error in cells
 over the evaluated frames (every ``stride``-th, and the last) and, in its components, the mean
@@ -98,14 +101,20 @@ def recover_pose(render: Callable[[Pose], np.ndarray], frame: np.ndarray, start:
 
 def _refine(cost: Callable[[Pose], float], best: Pose, best_cost: float, ds: float, dh: float,
             min_ds: float, min_dh: float) -> tuple[Pose, float]:
-    """Pattern search: move to the best of the six neighbours that lowers the error, else halve the steps."""
+    """Pattern search: move to the best of the six axis neighbours that lowers the error, else of
+    the eight that move and turn at once (a step back and a turn can look alike), else halve the steps."""
     while best_cost > 0.0 and (ds >= min_ds or dh >= min_dh):
         step_best, step_cost = None, best_cost
-        for mx, my, mh in ((ds, 0, 0), (-ds, 0, 0), (0, ds, 0), (0, -ds, 0), (0, 0, dh), (0, 0, -dh)):
-            pose = (best[0] + mx, best[1] + my, wrap(best[2] + mh))
-            c = cost(pose)
-            if c < step_cost:
-                step_best, step_cost = pose, c
+        axis = ((ds, 0, 0), (-ds, 0, 0), (0, ds, 0), (0, -ds, 0), (0, 0, dh), (0, 0, -dh))
+        coupled = tuple((mx, my, s * dh) for mx, my, _ in axis[:4] for s in (1, -1))
+        for moves in (axis, coupled):
+            for mx, my, mh in moves:
+                pose = (best[0] + mx, best[1] + my, wrap(best[2] + mh))
+                c = cost(pose)
+                if c < step_cost:
+                    step_best, step_cost = pose, c
+            if step_best is not None:
+                break
         if step_best is None:
             ds, dh = ds / 2, dh / 2
         else:
@@ -181,7 +190,7 @@ class PoseError(DescribedMetric):
     display_name = "Pose error"
     description = ("Distance between the pose a generated frame shows (recovered by matching renders of "
                    "the maze) and the pose the actions lead to; heading error in the components.")
-    variant = "render matching: coarse 14 poses + pattern search to 1/64 cell, 0.5 deg; MSE without border"
+    variant = "render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border"
     required_artifacts = ("generated_video",)
     bounds = (0.0, None)
 
