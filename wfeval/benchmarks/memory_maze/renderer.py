@@ -8,9 +8,9 @@ the user set already is left as it is; what the renderer really is (GL vendor, r
 version strings, e.g. ``llvmpipe (LLVM 15.0.6, 256 bits)``) is read from a live context and is part
 of the recording's identity, so frames from another renderer never pass for the pinned ones.
 
-Debian 12 packages the renderer needs: ``libegl1`` (glvnd's EGL), ``libegl-mesa0`` (Mesa's EGL
-vendor), ``libgl1-mesa-dri`` (llvmpipe), ``libgl1`` and ``libopengl0`` (what PyOpenGL opens);
-``.ci/run`` installs them.
+Debian 12 packages the renderer needs (found in a bare ``debootstrap --variant=minbase`` root):
+``libegl1`` (glvnd's EGL), ``libopengl0`` (glvnd's ``libOpenGL.so.0``, which PyOpenGL opens),
+``libegl-mesa0`` (Mesa's EGL vendor) and ``libgl1-mesa-dri`` (llvmpipe); ``.ci/run`` installs them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from wfeval.config.errors import ConfigError
 
 MESA_EGL_VENDOR = Path("/usr/share/glvnd/egl_vendor.d/50_mesa.json")
-APT_PACKAGES = ("libegl1", "libegl-mesa0", "libgl1-mesa-dri", "libgl1", "libopengl0")
+APT_PACKAGES = ("libegl1", "libopengl0", "libegl-mesa0", "libgl1-mesa-dri")
 INSTALL_HINT = ("pip install 'wfeval[maze3d]' for the Python packages, and Mesa's software EGL renderer for "
                 f"the pictures (Debian: apt-get install {' '.join(APT_PACKAGES)})")
 _PACKAGES = ("memory_maze", "dm_control", "mujoco", "labmaze", "gym")
