@@ -4,6 +4,7 @@ first-person 3D frames recorded offline from seeded mazes under an explore-and-r
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Mapping
 
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
@@ -21,7 +22,8 @@ class MemoryMazeBenchmark(RecordedBenchmark):
     ``good_visibility``. Each trajectory is one Memory Maze episode (seeded layout, targets and
     start), so it must end before the episode's time limit (1,000 steps at 9×9, 4,000 at 15×15).
     Beside the recorded fields, ``metadata["maze"]`` holds the exact state a memory or pose measure
-    needs: the layout, the targets' positions and colours and the pose at the last context frame;
+    needs: the layout, the targets' positions and colours, the pose at the last context frame, and
+    what is not static scenery (``border_px``: the target-colour border; ``moving_objects``: none);
     ``metadata["step_info"]`` the true pose after every future step (``x``, ``y`` in cells,
     ``heading`` in radians, ``target_index``).
     """
@@ -45,5 +47,9 @@ class MemoryMazeBenchmark(RecordedBenchmark):
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
         request = super().materialize(record, store=store, task=task, protocol=protocol)
         state = request.metadata["simulator"]["state"]
-        maze = {**state["maze"], "start_pose": dict(state["pose"])}
+        # what is static: the whole scene (walls, floor, targets); only the view moves with the agent,
+        # and the frame's border (border_px wide) shows the current target's colour, which changes
+        # when a target is reached (step_info.target_index)
+        maze = {**state["maze"], "start_pose": dict(state["pose"]), "border_px": int(2 * math.sqrt(self.env["camera_resolution"] // 64)),
+                "moving_objects": []}
         return dataclasses.replace(request, metadata={**request.metadata, "maze": maze})
