@@ -31,6 +31,11 @@ _PACKAGES = ("memory_maze", "dm_control", "mujoco", "labmaze", "gym")
 
 def configure() -> dict[str, str]:
     """Set the renderer's environment variables the user did not set; return the ones in force."""
+    import logging
+
+    for name in ("absl", "OpenGL.acceleratesupport"):  # INFO lines on every import under Hydra's logging
+        if logging.getLogger(name).level < logging.WARNING:
+            logging.getLogger(name).setLevel(logging.WARNING)
     os.environ.setdefault("MUJOCO_GL", "egl")
     if os.environ["MUJOCO_GL"] == "egl":
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
