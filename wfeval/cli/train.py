@@ -33,7 +33,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     import torch
 
     from wfeval.recipes import checkpoint
-    from wfeval.recipes.data import record
+    from wfeval.recipes.data import data_size, record
     from wfeval.recipes.net import NetConfig
     from wfeval.recipes.training import TrainConfig, train
 
@@ -45,8 +45,9 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
     try:
-        data = record(bench, episodes=int(cfg["data"]["episodes"]), steps=int(cfg["data"]["steps"]),
-                      seed=int(cfg["data"]["seed"]))
+        episodes, steps = data_size(bench.spec.metadata.get("family"), cfg["data"].get("episodes"),
+                                    cfg["data"].get("steps"))
+        data = record(bench, episodes=episodes, steps=steps, seed=int(cfg["data"]["seed"]))
     except ValueError as exc:  # a benchmark without a simulator, bad sizes
         raise ConfigError(str(exc)) from exc
     data_hash = data.data_hash()
