@@ -15,6 +15,7 @@ from pathlib import Path
 
 from wfeval.pipeline.stored import StoredRunError, load_table
 from wfeval.storage.rundir import FILES, RunDirectory
+from wfeval.storage.safe_io import refuse_link
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
@@ -43,11 +44,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: RUN_DIR/replay)")
     args = parser.parse_args(argv)
     run_dir = args.run_dir.expanduser().resolve()
+    out = args.out or run_dir / FILES.replay
     try:
-        replay(run_dir, args.out or run_dir / FILES.replay)
+        refuse_link(out)  # a run folder is data: its `replay` may be a link to someone else's folder
+        replay(run_dir, out)
     except StoredRunError as exc:
         print(f"wfeval.replay: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        from wfeval.pipeline.failure import describe_os_error
+
+        print(f"wfeval.replay: cannot write the results: {describe_os_error(exc)}", file=sys.stderr)
+        return 1
     return 0
 
 

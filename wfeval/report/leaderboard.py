@@ -114,14 +114,18 @@ def render_text(board: Leaderboard) -> str:
 def write_leaderboard(board: Leaderboard, folder: Path) -> tuple[Path, Path]:
     """``<folder>/leaderboard.md`` (with the legend) and ``leaderboard.csv``; the one writer of both."""
     import csv
+    import io
 
     from wfeval.report.rows import markdown_table
+    from wfeval.storage.safe_io import atomic_write_bytes  # replaces a link, never writes through it
 
     folder.mkdir(parents=True, exist_ok=True)
     md, table = folder / FILES.leaderboard_md, folder / FILES.leaderboard_csv
-    md.write_text(markdown_table(board.header, board.body) + f"\n\n{board.legend}\n", encoding="utf-8")
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(board.header)
-        writer.writerows(board.body)
+    atomic_write_bytes(md, (markdown_table(board.header, board.body) + f"\n\n{board.legend}\n").encode("utf-8"),
+                       durable=False)
+    rows = io.StringIO(newline="")
+    writer = csv.writer(rows)
+    writer.writerow(board.header)
+    writer.writerows(board.body)
+    atomic_write_bytes(table, rows.getvalue().encode("utf-8"), durable=False)
     return md, table
