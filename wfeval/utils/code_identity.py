@@ -29,7 +29,7 @@ import sys
 import sysconfig
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 #: modules identified by their distribution's version even when their files are not installed
 FRAMEWORK = ("wfeval",)
@@ -258,7 +258,9 @@ def value_identity(value: Any, _seen: frozenset[int] = frozenset(), _depth: int 
     seen = _seen | {id(value)}
     if isinstance(value, Mapping):
         return {str(k): value_identity(v, seen, _depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytes": hashlib.sha256(value).hexdigest()}
+    if isinstance(value, (list, tuple, set, frozenset, Sequence)):  # also a ListConfig
         items = [value_identity(v, seen, _depth + 1) for v in value]
         return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
     if hasattr(value, "__array_interface__") and getattr(value, "dtype", None) is not None \
