@@ -33,6 +33,7 @@ from wfeval.report.units import unit_of
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_write_bytes  # replaces a link, never writes through it
 
 TIE = "≈"
 SCORE = "score"
@@ -532,6 +533,6 @@ def write_leaderboard(board: Board, folder: Path) -> list[Path]:
     """``<folder>/leaderboard.md`` and ``leaderboard.csv`` (the sweep's and ``compare --out``'s: one writer)."""
     folder.mkdir(parents=True, exist_ok=True)
     md, table = folder / FILES.leaderboard_md, folder / FILES.leaderboard_csv
-    md.write_text(render_markdown(board), encoding="utf-8")
-    table.write_text(render_csv(board), encoding="utf-8")
+    atomic_write_bytes(md, render_markdown(board).encode("utf-8"), durable=False)
+    atomic_write_bytes(table, render_csv(board).encode("utf-8"), durable=False)
     return [md, table]
