@@ -11,10 +11,12 @@ they go: what a run holds per sample is what results read (:mod:`wfeval.results.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import time
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -27,7 +29,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build, spool
-from wfeval.pipeline.failure import ModelSetupError, storage_error
+from wfeval.pipeline.failure import ModelSetupError, storage_error, user_exit
 from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
@@ -36,13 +38,13 @@ from wfeval.pipeline.score import Reuse, score_all
 from wfeval.pipeline.seeds import seeded_request
 from wfeval.pipeline.spool import chunked, stored_pairs
 from wfeval.report.markdown import results_markdown
-from wfeval.report.table import evidence_line, results_table
+from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.metric_rows import ResultCache
-from wfeval.storage.rundir import FILES, utc_now
+from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
@@ -66,10 +68,15 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
     with contextlib.ExitStack() as held:
         try:
             Path(output_dir).mkdir(parents=True, exist_ok=True)
+            check_no_links(Path(output_dir))  # a run folder is data: never write through a link in it
             held.enter_context(run_lock(Path(output_dir)))
         except OSError as exc:
-            raise storage_error(exc, "cannot create the run folder:") from None
-        return _run(config, output_dir)
+            raise storage_error(exc, "cannot use the run folder:" if exc.errno == errno.ELOOP
+                                else "cannot create the run folder:") from None
+        try:
+            return _run(config, output_dir)
+        except SystemExit as exc:  # user code ending the process where no narrower place caught it
+            raise user_exit(exc, "user code (a model, policy, metric or benchmark)") from None
 
 
 def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
@@ -88,11 +95,13 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.record_plan(**plan.manifest_entries())
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
+        failed = FailureTally()  # why samples were not generated: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
                 for request, result in chunk:
-                    offsets.append(records.write({"request": request.to_dict(),
-                                                  "result": verified(request, result).to_dict()}))
+                    result = verified(request, result)
+                    failed.add(request.sample_id, result)
+                    offsets.append(records.write({"request": request.to_dict(), "result": result.to_dict()}))
                 records.flush()
 
             if plan.source_pairs is not None:
@@ -104,7 +113,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
                 _generate(plan, run, store, recorder, summary, keep)
         if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, offsets, recorder, run.progress, store)
+        table = _score(plan, offsets, recorder, run.progress, store, failed)
         recorder.event("phase_started", phase="aggregate")
         summary.results, document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -115,9 +124,8 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.rundir.write_text(FILES.results_md, results_markdown(document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
-    print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                               f"({recorder.path})"))
-    print(evidence_line(document["evidence"]))
+    print(end_of_run(summary.results, document, f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
+                                                f"({recorder.path})", failed))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
@@ -186,6 +194,8 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             model.setup()
         except (ConfigError, KeyboardInterrupt):
             raise
+        except SystemExit as exc:
+            raise user_exit(exc, f"model {model.name!r}: setup()") from None
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
@@ -201,7 +211,10 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             status = "completed"
         finally:
             steps.close()
-            model.close()
+            try:
+                model.close()
+            except SystemExit as exc:
+                raise user_exit(exc, f"model {model.name!r}: close()") from None
             progress.close()
     finally:
         if hook is not None:
@@ -210,18 +223,19 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
 
 
 def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None) -> ResultTable:
+           store: ArtifactStore | None = None, failed: FailureTally | None = None) -> ResultTable:
     """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
     time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
     of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
     and what results need of each sample to the returned :class:`~wfeval.results.sample_table.ResultTable`."""
     rundir = recorder.rundir
-    reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
+    kept = {m: metric for m, metric in plan.metrics.items() if m not in plan.recompute}  # run.recompute: none kept
+    reuse = Reuse(rundir, kept, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None
     rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
     pairs = stored_pairs(rundir.file(FILES.generations), offsets)
     recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
-    progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
+    progress = Progress("score", len(pairs), progress_mode)  # samples, each done when every metric scored it
     table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                         rows_file=rundir.file(FILES.metrics))
     started = time.perf_counter()
@@ -230,13 +244,19 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
         for chunk in pairs.chunks(spool.CHUNK):
             done = reuse.rows(chunk) if reuse is not None else {}
             chunk_offsets: dict[tuple[str, str], int] = {}
+            left = Counter({q.sample_id: len(plan.metrics) for q, _ in chunk})  # metrics still to score
 
             def on_result(result: MetricResult, reused: bool) -> None:
                 key = (result.metric_id, result.sample_id)
                 chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-                progress.update()
+                left[result.sample_id] -= 1
+                if not left[result.sample_id]:
+                    progress.update()
+                if failed is not None:
+                    failed.add_metric(result)
 
-            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
+            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache,
+                                   recompute=plan.recompute)
             rows_out.flush()
             table.add([q for q, _ in chunk], per_metric,
                       {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})

@@ -47,17 +47,35 @@ def _needs_world(request: GenerationRequest) -> str | None:
             "benchmark provides")
 
 
-def _needs_world_or_game(request: GenerationRequest) -> str | None:
+def _on_recorded_game(request: GenerationRequest) -> bool:
+    """A simulator-recorded sample (atari_*, crafter, memory_maze): continued through its saved state."""
+    return "world" not in request.metadata and "simulator" in request.metadata
+
+
+def _needs_simulator(request: GenerationRequest) -> str | None:
     if "world" in request.metadata or "simulator" in request.metadata:
         return None
-    return ("needs the gridworld simulator state (metadata['world']) or a recorded game's saved state "
-            "(metadata['simulator']: atari_*, crafter)")
+    return ("needs a simulator state: the gridworld's world (metadata['world']) or a recorded game's "
+            "snapshot (metadata['simulator'])")
 
 
-def _noop_id(request: GenerationRequest) -> int:
-    """The id of the action named noop (any case), else 0."""
+def _noop_of(request: GenerationRequest) -> int:
     names = [str(n).lower() for n in (request.controls.get("action_names") or ())]
     return names.index("noop") if "noop" in names else 0
+
+
+class _GameSimulators:
+    """The recorded games' simulators a baseline keeps (one per game config), closed with it."""
+
+    def _sims(self) -> dict:
+        return self.__dict__.setdefault("_simulators", {})
+
+    def close(self) -> None:
+        for sim in self._sims().values():
+            close = getattr(sim, "close", None)
+            if callable(close):
+                close()
+        self._sims().clear()
 
 
 @dataclass(frozen=True)
@@ -218,8 +236,9 @@ class StaticModel(_Baseline):
         return StepOutput(state, np.repeat(state[None], len(actions), axis=0))
 
 
-class RandomActionsModel(_Baseline):
-    """The true simulator driven by seeded random actions of the same length."""
+class RandomActionsModel(_GameSimulators, _Baseline):
+    """The true simulator driven by seeded random actions of the same length (on a recorded game,
+    sticky random actions seeded by (``seed``, sample id), as ``game_random_actions`` draws them)."""
 
     name = "random_actions"
 
@@ -228,43 +247,46 @@ class RandomActionsModel(_Baseline):
         self.seed = seed
         self.p_repeat = p_repeat
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return _needs_simulator(request)
+
     def _rng_seed(self, request: GenerationRequest) -> int:
         return (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
 
-    @classmethod
-    def cannot_serve(cls, request: GenerationRequest) -> str | None:
-        return _needs_world_or_game(request)
-
-    def _game(self) -> Any:
-        """On a recorded game: the game's own random-actions baseline (``game_random_actions``)."""
-        if "_game_model" not in self.__dict__:
-            from wfeval.benchmarks.recorded.baselines import SimulatorRandomActions
-
-            self._game_model = SimulatorRandomActions(seed=self.seed, p_repeat=self.p_repeat)
-        return self._game_model
+    def _game_seed(self, request: GenerationRequest) -> tuple[int, int]:
+        n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
+        digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
+        return int.from_bytes(digest[:4], "little"), n_actions
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        if "simulator" in request.metadata and "world" not in request.metadata:
-            return self._game().generate_one(request)
         n = len(actions_of(request))
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import continue_game, sticky_actions
+
+            seed, n_actions = self._game_seed(request)
+            return continue_game(request, sticky_actions(seed, n, n_actions, self.p_repeat), self._sims())
         video, _ = world.rollout(_world_state(request),
                                  world.sample_actions(self._rng_seed(request), n, p_repeat=self.p_repeat))
         return video
 
     def start(self, request: GenerationRequest) -> Any:
-        if "simulator" in request.metadata and "world" not in request.metadata:
-            return SourceState(self._game().start(request))
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import start_game
+
+            return SourceState(start_game(request), extra=self._game_seed(request))
         return SimState(_world_state(request), extra=self._rng_seed(request))
 
     def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        if isinstance(state, SourceState):
-            out = self._game().step(state.inner, actions)
-            return StepOutput(SourceState(out.state, state.t + len(actions)), out.frames)
-        return super().step(state, actions)
+        if not isinstance(state, SourceState):
+            return super().step(state, actions)
+        from wfeval.benchmarks.recorded.baselines import step_game, sticky_actions
 
-    def close(self) -> None:
-        if "_game_model" in self.__dict__:
-            self._game_model.close()
+        seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
+        end = state.t + len(actions)
+        own = sticky_actions(seed, end, n_actions, self.p_repeat)[state.t:]
+        frames, inner = step_game(state.inner, own, self._sims())
+        return StepOutput(SourceState(inner, end, state.extra), frames)
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         # its own actions, a prefix-stable sequence: the same as generate's for the same step count
@@ -349,8 +371,9 @@ class BlurModel(OracleModel):
         return (gaussian_blur(frames, self.kernel_size, self.sigma) if len(frames) else frames), state
 
 
-class LaggedModel(_Baseline):
-    """The true simulator with every action applied ``lag`` steps late (``noop`` first)."""
+class LaggedModel(_GameSimulators, _Baseline):
+    """The true simulator with every action applied ``lag`` steps late (``noop`` first; on a
+    recorded game the action named noop, else action 0)."""
 
     name = "lagged"
 
@@ -362,25 +385,36 @@ class LaggedModel(_Baseline):
 
     @classmethod
     def cannot_serve(cls, request: GenerationRequest) -> str | None:
-        return _needs_world_or_game(request)
+        return _needs_simulator(request)
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         actions = actions_of(request)
-        late = ((_noop_id(request),) * self.lag + actions)[: len(actions)]
-        if "simulator" in request.metadata and "world" not in request.metadata:  # a recorded game
+        if _on_recorded_game(request):
             from wfeval.benchmarks.recorded.baselines import continue_game
 
-            return continue_game(request, late, self.__dict__.setdefault("_simulators", {}))
+            late = ((_noop_of(request),) * self.lag + tuple(int(a) for a in actions))[: len(actions)]
+            return continue_game(request, list(late), self._sims())
+        noop = world.ACTIONS.index("noop")
+        late = ((noop,) * self.lag + actions)[: len(actions)]
         video, _ = world.rollout(_world_state(request), late)
         return video
 
     def start(self, request: GenerationRequest) -> Any:
-        pending = (_noop_id(request),) * self.lag
-        if "simulator" in request.metadata and "world" not in request.metadata:
+        if _on_recorded_game(request):
             from wfeval.benchmarks.recorded.baselines import start_game
 
-            return SourceState(start_game(request), extra=pending)
-        return SimState(_world_state(request), pending=pending)
+            return SourceState(start_game(request), extra=(_noop_of(request),) * self.lag)
+        return SimState(_world_state(request), pending=(world.ACTIONS.index("noop"),) * self.lag)
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if not isinstance(state, SourceState):
+            return super().step(state, actions)
+        from wfeval.benchmarks.recorded.baselines import step_game
+
+        queue = tuple(state.extra) + tuple(int(a) for a in actions)
+        n = len(actions)
+        frames, inner = step_game(state.inner, list(queue[:n]), self._sims())
+        return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         queue = state.pending + tuple(int(a) for a in actions)
