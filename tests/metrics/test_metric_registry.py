@@ -58,7 +58,7 @@ def test_an_unknown_metric_names_close_matches_and_everything_available():
         registry.get_spec("pnsr")
     message = str(info.value)
     assert message.startswith("Unknown metric 'pnsr'. Did you mean: psnr")
-    assert "Available: action_following, agent_position_error, artifact_count, " in message
+    assert "Available: action_following, action_sensitivity, agent_position_error, artifact_count, " in message
 
 
 def test_create_builds_an_instance_with_config_keys():

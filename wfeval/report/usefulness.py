@@ -24,6 +24,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from wfeval.storage.rundir import FILES
+
 TARGETS = ("goal_success", "policy_rank_correlation")
 NOT_QUALITY_GROUPS = ("interactive", "planning", "policy_evaluation")
 NOT_QUALITY_IDS = ("generated_rate", "artifact_count")
@@ -43,7 +45,7 @@ class UsefulnessTable:
 def _model_config(run_dir: str | None) -> Any:
     if not run_dir:
         return None
-    path = Path(run_dir) / ".hydra" / "config.yaml"
+    path = Path(run_dir) / FILES.config
     if not path.is_file():
         return None
     try:
@@ -165,7 +167,6 @@ def write_usefulness(table: UsefulnessTable, folder: Path) -> tuple[Path, Path]:
     import csv
 
     from wfeval.report.rows import markdown_table
-    from wfeval.storage.rundir import FILES
 
     folder.mkdir(parents=True, exist_ok=True)
     header, body = table_rows(table)
