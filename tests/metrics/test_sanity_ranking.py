@@ -157,7 +157,10 @@ def test_controllability_ranks_the_baselines_as_designed(controllability, family
     assert idm["oracle"]["ceiling"] > idm["oracle"]["chance"] + 0.1, idm["oracle"]
     for frozen in ("static", "random_actions"):  # ≈ chance: what the IDM reads is independent of the actions
         assert abs(accuracy[frozen] - idm[frozen]["chance"]) < 0.12, (frozen, accuracy[frozen], idm[frozen])
-    assert accuracy["lagged"] < accuracy["oracle"] - 0.1
+    # lagged between: below the oracle by a good part of what the IDM can read above chance (Crafter's
+    # IDM reads little: ceiling 0.28)
+    readable = idm["oracle"]["ceiling"] - idm["oracle"]["chance"]
+    assert accuracy["lagged"] < accuracy["oracle"] - 0.3 * readable, (accuracy, idm["oracle"]["chance"])
     if family == "gridworld":  # the IDM reads a lagged step's action from the next transition: half right
         assert max(accuracy["static"], accuracy["random_actions"]) + 0.1 < accuracy["lagged"]
     assert idm["oracle"]["idm"]["pinned"] is True and idm["oracle"]["uniform"] == 1 / len(idm["oracle"]["idm"]
