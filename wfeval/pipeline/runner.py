@@ -56,11 +56,13 @@ class RunSummary:
     results: dict[str, AggregateResult] = field(default_factory=dict)
     generated: int = 0
     cached: int = 0
+    document: dict = field(default_factory=dict)  # what results.json holds
 
 
-def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
+def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[str], *, echo: bool = True) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
-    process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`)."""
+    process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`); ``echo``: print the
+    results table at the end."""
     config = cfg if isinstance(cfg, RunConfig) else RunConfig.resolve(cfg)  # checked before any file is written
     check_config(config.plain)  # code only from where the user chose it (wfeval/config/trust.py)
     with contextlib.ExitStack() as held:
@@ -69,10 +71,10 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
             held.enter_context(run_lock(Path(output_dir)))
         except OSError as exc:
             raise storage_error(exc, "cannot create the run folder:") from None
-        return _run(config, output_dir)
+        return _run(config, output_dir, echo)
 
 
-def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
+def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = True) -> RunSummary:
     run = config.run
     store = ArtifactStore(run.store_dir, durable=run.durable_store)
     try:
@@ -106,18 +108,19 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
             recorder.event("artifacts_verified", failed=verified.failed)
         table = _score(plan, offsets, recorder, run.progress, store)
         recorder.event("phase_started", phase="aggregate")
-        summary.results, document = build_results(
+        summary.results, summary.document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
             required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
         )
         recorder.rundir.replace(PARTIAL_SAMPLES, FILES.samples)
-        recorder.rundir.write_json(FILES.results, document)
-        recorder.rundir.write_text(FILES.results_md, results_markdown(document))
+        recorder.rundir.write_json(FILES.results, summary.document)
+        recorder.rundir.write_text(FILES.results_md, results_markdown(summary.document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
-    print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                               f"({recorder.path})"))
-    print(evidence_line(document["evidence"]))
+    if echo:
+        print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
+                                                   f"({recorder.path})"))
+        print(evidence_line(summary.document["evidence"]))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
