@@ -20,6 +20,7 @@ weights (measured in docs/performance.md); torch is only touched when it is alre
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import sys
 from typing import Any
@@ -109,7 +110,15 @@ class LiveModel(PythonModel):
         self.state = dict(state)
 
     def fingerprint(self) -> dict[str, Any]:
-        return {**super().fingerprint(), "state": self.state}
+        """The class and its code (computed once per class and process: the code that runs is the
+        code imported, whatever its files hold later) plus the object's state."""
+        key = (type(self.object), self.fingerprint_source)
+        if key not in _CODE:
+            _CODE[key] = super().fingerprint()
+        return {**copy.deepcopy(_CODE[key]), "state": self.state}
+
+
+_CODE: dict[tuple[type, bool], dict[str, Any]] = {}
 
 
 def live_model(obj: Any, options: dict[str, Any]) -> LiveModel:

@@ -67,11 +67,21 @@ def _wfeval_hydra() -> Iterator[None]:
         HydraConfig.instance().cfg = held_job  # type: ignore[assignment]
 
 
-def _composed(overrides: tuple[str, ...]) -> Any:
-    """The composed config of ``overrides`` (a copy: the kept one is never handed out)."""
+@dataclasses.dataclass(frozen=True)
+class Composed:
+    """One composition, kept for the process: the node (read-only: runs only read it, Hydra's
+    instantiate copies what it builds from) and its unresolved plain form (what .hydra/config.yaml holds)."""
+
+    node: Any
+    unresolved: dict
+
+
+def _composed(overrides: tuple[str, ...]) -> Composed:
+    """The composed config of ``overrides``, composed once per process."""
     with _LOCK:
         if overrides not in _COMPOSED:
             from hydra import compose
+            from omegaconf import OmegaConf
 
             from wfeval.config import ConfigError, register_schemas
             from wfeval.config.errors import friendly_message
@@ -81,13 +91,15 @@ def _composed(overrides: tuple[str, ...]) -> Any:
                 _SCHEMAS.append(True)
             with _wfeval_hydra():
                 try:
-                    _COMPOSED[overrides] = compose(config_name="config", overrides=list(overrides))
+                    node = compose(config_name="config", overrides=list(overrides))
                 except Exception as exc:  # the CLI's paragraph for a config error (wfeval/config/errors.py)
                     message = friendly_message(exc)
                     if message is None:
                         raise
                     raise ConfigError(message.removeprefix("Config error: ")) from None
-        return copy.deepcopy(_COMPOSED[overrides])
+            OmegaConf.set_readonly(node, True)
+            _COMPOSED[overrides] = Composed(node, OmegaConf.to_container(node, resolve=False))
+        return _COMPOSED[overrides]
 
 
 def _class_path(obj: Any) -> str:
@@ -131,39 +143,49 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     ``verbose``: print the results table as the CLI does. Config errors raise
     :class:`~wfeval.config.errors.ConfigError` with the CLI's message.
     """
+    from omegaconf import OmegaConf
+
     from wfeval.config import trust
-    from wfeval.config.run_config import RunConfig
+    from wfeval.config.run_config import RunConfig, RunSettings
     from wfeval.pipeline.runner import run_from_config
 
     if model is None or isinstance(model, (str, bytes)):
         raise TypeError("wfeval.evaluate: model= takes the model object itself (for a config option such as "
                         "'oracle', run python -m wfeval model=oracle)")
-    command = overrides_for(benchmark, metrics, protocol, task, report, overrides)
-    cfg = _composed(command)
+    composed = _composed(overrides_for(benchmark, metrics, protocol, task, report, overrides))
     target = _class_path(model)
-    cfg.model.object["_target_"] = target
-    if model_version is not None:
-        cfg.model.version = str(model_version)
+    model_keys = {"object": {"_target_": target}, **({"version": str(model_version)} if model_version is not None else {})}
+    plain = _with_model(OmegaConf.to_container(composed.node, resolve=True), model_keys)  # resolved now: oc.env ...
+    config = RunConfig(composed.node, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object=model)
     policy = trust.TrustPolicy.from_overrides(list(overrides))  # the caller's overrides are their command line
     policy = dataclasses.replace(policy, command_line=policy.command_line | {("model.object._target_", target)})
-    config = RunConfig.resolve(cfg, model_object=model)
     if run_dir is None:
-        name = _folder_name(str(config.section("model").get("name") or getattr(model, "name", "") or type(model).__name__))
+        name = _folder_name(str(plain["model"].get("name") or getattr(model, "name", "") or type(model).__name__))
         run_dir = RUNS / f"{datetime.now():%Y-%m-%d_%H-%M-%S-%f}_{_folder_name(str(benchmark or 'benchmark'))}_{name}"
     run_dir = Path(run_dir)
-    _write_config(cfg, run_dir)
+    _write_config(_with_model(copy.deepcopy(composed.unresolved), model_keys), run_dir)
     with trust.activated(policy), _wfeval_hydra():
         summary = run_from_config(config, run_dir, echo=verbose)
     return Results(summary.document, summary.output_dir, generated=summary.generated, cached=summary.cached)
 
 
-def _write_config(cfg: Any, run_dir: Path) -> None:
-    """``.hydra/config.yaml`` as the CLI's run folder has it (what replay reads); no overrides.yaml:
-    a run of an object in memory cannot be resumed from a command line."""
-    from omegaconf import OmegaConf
+def _with_model(plain: dict, keys: dict) -> dict:
+    """``plain`` with the model section's object class and version of this call."""
+    model = plain["model"] = dict(plain.get("model") or {})
+    model["object"] = {**dict(model.get("object") or {}), **keys["object"]}
+    if "version" in keys:
+        model["version"] = keys["version"]
+    return plain
+
+
+def _write_config(plain: dict, run_dir: Path) -> None:
+    """``.hydra/config.yaml`` as the CLI's run folder has it (the unresolved config, what replay reads);
+    no overrides.yaml: a run of an object in memory cannot be resumed from a command line."""
+    import yaml
 
     from wfeval.storage.rundir import FILES
 
     path = run_dir / FILES.config
     path.parent.mkdir(parents=True, exist_ok=True)
-    OmegaConf.save(cfg, path)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    path.write_text(yaml.dump(plain, Dumper=dumper, sort_keys=False, allow_unicode=True), encoding="utf-8")
