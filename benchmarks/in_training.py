@@ -123,7 +123,8 @@ def worker(args: argparse.Namespace) -> None:
             continue
         score_wall, score_cpu = _score_alone(run_dir, ["model=python", "benchmark=gridworld", *overrides])
         rows.append({"wall": wall, "cpu": cpu, "generate": model.seconds, "generate_cpu": model.cpu_seconds,
-                     "score_wall": score_wall, "score_cpu": score_cpu, "overhead_wall": wall - model.seconds - score_wall,
+                     "score_wall": score_wall, "score_cpu": score_cpu,
+                     "overhead_wall": wall - model.seconds - score_wall,
                      "overhead_cpu": cpu - model.cpu_seconds - score_cpu, "phases": _phases(run_dir)})
     print(json.dumps({"first_call": first, "calls": rows,
                       "values": {k: v.value for k, v in results.items()}}))

@@ -57,6 +57,7 @@ class RunSettings:
     verify_artifacts: bool = False
     durable_store: bool = False
     report: bool = True
+    overlap: bool = True
     device: str = "auto"
     seed_mode: str = "per_sample"
     sample_timeout_s: float | None = None

@@ -154,7 +154,9 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
                         "'oracle', run python -m wfeval model=oracle)")
     composed = _composed(overrides_for(benchmark, metrics, protocol, task, report, overrides))
     target = _class_path(model)
-    model_keys = {"object": {"_target_": target}, **({"version": str(model_version)} if model_version is not None else {})}
+    model_keys: dict[str, Any] = {"object": {"_target_": target}}
+    if model_version is not None:
+        model_keys["version"] = str(model_version)
     plain = _with_model(OmegaConf.to_container(composed.node, resolve=True), model_keys)  # resolved now: oc.env ...
     config = RunConfig(composed.node, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object=model)
     policy = trust.TrustPolicy.from_overrides(list(overrides))  # the caller's overrides are their command line

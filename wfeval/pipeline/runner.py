@@ -13,16 +13,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from omegaconf import DictConfig
 
-from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
+from wfeval.api import AggregateResult, GenerationRequest, GenerationResult
+from wfeval.benchmarks.base import RunContext, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
@@ -32,22 +31,18 @@ from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verif
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
-from wfeval.pipeline.score import Reuse, score_all
+from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, PARTIAL_SAMPLES, Overlapped, overlap_unit, score_after
 from wfeval.pipeline.seeds import seeded_request
-from wfeval.pipeline.spool import chunked, stored_pairs
+from wfeval.pipeline.spool import chunked
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import evidence_line, results_table
 from wfeval.results import build_results
-from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
-from wfeval.storage.metric_rows import ResultCache
 from wfeval.storage.rundir import FILES, utc_now
 from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
-PARTIAL_GENERATIONS = FILES.partial(FILES.generations)  # renamed generations.jsonl when generation is done
-PARTIAL_SAMPLES = FILES.partial(FILES.samples)  # renamed samples.jsonl with results.json
 
 
 @dataclass
@@ -59,7 +54,8 @@ class RunSummary:
     document: dict = field(default_factory=dict)  # what results.json holds
 
 
-def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[str], *, echo: bool = True) -> RunSummary:
+def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[str], *,
+                    echo: bool = True) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
     process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`); ``echo``: print the
     results table at the end."""
@@ -90,12 +86,21 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         recorder.record_plan(**plan.manifest_entries())
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
+        # run.overlap: a fresh run scores its finished samples on a thread while the model generates
+        # (pipeline/scoring.py; started with the first unit); a resumed run reuses rows: it scores after
+        overlap = run.overlap and plan.source_pairs is None and recorder.previous is None
+        overlapped: list[Overlapped] = []
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
+                start = len(offsets)
                 for request, result in chunk:
                     offsets.append(records.write({"request": request.to_dict(),
                                                   "result": verified(request, result).to_dict()}))
                 records.flush()
+                if overlap:
+                    if not overlapped:
+                        overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests)))
+                    overlapped[0].submit(offsets[start:])
 
             if plan.source_pairs is not None:
                 recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
@@ -103,10 +108,22 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                 for chunk in chunked(plan.source_pairs):
                     keep(chunk)
             else:
-                _generate(plan, run, store, recorder, summary, keep)
+                try:
+                    _generate(plan, run, store, recorder, summary, keep,
+                              unit=overlap_unit(plan.model.batch_size or run.batch_size) if overlap else None)
+                except BaseException:
+                    if overlapped:
+                        overlapped[0].stop()
+                    raise
         if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, offsets, recorder, run.progress, store)
+        if overlap:
+            if not overlapped:  # no sample at all
+                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests)))
+            recorder.rundir.replace(PARTIAL_GENERATIONS, FILES.generations)  # the scoring thread reads its own handle
+            table = overlapped[0].finish()
+        else:
+            table = score_after(plan, offsets, recorder, run.progress, store)
         recorder.event("phase_started", phase="aggregate")
         summary.results, summary.document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -141,10 +158,11 @@ class Verified:
 
 
 def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
-              keep: Callable[[Pairs], None]) -> None:
+              keep: Callable[[Pairs], None], unit: int | None = None) -> None:
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
     each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
-    the reference) goes to ``keep`` in order."""
+    the reference) goes to ``keep`` in order: chunks of ``unit`` samples (overlapped scoring), else
+    :data:`~wfeval.pipeline.spool.CHUNK`."""
     requests = plan.requests
     requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
     timeout_s = run.sample_timeout_s
@@ -198,7 +216,7 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
                                      batch_size=model.batch_size or run.batch_size, on_result=on_result,
                                      sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
                                      contract=plan.contract, window=spool.CHUNK)
-            for chunk in chunked(stream):
+            for chunk in chunked(stream, unit):
                 steps.flush()
                 keep(plan.finalize(chunk, store) if plan.finalize is not None else chunk)
             status = "completed"
@@ -211,68 +229,3 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             recorder.record_runtime(hook.finalize(context, status=status))
     recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached, **counts)
 
-
-def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None) -> ResultTable:
-    """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
-    time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
-    of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
-    and what results need of each sample to the returned :class:`~wfeval.results.sample_table.ResultTable`."""
-    rundir = recorder.rundir
-    reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
-        if recorder.previous is not None else None
-    rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
-    pairs = stored_pairs(rundir.file(FILES.generations), offsets)
-    recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
-    progress = Progress("score", len(plan.metrics) * len(pairs), progress_mode)
-    table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
-                        rows_file=rundir.file(FILES.metrics))
-    started = time.perf_counter()
-    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (storage/metric_rows.py)
-    with rundir.writer(FILES.metrics) as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
-        for chunk in pairs.chunks(spool.CHUNK):
-            done = reuse.rows(chunk) if reuse is not None else {}
-            chunk_offsets: dict[tuple[str, str], int] = {}
-
-            def on_result(result: MetricResult, reused: bool) -> None:
-                key = (result.metric_id, result.sample_id)
-                chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-                progress.update()
-
-            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
-            rows_out.flush()
-            table.add([q for q, _ in chunk], per_metric,
-                      {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})
-            for row in sample_rows(chunk, per_metric, plan, recorder):
-                samples.write(row)
-    progress.close()
-    recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3),
-                   **({"result_cache": {"hits": cache.hits, "misses": cache.misses}} if cache is not None else {}))
-    return table
-
-
-def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan, recorder: RunRecorder):
-    """One standard public row per sample (the shared result-row contract's fields that apply)."""
-    status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
-    for request, result in pairs:
-        row = {
-            "task_id": request.task_id,
-            "sample_id": request.sample_id,
-            "benchmark": plan.benchmark_id,
-            "split": request.split,
-            "prediction": {k: v.to_dict() for k, v in result.artifacts.items()},
-            "success": result.status == "ok",
-            "stop_reason": result.stop_reason or result.status,
-            "steps": result.steps,
-            "latency_seconds": result.latency_seconds,
-            "token_usage": None,
-            "cost": result.cost,
-            "trace_run_dir": str(recorder.path),
-            "run_spec_ref": f"manifest.json#config_hash={recorder.manifest['config_hash']}",
-            "metadata": {
-                "generation_status": result.status,
-                "generation_error": result.error,
-                "metric_status": {m: status[(m, request.sample_id)] for m in per_metric},
-            },
-        }
-        yield apply_scorer(plan.scorer, request, result, row)
