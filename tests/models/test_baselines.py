@@ -109,3 +109,23 @@ def test_lagged_applies_every_action_one_step_late(requests):
         expected, _ = world.rollout(world.WorldState.from_dict(request.metadata["world"]), (0,) + actions[:-1])
         np.testing.assert_array_equal(video, expected)
     assert all(np.array_equal(a, b) for a, b in zip(_out("lagged", requests, "model.lag=0"), _out("oracle", requests)))
+
+
+@pytest.mark.parametrize("name", ["oracle", "static", "random_actions", "noisy", "blur", "lagged"])
+def test_step_many_gives_every_state_what_step_gives_it(requests, name):
+    """The simulator baselines' step_many simulates and renders a repeated world state once: the same
+    frames and states as one step call per state (a planner's candidates share their first actions)."""
+    model = build.build_model(compose([f"model={name}"])).model
+    rng = np.random.default_rng(3)
+    starts = [model.start(r) for r in requests[:2]]
+    states = [starts[i % 2] for i in range(24)]
+    plans = [list(rng.integers(0, 5, 6 if i % 5 else 3)) for i in range(24)]
+    plans[1] = plans[0][:4]  # a shared prefix
+    many = model.step_many(states, plans)
+    for state, plan, out in zip(states, plans, many):
+        one = model.step(state, plan)
+        np.testing.assert_array_equal(out.frames, one.frames)
+        assert np.array_equal(out.state, one.state) if isinstance(one.state, np.ndarray) else out.state == one.state
+    after = model.step_many([m.state for m in many[:3]], [[1, 2], [], [4]])  # stepping on from those states
+    for state, plan, out in zip([m.state for m in many[:3]], [[1, 2], [], [4]], after):
+        np.testing.assert_array_equal(out.frames, model.step(state, plan).frames)

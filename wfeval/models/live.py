@@ -35,10 +35,9 @@ class StateUnknown(ValueError):
 
 def _torch_modules(obj: Any) -> dict[str, Any]:
     """The object itself (``""``) when it is a torch module, and the torch modules among its attributes."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    module_type = getattr(getattr(sys.modules.get("torch"), "nn", None), "Module", None)  # torch imported by someone
+    if module_type is None:
         return {}
-    module_type = torch.nn.Module
     found: dict[str, Any] = {}
     if isinstance(obj, module_type):
         found[""] = obj
@@ -61,12 +60,12 @@ def _tensor_bytes(value: Any) -> tuple[str, tuple[int, ...], memoryview | bytes]
 
 def state_dict_sha256(state: Any) -> str:
     """sha256 of a state dict: every entry by name (sorted) with its dtype, shape and bytes."""
-    torch = sys.modules.get("torch")
+    tensor_type = getattr(sys.modules.get("torch"), "Tensor", None)
     digest = hashlib.sha256()
     for name in sorted(state):
         value = state[name]
         digest.update(f"{name}\0".encode())
-        if torch is not None and isinstance(value, torch.Tensor):
+        if tensor_type is not None and isinstance(value, tensor_type):
             dtype, shape, data = _tensor_bytes(value)
             digest.update(f"{dtype}{shape}\0".encode())
             digest.update(data)
