@@ -316,3 +316,21 @@ def test_a_module_over_the_cap_of_its_package_is_caught(tmp_path, monkeypatch):
             test_no_module_is_longer_than_the_cap_of_its_package()
     finally:
         module.unlink()
+
+
+def test_only_the_run_directory_spells_the_names_of_run_folder_files():
+    """storage/rundir.FILES owns every file name of a run (and sweep) folder; a literal elsewhere
+    would let two modules disagree about where a run keeps its rows."""
+    from wfeval.storage.rundir import FILES
+
+    names = {v for k, v in vars(type(FILES)).items() if isinstance(v, str) and not k.startswith("_")
+             and ("." in v or v in ("replay", "merged"))}
+    names.discard(".hydra")
+    spelled = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).as_posix() == "storage/rundir.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r} (use storage.rundir.FILES)")
+    assert not spelled, "\n".join(spelled)

@@ -30,7 +30,8 @@ def test_refuses_a_non_empty_folder_unless_forced(tmp_path, capsys):
     out.mkdir()
     (out / "keep.txt").write_text("mine")
     assert main([str(out), "benchmark.num_samples=1"]) == 2
-    assert "is not empty" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is not empty; add --force" in err and "overwrite=True" not in err  # the command's flag, not the API's
     assert main([str(out), "benchmark.num_samples=1", "--force", "--video-format", "npz"]) == 0
     assert not (out / "keep.txt").exists() and lines(out)[0]["reference_video"].endswith(".npz")
 
@@ -41,6 +42,7 @@ def test_config_errors_exit_2_and_a_folder_exports_its_readable_samples(tmp_path
     bad = bad_dataset(tmp_path / "bad")
     assert main([str(tmp_path / "again"), "benchmark=folder", f"benchmark.dataset_root={bad}"]) == 0
     out = capsys.readouterr()
-    assert "wrote 4 sample(s)" in out.out and "(2 unreadable left out)" in out.out
+    # 2 unreadable samples and 3 refused lines (each a sample the data could not provide)
+    assert "wrote 4 sample(s)" in out.out and "(5 unreadable left out)" in out.out
     assert "left out 'bad-missing': initial_frame 'frames/missing.png': file not found" in out.err
     assert [r["sample_id"] for r in lines(tmp_path / "again")] == [f"gridworld-test-0000{i}" for i in range(4)]

@@ -48,7 +48,7 @@ def test_the_documented_metric_runs_in_the_pipeline_and_joins_the_registry(tmp_p
 
     entry = importlib_metadata.EntryPoint(name="mean_brightness", value="my_metrics:MeanBrightness",
                                           group="wfeval.metrics")
-    monkeypatch.setattr(registry.importlib_metadata, "entry_points", lambda group=None: [entry])
+    monkeypatch.setattr(importlib_metadata, "entry_points", lambda group=None: [entry])
     spec = registry.MetricRegistry().spec("brightness")
     assert (spec.id, spec.family, spec.metadata["reproducibility"]) == ("mean_brightness", "appearance", "deterministic")
 

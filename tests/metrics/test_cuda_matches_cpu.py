@@ -65,3 +65,20 @@ def test_i3d_features_and_fvd_on_cuda_match_the_cpu(capsys):
               f"FVD cpu {fvd_cpu!r} cuda {fvd_cuda!r} (relative {abs(fvd_cuda - fvd_cpu) / fvd_cpu:.2e})")
     assert rel <= I3D_FEATURE_REL
     assert fvd_cuda == pytest.approx(fvd_cpu, rel=FVD_REL)
+
+
+LPIPS_REL = 1e-4  # float32 cuDNN against float32 oneDNN, TF32 off (load_lpips)
+
+
+def test_lpips_on_cuda_matches_the_cpu(tmp_path):
+    from tests.features._lpips import write_test_weights
+    from wfeval.features.lpips_weights import resolve_lpips_weights
+    from wfeval.functional import lpips
+
+    gen, ref = _natural_pair(shape=(6, 64, 80, 3))
+    for net in ("alex", "vgg"):
+        weights = resolve_lpips_weights(net, *map(str, write_test_weights(tmp_path, net)))
+        on_cpu = lpips(torch.from_numpy(gen), torch.from_numpy(ref), per_frame=True, weights=weights)
+        on_cuda = lpips(torch.from_numpy(gen).cuda(), torch.from_numpy(ref).cuda(), per_frame=True, weights=weights)
+        assert on_cuda.device.type == "cuda"
+        np.testing.assert_allclose(on_cuda.cpu().double().numpy(), on_cpu.double().numpy(), rtol=LPIPS_REL, atol=1e-7)

@@ -80,7 +80,7 @@ def _fake_entry_points(monkeypatch, *entries: tuple[str, str]):
     def entry_points(group=None):
         return [ep for ep in eps if ep.group == group]
 
-    monkeypatch.setattr(registry.importlib_metadata, "entry_points", entry_points)
+    monkeypatch.setattr(importlib_metadata, "entry_points", entry_points)
     monkeypatch.syspath_prepend(str(SUPPORT))
 
 

@@ -4,6 +4,11 @@ by each metric the way the metric claims to measure. A metric that cannot rank t
 Baselines (wfeval/benchmarks/gridworld/baselines.py): oracle (exact), static (first frame repeated),
 random_actions (right dynamics, wrong actions), lagged (actions one step late), blur, and noisy at
 σ = 4, 16, 64 uint8 levels.
+
+LPIPS runs on test weights (a random backbone and random heads, tests/features/_lpips.py: the
+ImageNet backbone cannot be downloaded here), so its ranking checks the metric's machinery
+(per-frame distances of unit-normalised conv features), not the perceptual calibration of the
+published network.
 """
 
 from __future__ import annotations
@@ -11,11 +16,12 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import compose
+from tests.features._lpips import lpips_test_overrides
 from wfeval.pipeline.runner import run_from_config
 
 SAMPLES = 8
-METRICS = ("psnr", "ssim", "mse", "mae", "flicker", "motion_magnitude", "frame_repeat_rate", "action_following",
-           "agent_position_error")
+METRICS = ("psnr", "ssim", "mse", "mae", "lpips", "flicker", "motion_magnitude", "frame_repeat_rate",
+           "action_following", "agent_position_error")
 MODELS = {
     "oracle": ["model=oracle"],
     "static": ["model=static"],
@@ -26,7 +32,7 @@ MODELS = {
     "noisy16": ["model=noisy", "model.sigma=16"],
     "noisy64": ["model=noisy", "model.sigma=64"],
 }
-REFERENCE = {"psnr": True, "ssim": True, "mse": False, "mae": False}  # metric → higher is better
+REFERENCE = {"psnr": True, "ssim": True, "mse": False, "mae": False, "lpips": False}  # metric → higher is better
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +42,7 @@ def table(tmp_path_factory):
     out = {}
     for name, overrides in MODELS.items():
         cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", f"benchmark.num_samples={SAMPLES}",
-                       f"metric=[{','.join(METRICS)}]", *overrides])
+                       f"metric=[{','.join(METRICS)}]", *lpips_test_overrides(root / "lpips"), *overrides])
         summary = run_from_config(cfg, output_dir=root / name)
         out[name] = {}
         for key, agg in summary.results.items():
@@ -83,7 +89,7 @@ def test_static_freezes_motion_and_repeats_every_frame(table):
     assert table["oracle"]["frame_repeat_rate"] < 0.1
 
 
-@pytest.mark.parametrize("metric", ["psnr", "ssim", "mse", "mae", "flicker", "motion_magnitude"])
+@pytest.mark.parametrize("metric", ["psnr", "ssim", "mse", "mae", "lpips", "flicker", "motion_magnitude"])
 def test_noisy_degrades_monotonically_with_sigma(table, metric):
     ladder = [table[m][metric] for m in ("oracle", "noisy4", "noisy16", "noisy64")]  # σ = 0, 4, 16, 64
     worse_is_lower = metric in ("psnr", "ssim", "flicker")
@@ -94,3 +100,10 @@ def test_pixel_degradation_keeps_control_and_lag_loses_part_of_it(table):
     accuracy = column(table, "action_following")
     assert accuracy["blur"] == accuracy["noisy64"] == 1.0
     assert accuracy["random_actions"] < accuracy["lagged"] < accuracy["oracle"]
+
+
+def test_lpips_sees_a_frozen_video_and_wrong_actions_as_further_than_blur_lag_or_light_noise(table):
+    lpips = column(table, "lpips")
+    assert lpips["oracle"] == 0.0
+    for closer in ("lagged", "blur", "noisy4"):
+        assert lpips[closer] < lpips["random_actions"] < lpips["static"], lpips

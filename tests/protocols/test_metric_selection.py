@@ -42,7 +42,7 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
     assert metric_groups() == {"control": ("action_following", "agent_position_error"), "distribution": ("fvd",),
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
-                               "reference": ("mae", "mse", "psnr", "ssim"),
+                               "reference": ("lpips", "mae", "mse", "psnr", "ssim"),
                                "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
     assert REGISTRY.load("psnr").groups == ("reference",)
 

@@ -1,4 +1,4 @@
-"""A sweep across protocols and models runs, and its leaderboard ranks within each protocol."""
+"""A sweep across protocols and models runs, and its leaderboard ranks within each protocol (a column each)."""
 
 from __future__ import annotations
 
@@ -6,27 +6,31 @@ import json
 
 from tests.conftest import read_jsonl, run_cli
 from wfeval.report.leaderboard import leaderboard
+from wfeval.report.runs import Entry
 
 
-def _doc(model: str, protocol: dict | None, psnr: float) -> dict:
-    return {"run_id": f"{model}-{(protocol or {}).get('name', 'ol')}", "model": {"name": model},
-            "benchmark": {"id": "gw"}, "protocol": protocol, "scorecard": {"primary": "psnr"},
-            "metrics": {"gw.psnr": {"higher_is_better": True}},
-            "results": {"gw.psnr": {"valid": True, "n_valid": 4, "n_total": 4, "n_skipped": 0,
-                                    "diagnostics": {"value": psnr}, "confidence_interval": {}}}}
+def _entry(model: str, protocol: dict | None, psnr: float) -> Entry:
+    doc = {"run_id": f"{model}-{(protocol or {}).get('name', 'ol')}", "model": {"name": model},
+           "benchmark": {"id": "gw"}, "protocol": protocol, "scorecard": {"primary": "psnr"},
+           "metrics": {"gw.psnr": {"higher_is_better": True}},
+           "results": {"gw.psnr": {"valid": True, "n_valid": 4, "n_total": 4, "n_skipped": 0,
+                                   "diagnostics": {"value": psnr}, "confidence_interval": {}}}}
+    return Entry.of_document(doc, overrides=[f"model={model}"])
 
 
 def test_leaderboard_ranks_and_finds_the_best_within_each_protocol():
     closed = {"name": "closed_loop", "driver": "closed_loop",
               "policy": {"_target_": "wfeval.protocols.policies.RandomPolicy"}}
-    board = leaderboard([_doc("static", None, 20.0), _doc("oracle", closed, 90.0), _doc("oracle", None, 100.0),
-                         _doc("static", closed, 25.0)])
-    assert board.header[:3] == ["rank", "model", "protocol"]
-    assert [row[:4] for row in board.body] == [["1", "oracle", "open_loop", "100"], ["2", "static", "open_loop", "20"],
-                                               ["1", "oracle", "closed_loop(random)", "90"],
-                                               ["2", "static", "closed_loop(random)", "25"]]
-    only_open = leaderboard([_doc("static", None, 20.0), _doc("oracle", None, 100.0)])
-    assert only_open.header[:3] == ["rank", "model", "gw.psnr"]  # one protocol: the table is unchanged
+    board = leaderboard([_entry("static", None, 20.0), _entry("oracle", closed, 90.0), _entry("oracle", None, 100.0),
+                         _entry("static", closed, 25.0)])
+    assert [c.key for c in board.columns] == ["gw", "gw@closed_loop(random)"]  # a protocol is its own column
+    tables = {column.key: board.detail_table(column)[1] for column in board.columns}
+    assert [row[:2] + [row[4]] for row in tables["gw"]] == [["1", "oracle", "100"], ["2", "static", "20"]]
+    assert [row[:2] + [row[4]] for row in tables["gw@closed_loop(random)"]] == [["1", "oracle", "90"],
+                                                                                 ["2", "static", "25"]]
+    assert len(board.rows) == 2  # one row per model, both protocols in it
+    only_open = leaderboard([_entry("static", None, 20.0), _entry("oracle", None, 100.0)])
+    assert [c.key for c in only_open.columns] == ["gw"]
 
 
 def test_a_sweep_across_protocols_and_models_keeps_protocols_apart(tmp_path):
@@ -44,6 +48,7 @@ def test_a_sweep_across_protocols_and_models_keeps_protocols_apart(tmp_path):
                                                                                     "closed_loop"))
     assert all(protocols[(p, "static")] < 40 for p in ("open_loop", "autoregressive", "closed_loop"))
     board = (sweep / "leaderboard.md").read_text()
-    assert "closed_loop(random)" in board and "ranked within each protocol" in board
+    assert "## gridworld@closed_loop(random)" in board and "## gridworld@autoregressive" in board
+    assert "results of different columns are never ranked together" in board
     steps = read_jsonl(sweep / "2_oracle" / "steps.jsonl")
     assert any(r["phase"] == "step" for r in steps)

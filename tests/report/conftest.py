@@ -37,3 +37,14 @@ def sweep_report(tmp_path_factory) -> SweepReport:
                           env=cli_env(), capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
     return SweepReport(root, sweep, html)
+
+
+@pytest.fixture(scope="session")
+def two_benchmarks(tmp_path_factory) -> Path:
+    """A 2-benchmark × 3-model sweep (gridworld and Pong; oracle, static, noisy; 4 samples each)."""
+    root = tmp_path_factory.mktemp("board")
+    proc = run_cli(["-m", "benchmark=gridworld,atari_pong", "model=oracle,static,noisy", "run.limit=4",
+                    "run.progress=off", "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    [sweep] = (root / "outputs" / "multirun").iterdir()
+    return sweep

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
+import markupsafe
 import numpy as np
 import pytest
 
@@ -57,9 +58,15 @@ def _values(job, metric: str) -> dict[str, float]:
 
 
 def _group(page: str, measurement: str, model: str) -> str:
-    block = page.split(f'<div class="metric-strips" id="strips-{measurement}" data-measurement="{measurement}">', 1)[1]
-    block = block.split('<div class="metric-strips"', 1)[0]
-    return block.split(f"<h4>{model} ", 1)[1].split('<div class="strip-group">', 1)[0]
+    block = re.split(rf'<div class="metric-strips[^"]*" id="strips-{re.escape(measurement)}" '
+                     rf'data-measurement="{re.escape(measurement)}">', page, maxsplit=1)[1]
+    block = block.split('<div class="metric-strips', 1)[0]
+    return block.split(f"<h5>{model} ", 1)[1].split('<div class="strip-group">', 1)[0]
+
+
+def picture(page: str, name: str) -> str:
+    """The data URI of a moving picture the page defines once as a CSS class (``pic-N``)."""
+    return re.search(rf'\.{re.escape(name)}\{{background-image:url\("([^"]+)"\)\}}', page).group(1)
 
 
 def test_every_run_of_the_sweep_wrote_its_own_report(sweep_report):
@@ -77,18 +84,24 @@ def test_leaderboard_ranks_models_by_the_primary_metric_with_intervals_coverage_
     # an independent ranking: mean PSNR of the per-sample rows, higher first
     means = {m: np.mean(list(_values(sweep_report.job(m), "psnr").values())) for m in docs}
     expected = sorted(means, key=lambda m: -means[m])
-    rows = re.findall(r'<tr class="board-row">(.*?)</tr>', page, re.S)
-    assert [re.search(r'<td class="model">(.*?)</td>', r).group(1) for r in rows] == expected
+    board = page.split('<table class="sortable board" id="leaderboard-table">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr class="board-row">(.*?)</tr>', board, re.S)
+    assert [re.search(r'<td class="model"[^>]*><span class="swatch"[^>]*></span>(.*?)</td>', r).group(1)
+            for r in rows] == expected
+    from wfeval.results.evidence import grouped_reasons
+
     for row, model in zip(rows, expected):
         agg = docs[model]["results"]["gridworld.psnr"]
         assert headline(agg) == pytest.approx(means[model])
         ci = agg["confidence_interval"]
-        assert f"{headline(agg):.4g}<br><span class=\"ci\">[{ci['low']:.4g}, {ci['high']:.4g}]</span>" in row
-        assert "6/6 valid" in row
+        assert f"{headline(agg):.4g}<span class=\"ci\">[{ci['low']:.4g}, {ci['high']:.4g}]</span>" in row
+        assert "<span class=\"cov\">" not in row  # every sample counted: no coverage line
         evidence = docs[model]["evidence"]
-        assert not evidence["eligible"] and f"no ({len(evidence['reasons'])})" in row
-        for reason in evidence["reasons"]:
-            assert f"<li>{htmllib.escape(reason)}</li>" in row
+        reasons = grouped_reasons(evidence, docs[model]["benchmark"]["n_samples"])
+        assert not evidence["eligible"] and len(evidence["reasons"]) == 8 and len(reasons) == 1
+        assert 'no (1 reason)</summary>' in row  # grouped: a quick run on a subset, said once
+        for reason in reasons:
+            assert f"<li>{markupsafe.escape(reason)}</li>" in row
 
 
 def test_one_chart_per_metric_and_a_horizon_curve_per_model(sweep_report):
@@ -101,7 +114,9 @@ def test_one_chart_per_metric_and_a_horizon_curve_per_model(sweep_report):
     assert "action_following agent_position_error" in horizon  # the same per-frame error curve: one chart
     [psnr] = [i["src"] for i in elements(page, "img") if i.get("alt") == "psnr per frame"]
     svg = base64.b64decode(psnr.split(",", 1)[1]).decode()
-    assert all(f">{model}<" in svg for model in ("oracle", "static", "random_actions"))  # the legend
+    assert all(f">{model}<" in svg for model in ("static", "random_actions"))  # the legend
+    assert ">oracle: 100, capped<" in svg  # on the cap: along the edge, the axis scaled to the others
+    assert 'stroke-dasharray="6 4"' in svg
 
 
 def test_strips_show_the_best_median_and_worst_samples_by_value(sweep_report):
@@ -121,7 +136,7 @@ def test_strip_frames_are_reference_generated_and_difference_side_by_side(sweep_
     job = sweep_report.job("static")
     group = _group(sweep_report.html.read_text(), "gridworld.psnr", "static")
     sample = re.search(r'data-rank="best" data-sample="([^"]+)"', group).group(1)
-    uri = re.search(r'<img class="strip-anim"[^>]*src="([^"]+)"', group).group(1)
+    uri = picture(sweep_report.html.read_text(), re.search(r'data-picture="([^"]+)"', group).group(1))
     [record] = [r for r in read_jsonl(job / "generations.jsonl") if r["request"]["sample_id"] == sample]
     reference = read_array(ArtifactRef.from_dict(record["request"]["references"]["video"]))
     generated = read_array(ArtifactRef.from_dict(record["result"]["artifacts"]["generated_video"]))
@@ -168,9 +183,9 @@ def test_provenance_shows_the_fvd_recipe_and_weights_hash(tmp_path, sweep_report
     assert "ab" * 32 in provenance and "d1g3st" in provenance and "rank-deficient: N &lt; 400" in provenance
     assert "clip_length=16, resize=224, resize_mode=bilinear, covariance=N" in provenance
     assert "812.5" in page.split('<section id="leaderboard">', 1)[1].split("</section>", 1)[0]
-    # no per-sample value for it: a note instead of pictures
-    block = page.split('id="strips-gridworld.fvd"', 1)[1].split("</section>", 1)[0]
-    assert '<p class="note">no per-sample values' in block and "<img" not in block
+    # no per-sample value for it: no pictures, and the page says so
+    assert 'id="strips-gridworld.fvd"' not in page
+    assert "No pictures for generated_rate, artifact_count, fvd" in page
 
 
 def _small_run(tmp_path, *overrides, name="run"):
@@ -214,7 +229,7 @@ def test_a_missing_store_object_is_shown_as_missing(tmp_path):
     shutil.rmtree(tmp_path / "store" / "objects")
     page = write_report([run], tmp_path / "again.html").read_text()
     assert "missing from the store" in page
-    assert not elements(page, "img", "strip-anim")
+    assert 'data-picture="pic-' not in page and not elements(page, "img", "sprite")
     assert len(re.findall(r'<tr class="board-row">', page)) == 1
 
 
@@ -234,7 +249,7 @@ def test_latency_per_step_is_charted_only_for_step_wise_runs(tmp_path, sweep_rep
     assert 'class="chart latency-chart"' in page
     every = [v for vs in latencies.values() for v in vs] + [
         r["latency_seconds"] for r in read_jsonl(sweep_report.job("static") / "steps.jsonl") if not r["cached"]]
-    assert f"<td>{np.median(every):.4g}</td>" in page
+    assert f"<td>{1000 * np.median(every):.4g}</td>" in page  # milliseconds, as step_latency
 
 
 def test_a_step_number_beyond_any_integer_column_is_left_out_not_a_crash(tmp_path, sweep_report):
@@ -248,7 +263,7 @@ def test_a_step_number_beyond_any_integer_column_is_left_out_not_a_crash(tmp_pat
     page = write_report([run], tmp_path / "r.html").read_text()
     every = [0.25, 0.75] + [r["latency_seconds"] for r in read_jsonl(sweep_report.job("static") / "steps.jsonl")
                             if not r["cached"]]
-    assert f"<td>{np.median(every):.4g}</td>" in page  # the two out-of-range rows are not counted
+    assert f"<td>{1000 * np.median(every):.4g}</td>" in page  # the two out-of-range rows are not counted
 
 
 def test_latency_of_an_autoregressive_run_counts_its_step_rows(tmp_path):
@@ -259,7 +274,7 @@ def test_latency_of_an_autoregressive_run_counts_its_step_rows(tmp_path):
     section = page.split('<section id="latency">', 1)[1].split("</section>", 1)[0]
     assert 'class="chart latency-chart"' in section
     row = re.search(r"<tr><td>oracle</td><td>(\d+)</td><td>(\d+)</td><td>([^<]+)</td>", section)
-    assert row.groups() == ("16", str(len(steps)), f"{np.median([r['latency_seconds'] for r in steps]):.4g}")
+    assert row.groups() == ("16", str(len(steps)), f"{1000 * np.median([r['latency_seconds'] for r in steps]):.4g}")
 
 
 def test_a_failing_report_is_an_event_and_a_warning_never_a_failed_run(tmp_path, monkeypatch):
@@ -353,3 +368,102 @@ def test_a_report_that_cannot_even_log_its_failure_still_returns_quietly(tmp_pat
     messages = [str(w.message) for w in caught]
     assert any("events.jsonl: report_failed not recorded" in m for m in messages)
     assert any(m.startswith("report.html not written: FileNotFoundError") for m in messages)
+
+
+def test_a_two_benchmark_sweep_gets_one_row_per_model_and_a_section_per_benchmark(two_benchmarks, tmp_path):
+    """The sweep that used to end in jinja2's UndefinedError: the page agrees with compare's CSV."""
+    import csv
+
+    html = tmp_path / "report.html"
+    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
+                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    compared = subprocess.run([sys.executable, "-m", "wfeval.compare", str(two_benchmarks), "--out",
+                               str(tmp_path / "board")], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                              timeout=300)
+    assert compared.returncode == 0, compared.stderr
+    with open(tmp_path / "board" / "leaderboard.csv", newline="") as handle:
+        expected = list(csv.DictReader(handle))
+    page = html.read_text()
+    board = page.split('<table class="sortable board" id="leaderboard-table">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr class="board-row">(.*?)</tr>', board, re.S)
+    labels = [re.search(r'<span class="swatch"[^>]*></span>(.*?)</td>', r).group(1) for r in rows]
+    assert labels == [r["model"] for r in expected] and len(labels) == 3  # one row per model, same order
+    for row, line in zip(rows, expected):
+        cells = re.findall(r'<td class="cell[^"]*" data-sort="([^"]*)"', row)
+        assert [float(c) for c in cells] == [float(line["gridworld.psnr"]), float(line["atari_pong.psnr"])]
+        assert "missing" not in row
+    sections = elements(page, "section", "bench")
+    assert [s["data-benchmark"] for s in sections] == ["gridworld", "atari_pong"]
+    for bench in ("gridworld", "atari_pong"):
+        anchor = f"bench-{bench.replace('_', '-')}"
+        block = page.split(f'<section class="bench" id="{anchor}" data-benchmark="{bench}">', 1)[1]
+        block = block.split('<section class="bench"', 1)[0]
+        charts = [c["data-measurement"] for c in elements(block, "figure", "metric-chart")]
+        assert charts and all(c.startswith(f"{bench}.") for c in charts)
+        assert f'id="{anchor}-viewer"' in block
+    comparisons = page.split('<section id="comparisons">', 1)[1].split("</section>", 1)[0]
+    assert comparisons.count('<div class="comparison"') == 2
+
+
+def test_the_viewer_carries_the_same_samples_for_every_model(sweep_report):
+    page = sweep_report.html.read_text()
+    viewer = page.split('<section id="viewer"', 1)[1].split("</section>", 1)[0]
+    samples = re.findall(r'<div class="v-sample-panels" data-sample="([^"]+)" data-frames="(\d+)"', viewer)
+    assert len(samples) == 6 and {frames for _, frames in samples} == {"16"}  # all 6 samples, 16 frames each
+    block = viewer.split(f'data-sample="{samples[0][0]}"', 1)[1].split('<div class="v-sample-panels"', 1)[0]
+    titles = re.findall(r'<figcaption><span class="swatch"[^>]*></span>([^<]+)</figcaption>', block)
+    assert titles == ["reference", "oracle", "random_actions", "static"]  # the leaderboard's order
+    sprites = [i["src"] for i in elements(block, "img", "sprite")]
+    assert len(sprites) == 4
+    from PIL import Image
+
+    for uri in sprites:
+        image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+        assert image.size == (64 * 16, 64)  # 16 frames of 64 px side by side: the page steps through them
+    # the reference sprite is the reference video's frames, the oracle's equal to it
+    from wfeval.api import ArtifactRef
+    from wfeval.storage.artifacts import read_array
+
+    [record] = [r for r in read_jsonl(sweep_report.job("oracle") / "generations.jsonl")
+                if r["request"]["sample_id"] == samples[0][0]]
+    reference = read_array(ArtifactRef.from_dict(record["request"]["references"]["video"]))
+    shown = np.asarray(Image.open(io.BytesIO(base64.b64decode(sprites[0].split(",", 1)[1]))).convert("RGB"))
+    assert np.abs(shown[:, 64 * 5:64 * 6].astype(int) - reference[5]).mean() < 6  # frame 5, lossy WebP
+
+
+def test_no_pictures_for_measurements_pictures_cannot_explain(sweep_report):
+    page = sweep_report.html.read_text()
+    assert 'id="strips-gridworld.generated_rate"' not in page and 'id="strips-gridworld.artifact_count"' not in page
+    assert 'id="strips-gridworld.psnr"' in page
+    assert "No pictures for generated_rate, artifact_count" in page
+
+
+def test_charts_stay_inside_each_metrics_declared_range(sweep_report):
+    page = sweep_report.html.read_text()
+    for measurement, (low, high) in (("gridworld.ssim", (-1, 1)), ("gridworld.generated_rate", (0, 1))):
+        [uri] = [i["src"] for i in elements(page, "img") if i.get("alt") == f"{measurement} per model"]
+        svg = base64.b64decode(uri.split(",", 1)[1]).decode()
+        ticks = [float(t) for t in re.findall(r'text-anchor="middle" fill="#333">(-?[\d.]+)</text>', svg)]
+        assert ticks and low <= min(ticks) and max(ticks) <= high, (measurement, ticks)
+    [psnr] = [i["src"] for i in elements(page, "img") if i.get("alt") == "gridworld.psnr per model"]
+    svg = base64.b64decode(psnr.split(",", 1)[1]).decode()
+    ticks = [float(t) for t in re.findall(r'text-anchor="middle" fill="#333">(-?[\d.]+)</text>', svg)]
+    assert max(ticks) < 60 and "100 (bound)" in svg  # scaled to the uncapped models; the oracle on the edge
+
+
+def test_runs_that_failed_before_having_a_benchmark_are_listed_not_made_columns(tmp_path, sweep_report):
+    from wfeval.report.html import write_report
+
+    failed = tmp_path / "runs" / "9_broken"
+    shutil.copytree(sweep_report.job("static"), failed)
+    (failed / "results.json").unlink()
+    manifest = {"run_id": "broken", "status": "failed", "error": "ConfigError: task.protocol: no such pair"}
+    (failed / "manifest.json").write_text(json.dumps(manifest))
+    for job in ("oracle", "static"):
+        shutil.copytree(sweep_report.job(job), tmp_path / "runs" / sweep_report.job(job).name)
+    page = write_report([tmp_path / "runs"], tmp_path / "r.html").read_text()
+    board = page.split('<section id="leaderboard">', 1)[1].split("</section>", 1)[0]
+    assert "1 run ended without results" in board and "ConfigError: task.protocol: no such pair" in board
+    assert len(elements(page, "section", "bench")) == 1  # no column, no section for an unknown benchmark
+    assert "3 runs" in page.split('<p class="sub">', 1)[1].split("</p>", 1)[0]

@@ -29,38 +29,59 @@ def test_default_run_is_eligible_and_a_subset_is_not_with_every_reason(tmp_path)
     assert full["scorecard"]["score"] == 1.0
     assert list(full["slices"]["gridworld.generated_rate"]) == ["split=test"]
     proc = run_cli([f"run.store_dir={tmp_path / 'store'}", "run.limit=5"], cwd=tmp_path)
-    assert "eligible: no (8 reasons)" in proc.stdout  # 7 suite metrics under min_valid + the dataset hash
-    assert "5 valid samples < required 32" in proc.stdout
+    # one clear reason on the console: a subset of the pinned dataset
+    assert "eligible: no (1 reason): a quick run on a subset: 5 samples, not the benchmark's pinned dataset" \
+        in proc.stdout
+    documents = [json.loads((p / "results.json").read_text()) for p in (tmp_path / "outputs" / "runs").iterdir()]
+    [subset] = [d for d in documents if d["benchmark"]["n_samples"] == 5]
+    # results.json keeps every rule's reason: 7 suite metrics under min_valid + the dataset hash
+    assert len(subset["evidence"]["reasons"]) == 8
+    assert "psnr: 5 valid samples < required 32" in subset["evidence"]["reasons"]
 
 
 def test_replay_rebuilds_results_json_byte_for_byte_without_a_model(tmp_path):
     assert run_cli([f"run.store_dir={tmp_path / 'store'}", "benchmark.num_samples=6",
                     "benchmark.group_by=[split,metadata.episode_seed]"], cwd=tmp_path).returncode == 0
     run = only_run_dir(tmp_path / "outputs" / "runs")
-    proc = _module("wfeval.replay", run, "--out", tmp_path / "replayed", cwd=tmp_path)
+    proc = _module("wfeval.replay", run, "--out", tmp_path / "replayed", "--check", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "replayed" / "results.json").read_bytes() == (run / "results.json").read_bytes()
+    assert f"wrote {tmp_path / 'replayed' / 'results.json'} and {tmp_path / 'replayed' / 'results.md'}" in proc.stdout
+    assert "matches the run's results.json byte for byte" in proc.stdout
+    assert "gridworld.psnr                  100 dB" in proc.stdout  # units beside the values
     assert "# oracle on gridworld" in (tmp_path / "replayed" / "results.md").read_text()
     slices = json.loads((run / "results.json").read_text())["slices"]["gridworld.artifact_count"]
     assert len([g for g in slices if g.startswith("metadata.episode_seed=")]) == 6
 
 
-def test_compare_prints_and_writes_a_leaderboard_with_intervals_and_eligibility(tmp_path):
+def test_replay_says_when_its_result_differs_from_the_runs(tmp_path):
+    assert run_cli([f"run.store_dir={tmp_path / 'store'}", "benchmark.num_samples=3"], cwd=tmp_path).returncode == 0
+    run = only_run_dir(tmp_path / "outputs" / "runs")
+    document = json.loads((run / "results.json").read_text())
+    document["results"]["gridworld.psnr"]["diagnostics"]["value"] = 99.0  # someone edited the run's numbers
+    (run / "results.json").write_text(json.dumps(document))
+    proc = _module("wfeval.replay", run, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "DIFFERS from the run's results.json" in proc.stdout
+    assert "results.gridworld.psnr.diagnostics.value: 99.0 in the run, 100.0 replayed" in proc.stdout
+    assert _module("wfeval.replay", run, "--check", cwd=tmp_path).returncode == 1
+
+
+def test_compare_prints_a_leaderboard_with_intervals_units_and_grouped_eligibility(tmp_path):
     sweep = _sweep(tmp_path, "benchmark.num_samples=4")
     proc = _module("wfeval.compare", sweep, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].split() == ["rank", "model", "gridworld.generated_rate", "gridworld.artifact_count",
-                                "gridworld.psnr", "gridworld.ssim", "gridworld.flicker", "gridworld.action_following",
-                                "gridworld.agent_position_error", "score", "eligible", "run"]
-    # sorted by the gridworld scorecard's primary metric, psnr (higher is better)
-    assert [line.split()[1] for line in lines[2:5]] == ["oracle", "random_actions", "static"]
-    assert "1 [0.5101, 1]" in lines[2] and "≈" in lines[3]  # Wilson 95% for 4/4; ties marked
-    assert all("no (8 reasons)" in line for line in lines[2:5])  # 4 samples: not the official dataset
-    with open(sweep / "leaderboard.csv", newline="") as handle:
-        table = list(csv.reader(handle))
-    assert table[0][:2] == ["rank", "model"] and len(table) == 4
-    assert (sweep / "leaderboard.md").read_text().startswith("| rank | model |")
+    assert lines[0] == "gridworld (ranked by psnr, higher is better)"
+    assert lines[1].split()[:4] == ["rank", "model", "score", "eligible"]
+    assert "psnr (dB)" in proc.stdout
+    assert [line.split()[1] for line in lines[3:6]] == ["oracle", "random_actions", "static"]
+    assert all("no (1 reason)" in line for line in lines[3:6])  # not "no (1 reasons)"
+    assert "1 [0.5101, 1]" in proc.stdout  # Wilson 95% for 4/4
+    assert "not eligible (oracle, random_actions, static):" in proc.stdout
+    assert "a quick run on a subset: 4 samples" in proc.stdout
+    assert not (sweep / "leaderboard.csv").exists() or (sweep / "leaderboard.csv").stat().st_mtime <= \
+        (sweep / "sweep_summary.md").stat().st_mtime  # compare itself wrote nothing
 
 
 def test_compare_of_a_folder_without_runs_exits_2(tmp_path):

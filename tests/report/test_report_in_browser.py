@@ -12,11 +12,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.report.test_html_report import elements, webp_frames
+from tests.conftest import cli_env
+from tests.report.test_html_report import elements, picture, webp_frames
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # A collector that runs before the page's own script: uncaught errors, failed loads and console
@@ -96,19 +98,87 @@ def test_rendered_page_shows_leaderboard_rows_a_chart_per_metric_and_moving_pict
     chart_images = [i for i in elements(dom, "img") if (i.get("alt") or "").endswith(" per model")]
     assert len(chart_images) == len(measurements)
     assert all(i["src"].startswith("data:image/svg+xml;base64,") for i in chart_images)
-    strips = elements(dom, "img", "strip-anim")
-    assert len(strips) >= len(measurements)
-    assert all(len(webp_frames(i["src"])) == 16 for i in strips)  # animated: every frame of the video
+    strips = elements(dom, "div", "strip-anim")
+    pictured = [m for m in measurements if m.split(".")[1] not in ("generated_rate", "artifact_count")]
+    assert len(strips) >= len(pictured)
+    for strip in strips:  # animated: every frame of the video
+        assert len(webp_frames(picture(dom, strip["data-picture"]))) == 16
+
+
+# At 1,400 px: does the page scroll sideways (or does anything stick out that no box clips)? Then
+# the viewer: step a frame, play, pick another sample; the per-sample filter; a strip tab.
+PROBE = """<script>
+window.addEventListener("load", function () { setTimeout(function () {
+  var d = document.documentElement, out = {scroll: d.scrollWidth, client: d.clientWidth, outside: []};
+  function clipped(e) { for (var p = e.parentElement; p; p = p.parentElement) {
+    if (getComputedStyle(p).overflowX !== "visible") return true; } return false; }
+  document.querySelectorAll("body *").forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (r.width && r.right > d.clientWidth + 0.5 && !clipped(e) && out.outside.length < 10)
+      out.outside.push(e.tagName + "." + e.className + " right=" + Math.round(r.right));
+  });
+  var viewer = document.querySelector(".viewer");
+  function visibleSprites() { return Array.prototype.filter.call(viewer.querySelectorAll("img.sprite"),
+    function (i) { return !i.closest(".v-sample-panels").hidden; }).map(function (i) { return i.style.transform; }); }
+  out.before = visibleSprites();
+  viewer.querySelector(".v-next").click(); viewer.querySelector(".v-next").click();
+  out.after = visibleSprites();
+  out.label = viewer.querySelector(".v-label").textContent;
+  var select = viewer.querySelector(".v-sample"); select.value = "2"; select.dispatchEvent(new Event("change"));
+  out.shown = Array.prototype.filter.call(viewer.querySelectorAll(".v-sample-panels"), function (p) { return !p.hidden; })
+    .map(function (p) { return p.getAttribute("data-sample"); });
+  out.after_sample = visibleSprites();
+  var bar = document.querySelector(".filters"), table = document.getElementById(bar.getAttribute("data-table"));
+  var model = bar.querySelector(".f-model"); model.value = model.options[2].value; model.dispatchEvent(new Event("change"));
+  var id = bar.querySelector(".f-id"); id.value = "00003"; id.dispatchEvent(new Event("input"));
+  out.filtered = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.hidden; })
+    .map(function (r) { return [r.getAttribute("data-id"), r.getAttribute("data-model")]; });
+  out.model = model.value;
+  var tabs = document.querySelectorAll(".tab"); tabs[1].click();
+  out.tab = Array.prototype.filter.call(document.querySelectorAll(".metric-strips"), function (m) {
+    return getComputedStyle(m).display !== "none"; }).map(function (m) { return m.getAttribute("data-measurement"); });
+  d.setAttribute("data-probe", JSON.stringify(out));
+}, 50); });
+</script>"""
+
+
+def _probe(html: Path, where: Path) -> dict:
+    page = where / "probe.html"
+    page.write_text(html.read_text().replace("<head>", "<head>" + PROBE, 1))
+    proc = _browse(page, "--window-size=1400,900", "--virtual-time-budget=5000", "--dump-dom")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = re.search(r'data-probe="([^"]*)"', proc.stdout)
+    assert found is not None, "the probe did not run"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_at_1400_px_nothing_scrolls_sideways_and_the_viewer_and_filters_work(sweep_report, tmp_path):
+    probe = _probe(sweep_report.html, tmp_path)
+    assert probe["scroll"] <= probe["client"] and probe["outside"] == [], probe
+    assert probe["before"] == ["translateX(0%)"] * 4  # reference + 3 models, frame 1
+    assert probe["after"] == [f"translateX({-100 * 2 / 16}%)"] * 4 and probe["label"] == "frame 3 / 16"
+    assert len(probe["shown"]) == 1 and probe["after_sample"] == ["translateX(0%)"] * 4  # another sample, frame 1
+    assert probe["filtered"] == [["gridworld-test-00003", probe["model"]]]  # by id and model
+    assert probe["tab"] == ["gridworld.ssim"]  # one metric's strips at a time
+
+
+def test_a_two_benchmark_report_fits_1400_px_too(two_benchmarks, tmp_path):
+    html = tmp_path / "report.html"
+    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
+                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    probe = _probe(html, tmp_path)
+    assert probe["scroll"] <= probe["client"] and probe["outside"] == [], probe
 
 
 def test_screenshot_of_the_report(sweep_report, tmp_path):
     from PIL import Image
 
     shot = tmp_path / "report.png"
-    proc = _browse(sweep_report.html, "--window-size=1280,1600", f"--screenshot={shot}")
+    proc = _browse(sweep_report.html, "--window-size=1400,1600", f"--screenshot={shot}")
     assert proc.returncode == 0 and shot.is_file(), proc.stderr[-2000:]
     image = Image.open(shot)
-    assert image.size == (1280, 1600)
+    assert image.size == (1400, 1600)
     colours = image.convert("RGB").resize((64, 80)).getcolors(64 * 80)
     assert colours is not None and len(colours) > 50  # a drawn page, not a blank one
     keep = os.environ.get("WFEVAL_SCREENSHOT_DIR")

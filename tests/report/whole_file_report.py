@@ -2,8 +2,10 @@
 
 This is main's code before the report streamed (issue 16): every row of ``samples.jsonl``,
 ``metrics.jsonl`` (the last row per metric and sample wins), ``generations.jsonl`` and
-``steps.jsonl`` held in dicts and lists, and the sections computed from them. It is kept here
-unchanged, only to check that the streaming report renders the same page.
+``steps.jsonl`` held in dicts and lists, and the sections' data computed from them. It is kept
+here only to check that the streaming report renders the same page; it follows the page's
+changes in what it shows (issue 27: the data of a benchmark's section, drawn by the page; PSNR's
+capped values counted per frame; latency in milliseconds), never in how it reads the files.
 """
 
 from __future__ import annotations
@@ -60,17 +62,19 @@ def ok_rows(run, metric):
             if (row.get("diagnostics") or {}).get("status", "ok" if row.get("valid") else "skip") in ("ok", "fail")]
 
 
-def horizon_charts(runs):
+def horizon_curves(runs):
     metrics: list[str] = []
     for run in runs:
         metrics += [m for m in run.metric_rows if m not in metrics]
     found: dict[tuple, dict[str, Any]] = {}
     for metric in metrics:
-        curves, xlabel, component = [], "frame", ""
-        for i, run in enumerate(runs):
+        curves, xlabel, component, cap = [], "frame", "", None
+        for run in runs:
             by_x: dict[int, list[float]] = defaultdict(list)
             for row in ok_rows(run, metric):
                 components = row.get("components") or {}
+                if number(components.get("max_db")) is not None:
+                    cap = float(components["max_db"])
                 for key, x_of, meaning in CURVE_KEYS:
                     series = components.get(key)
                     if isinstance(series, list) and series:
@@ -84,15 +88,15 @@ def horizon_charts(runs):
             xs = sorted(by_x)
             mean = [sum(by_x[x]) / len(by_x[x]) for x in xs]
             half = [1.96 * _std(by_x[x]) / math.sqrt(len(by_x[x])) if len(by_x[x]) > 1 else 0.0 for x in xs]
+            capped = [sum(1 for v in by_x[x] if cap is not None and v >= cap) for x in xs]
             curves.append(charts.Curve(run.label, xs, mean, [m - h for m, h in zip(mean, half)],
-                                       [m + h for m, h in zip(mean, half)], charts.color(i)))
+                                       [m + h for m, h in zip(mean, half)], run.color, capped))
         if curves:
             key = (component, tuple((c.label, tuple(c.x), tuple(c.y)) for c in curves))
-            found.setdefault(key, {"metrics": [], "component": component, "xlabel": xlabel, "curves": curves})
+            found.setdefault(key, {"metrics": [], "component": component, "xlabel": xlabel, "curves": curves,
+                                   "cap": cap})
             found[key]["metrics"].append(metric)
-    return [{"metric": " ".join(f["metrics"]), "component": f["component"], "uri": charts.curve_chart(
-        f"{', '.join(f['metrics'])} · {f['component']}", f["curves"], f["xlabel"], f["component"])}
-        for f in found.values()]
+    return list(found.values())
 
 
 def _std(values):
@@ -107,9 +111,9 @@ def _quantile(values, q):
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def latency_chart(runs):
+def latency_data(runs):
     per_run = []
-    for i, run in enumerate(runs):
+    for run in runs:
         by_step: dict[int, list[float]] = defaultdict(list)
         rows = run.steps
         if any(row.get("phase") == "step" for row in rows):
@@ -119,21 +123,20 @@ def latency_chart(runs):
             if isinstance(step, int) and not isinstance(step, bool) and latency is not None and not row.get("cached"):
                 by_step[step].append(latency)
         if len(by_step) > 1:
-            per_run.append((i, run, by_step))
+            per_run.append((run, by_step))
     if not per_run:
         return None
     curves, table = [], []
-    for i, run, by_step in per_run:
+    for run, by_step in per_run:
         xs = sorted(by_step)
-        curves.append(charts.Curve(run.label, xs, [_quantile(by_step[x], 0.5) for x in xs],
-                                   [_quantile(by_step[x], 0.1) for x in xs], [_quantile(by_step[x], 0.9) for x in xs],
-                                   charts.color(i)))
+        curves.append(charts.Curve(run.label, xs, [1000 * _quantile(by_step[x], 0.5) for x in xs],
+                                   [1000 * _quantile(by_step[x], 0.1) for x in xs],
+                                   [1000 * _quantile(by_step[x], 0.9) for x in xs], run.color))
         every = [v for x in xs for v in by_step[x]]
         median = _quantile(every, 0.5)
-        table.append({"label": run.label, "steps": len(xs), "rows": len(every), "median": fmt(median),
-                      "p90": fmt(_quantile(every, 0.9)), "rate": fmt(1 / median if median > 0 else None)})
-    uri = charts.curve_chart("latency per step (median over samples, 10–90% band)", curves, "step", "seconds")
-    return {"uri": uri, "table": table}
+        table.append({"label": run.label, "steps": len(xs), "rows": len(every), "median": fmt(1000 * median),
+                      "p90": fmt(1000 * _quantile(every, 0.9)), "rate": fmt(1 / median if median > 0 else None)})
+    return {"curves": curves, "table": table}
 
 
 def sample_values(run, sample_id):
@@ -240,7 +243,8 @@ def sample_table(run):
 
 
 def sections(runs: list[StreamedRun], measurements: list[str]) -> dict[str, Any]:
-    """The page's per-run sections (the rest reads only manifests and results) the whole-file way."""
+    """What a benchmark's section shows of its runs' row files (``page.section_parts``; the rest
+    reads only manifests and results), the whole-file way: the data, which the page draws."""
     whole = [load_whole(run) for run in runs]
-    return {"horizon": horizon_charts(whole), "latency": latency_chart(whole), "strips": strips(whole, measurements),
+    return {"horizon": horizon_curves(whole), "latency": latency_data(whole), "strips": strips(whole, measurements),
             "failures": [failures(r) for r in whole], "tables": [sample_table(r) for r in whole]}

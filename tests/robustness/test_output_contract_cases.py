@@ -290,13 +290,15 @@ def test_precomputed_float_videos_need_their_declared_range(tmp_path, declared):
 def test_the_leaderboard_and_exported_rows_show_coverage_beside_the_value(tmp_path):
     from wfeval.report.leaderboard import leaderboard
     from wfeval.report.rows import load_document, rows
+    from wfeval.report.runs import Entry
 
     _run(tmp_path, "+model.object.mode=short", "+model.object.bad=[1]")
     document = load_document(tmp_path / "run" / "results.json")
     [psnr] = [r for r in rows(document) if r["measurement"] == "gridworld.psnr"]
     assert (psnr["value"], psnr["coverage"], psnr["n_valid"], psnr["n_total"]) == (100.0, 0.75, 3, 4)
-    board = leaderboard([document])
-    cell = board.body[0][board.header.index("gridworld.psnr")]
-    assert cell.endswith("(3/4)") and "coverage below 1" in board.legend
-    rate_cell = board.body[0][board.header.index("gridworld.generated_rate")]
+    board = leaderboard([Entry.of_document(document)])
+    header, body = board.detail_table(board.columns[0])
+    cell = body[0][header.index("psnr (dB)")]
+    assert cell.endswith("(3/4)") and "(k/n) = the value rests on k of n samples" in board.legend()[0]
+    rate_cell = body[0][header.index("generated_rate")]
     assert "(" not in rate_cell.split("]")[-1]  # full coverage: nothing added

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
+
+import numpy as np
 
 from wfeval.api import MetricResult
 from wfeval.benchmarks.gridworld.baselines import OracleModel
 from wfeval.metrics.base import BaseMetric
 from wfeval.metrics.outcomes import scored
+from wfeval.protocols.base import Protocol
 
 
 class SlowOracle(OracleModel):
@@ -49,3 +53,37 @@ class FrameCount(BaseMetric):
         if int(request.sample_id.rsplit("-", 1)[1]) in self.raise_on:
             raise ZeroDivisionError("simulated metric bug")
         return scored(request.sample_id, self.name, result.artifacts["generated_video"].shape[0])
+
+
+class NoisyActions(Protocol):
+    """A protocol of one's own (``protocol=noisy_actions``): the model gets the sample's actions with
+    each replaced, with probability ``p``, by a seeded random one; the reference stays the true
+    rollout — how much a model's numbers drop when its actions are perturbed. Its module and its
+    config file are all it takes (docs/architecture.md, "Add a protocol")."""
+
+    driver = "noisy_actions"
+    needs_steps = False
+
+    def __init__(self, p: float = 0.5, seed: int = 0):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"protocol.p must be in [0, 1], got {p}")
+        self.p, self.seed = float(p), int(seed)
+
+    def identity(self, run):
+        return {**super().identity(run), "p": self.p, "seed": self.seed}
+
+    def drive(self, model, benchmark, store, run, policy=None):
+        return _Perturbed(model, self.p, self.seed)
+
+
+class _Perturbed:
+    def __init__(self, model, p, seed):
+        self.model, self.p, self.seed = model, p, seed
+
+    def generate(self, requests):
+        out = []
+        for request in requests:
+            rng = np.random.default_rng([self.seed, int(request.generation.get("seed") or 0)])
+            actions = [a if rng.random() >= self.p else int(rng.integers(0, 5)) for a in request.controls["actions"]]
+            out.append(dataclasses.replace(request, controls={**request.controls, "actions": actions}))
+        return self.model.generate(out)

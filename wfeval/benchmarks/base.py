@@ -95,11 +95,11 @@ class BenchmarkScorer(Protocol):
         ...
 
 
-def metric_specs(metrics: Sequence[str] | Mapping[str, Any]) -> tuple[MetricSpec, ...]:
-    """A benchmark's ``metrics`` as specs: a list of ids, or a mapping id → pinned version (null: any)."""
-    if isinstance(metrics, Mapping):
-        return tuple(MetricSpec(id=str(m), **({"version": str(v)} if v is not None else {})) for m, v in metrics.items())
-    return tuple(MetricSpec(id=str(m)) for m in metrics)
+def metric_specs(metrics: Sequence[str]) -> tuple[MetricSpec, ...]:
+    """A benchmark's ``metrics`` (``id`` or ``id==pinned version``) as specs."""
+    from wfeval.config.plugins import metric_entry
+
+    return tuple(MetricSpec(id=m, **({"version": v} if v else {})) for m, v in map(metric_entry, metrics))
 
 
 def input_error(request: GenerationRequest) -> str | None:

@@ -1,37 +1,127 @@
-"""``python -m wfeval.compare PATH... [--primary M] [--out DIR]``: a leaderboard of runs.
+"""``python -m wfeval.compare PATH... [--sort KEY] [--baseline MODEL] [--out DIR]``: a leaderboard of
+runs, and paired comparisons on the same samples.
 
-PATH is a run directory, a multirun sweep directory or any folder holding runs. Prints the
-table and writes ``leaderboard.md`` and ``leaderboard.csv`` (default: into the single PATH
-given, else the current directory).
+PATH is a run folder, a sweep folder or any folder holding runs. Prints the leaderboard — models
+as rows, benchmarks as columns (wrapped to the terminal's width, ``--width``) — sorted by
+``--sort`` (a measurement such as ``gridworld.ssim``, ``score``, or ``<benchmark>.score``; default:
+each benchmark's primary measurement). Given exactly two runs (``compare RUN_A RUN_B``), or a
+``--baseline``, it also prints the paired differences on the shared samples: ``A − B`` per
+measurement with a paired bootstrap interval and a permutation p-value, Holm-adjusted. Writes
+nothing unless ``--out DIR`` says where (``leaderboard.md``, ``leaderboard.csv`` and, with
+comparisons, ``comparisons.json``); never into a run folder it reads.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
-from wfeval.report.rows import find_results, load_document
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m wfeval.compare", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run folder(s) or sweep folder(s)")
+    parser.add_argument("--sort", "--primary", dest="sort", default=None, metavar="KEY",
+                        help="rank by this measurement (gridworld.ssim), by score, or by <benchmark>.score")
+    parser.add_argument("--baseline", default=None, metavar="MODEL",
+                        help="compare every model with this one (a row's name, e.g. static), paired on shared samples")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="write leaderboard.md, leaderboard.csv (and comparisons.json) into DIR")
+    parser.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
+    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples and permutations")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's correction")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _refuse_input_folder(out: Path, entries) -> str | None:
+    target = out.resolve()
+    for entry in entries:
+        run = entry.run_dir.resolve() if entry.run_dir is not None else None
+        if run is not None and (target == run or run in target.parents):
+            return f"--out {out} is inside the run folder {entry.run_dir}, which compare only reads; choose another folder"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m wfeval.compare", description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", type=Path)
-    parser.add_argument("--primary", default=None, help="measurement to sort by, e.g. gridworld.psnr")
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
+    from wfeval.report.paired import NotComparable
+    from wfeval.report.runs import load_entries
+
     try:
-        documents = [load_document(p) for p in find_results(args.paths)]
-        board = leaderboard(documents, args.primary)
+        entries = load_entries(args.paths)
+        board = leaderboard(entries, args.sort)
     except (FileNotFoundError, ValueError) as exc:
         print(f"wfeval.compare: {exc}", file=sys.stderr)
         return 2
-    print(render_text(board))
-    out = args.out or (args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
-    md, table = write_leaderboard(board, out)
-    print(f"\nwrote {md} and {table}")
+    if args.out is not None and (why := _refuse_input_folder(args.out, entries)):
+        print(f"wfeval.compare: {why}", file=sys.stderr)
+        return 2
+    width = args.width
+    print(render_text(board, width))
+    try:
+        comparisons, text = _comparisons(board, entries, args, width)
+    except (NotComparable, ValueError) as exc:
+        print(f"\nwfeval.compare: cannot compare: {exc}", file=sys.stderr)
+        return 2
+    if text:
+        print("\n" + text)
+    if args.out is not None:
+        written = write_leaderboard(board, args.out)
+        if comparisons:
+            written.append(args.out / "comparisons.json")
+            written[2].write_text(json.dumps([c.to_dict(args.alpha) for c in comparisons], indent=1) + "\n",
+                                  encoding="utf-8")
+        print(f"\nwrote {', '.join(map(str, written))}")
     return 0
+
+
+def _comparisons(board, entries, args, width):
+    """The paired comparisons asked for: two runs given, or every row against ``--baseline``."""
+    from wfeval.report.leaderboard import fit_line, wrap_table
+    from wfeval.report.paired import adjust_family, compare_runs, comparison_table, describe
+
+    pairs = []
+    if args.baseline is not None:
+        base = [r for r in board.rows if r.label == args.baseline or r.name == args.baseline
+                or r.key.get("model") == args.baseline]
+        if len(base) != 1:
+            names = ", ".join(r.label for r in board.rows)
+            raise ValueError(f"--baseline {args.baseline!r} {'names several rows' if base else 'is no row'}; "
+                             f"rows: {names}")
+        for column in board.columns:
+            if column.key not in base[0].entries:
+                continue
+            for row in board.rows:
+                if row is not base[0] and column.key in row.entries:
+                    pairs.append((row.entries[column.key], base[0].entries[column.key], row.label, base[0].label))
+    elif len(args.paths) == 2 and len(entries) == 2:  # compare RUN_A RUN_B
+        first, second = entries  # in the order given
+        label = {id(e): r.label for r in board.rows for e in r.entries.values()}
+        pairs.append((first, second, label[id(first)], label[id(second)]))
+    if not pairs:
+        return [], ""
+    comparisons = [compare_runs(a, b, label_a=la, label_b=lb, n_resamples=args.resamples, seed=args.seed,
+                                adjust=False) for a, b, la, lb in pairs]
+    adjust_family(comparisons)
+    blocks, width = [], width or _width()
+    for comparison in comparisons:
+        lines = []
+        for line in describe(comparison, args.alpha):
+            if line == "TABLE":
+                lines.append(wrap_table(*comparison_table(comparison, args.alpha), width, keep=1))
+            else:
+                lines.append(fit_line(line, width))
+        blocks.append("\n".join(lines))
+    return comparisons, "\n\n".join(blocks)
+
+
+def _width() -> int:
+    from wfeval.report.leaderboard import terminal_width
+
+    return terminal_width()
 
 
 if __name__ == "__main__":

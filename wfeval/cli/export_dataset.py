@@ -63,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         summary = export_dataset(args.out, args.overrides, name=args.name, video_suffix=f".{args.video_format}",
                                  overwrite=args.force)
     except FileExistsError as exc:
-        print(f"wfeval.export_dataset: {exc}", file=sys.stderr)
+        message = str(exc)
+        if "overwrite=True" in message:  # the library's wording names its argument; this is the command line
+            message = f"{args.out} is not empty; add --force to replace its contents, or choose an empty folder"
+        print(f"wfeval.export_dataset: {message}", file=sys.stderr)
         return 2
     except Exception as exc:
         message = friendly_message(exc)

@@ -1,9 +1,11 @@
 """``python -m wfeval.report PATH... [--out FILE] [--title TEXT]``: one self-contained HTML report.
 
 PATH is a run folder, a sweep folder (every run below it) or several of them. The page holds
-the leaderboard, a chart per metric, quality against the horizon, the best / median / worst
-samples as moving pictures, failures and provenance; it needs no network to open. Default
-output: ``report.html`` in the single PATH given, else in the current directory.
+the leaderboard (models × benchmarks), paired comparisons with a baseline (``--baseline``), and
+per benchmark a chart per metric, quality against the horizon, the best / median / worst samples
+as moving pictures, a viewer of the same sample across every model, failures and a filterable
+per-sample table; then provenance. It needs no network to open. Default output:
+``report.html`` in the single PATH given, else in the current directory.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run folder(s) or sweep folder(s)")
     parser.add_argument("--out", type=Path, default=None, help="the HTML file to write")
     parser.add_argument("--title", default=None, help="page title (default: model and benchmark)")
+    parser.add_argument("--baseline", default=None, metavar="MODEL",
+                        help="compare every model with this one (a leaderboard row's name; default: each "
+                             "benchmark's top-ranked model)")
     args = parser.parse_args(argv)
     out = args.out or ((args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
                        / FILES.report)
     try:
         from wfeval.report.html import write_report
 
-        path = write_report(args.paths, out, title=args.title)
+        path = write_report(args.paths, out, title=args.title, baseline=args.baseline)
     except ModuleNotFoundError as exc:
         print(f"wfeval.report: {exc.name} is not installed; install the report extra: pip install 'wfeval[report]'",
               file=sys.stderr)

@@ -16,6 +16,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_write_bytes
 
 
 class SweepFailed(SystemExit):
@@ -40,7 +41,7 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     from wfeval.pipeline.merge_shards import merge_shards
     from wfeval.pipeline.stored import StoredRunError
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
-    from wfeval.report.rows import load_document
+    from wfeval.report.runs import load_entries
 
     jobs = _jobs(sweep_dir)
     done = [(d, m) for d, m in jobs if m.get("status") == "completed"]
@@ -54,13 +55,13 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
         except StoredRunError as exc:
             lines += [f"shards not merged: {exc}", ""]
     if done:
-        board = leaderboard([load_document(d / FILES.results) for d, _ in done])
+        board = leaderboard(load_entries([d for d, _ in done]))
         lines += ["```", render_text(board), "```", ""]
         write_leaderboard(board, sweep_dir)
     for job_dir, manifest in failed:
         lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
     text = "\n".join(lines).rstrip() + "\n"
-    (sweep_dir / FILES.sweep_summary).write_text(text, encoding="utf-8")
+    atomic_write_bytes(sweep_dir / FILES.sweep_summary, text.encode("utf-8"), durable=False)  # never via a link
     return text, [d.name for d, _ in failed]
 
 

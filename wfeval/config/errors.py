@@ -7,7 +7,7 @@ import difflib
 from pathlib import Path
 from typing import Iterable
 
-GROUPS = ("task", "benchmark", "model", "protocol", "metric")
+GROUPS = ("task", "benchmark", "model", "protocol", "metric", "tracker")
 SEARCHPATH_HINT = (
     "Add your own options with hydra.searchpath=[file:///abs/path/to/conf] "
     "(a folder with the same group sub-folders); see README.md."
@@ -19,12 +19,16 @@ class ConfigError(ValueError):
 
 
 def did_you_mean(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(word, [o for o in options if o != word], n=3, cutoff=0.5)
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
 def unknown_choice_message(group: str, name: str, options: list[str]) -> str:
     visible = sorted(o for o in options if not o.startswith("suite_")) if group == "metric" else sorted(options)
+    if name in visible:  # built in, yet not found: a hydra.searchpath override replaced the built-in configs
+        return (f"Config error: {group} '{name}' is built in, but wfeval's own configs are not on this command's "
+                f"search path: a hydra.searchpath=[...] override replaces the list, so keep pkg://wfeval.conf in "
+                f"it, e.g. hydra.searchpath=[file:///abs/path/to/conf,pkg://wfeval.conf].")
     return (
         f"Unknown {group} '{name}'.{did_you_mean(name, visible)} "
         f"Available: {', '.join(visible) or '(none)'}. {SEARCHPATH_HINT}"
@@ -83,17 +87,13 @@ def friendly_message(exc: BaseException) -> str | None:
 
     if isinstance(exc, ConfigError):
         return f"Config error: {exc}"
+    cause = exc.__cause__
+    if isinstance(cause, ConfigError):  # raised while Hydra built an object (a callback): its own words
+        return f"Config error: {cause}"
     if (malformed := yaml_error_message(exc)) is not None:
         return f"Config error: {malformed}. Fix that file (or take its folder off hydra.searchpath)."
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, name = str(exc.missing_cfg_file).rpartition("/")
-        if group == "metric" and name.startswith("suite_"):
-            bench = name.removeprefix("suite_")
-            return (
-                f"Benchmark '{bench}' has no metric suite: a built-in benchmark's suite is its file's `metrics`, "
-                f"a benchmark of your own (hydra.searchpath) needs conf/metric/{name}.yaml listing them. Choose "
-                f"metrics explicitly, e.g. metric=[generated_rate,artifact_count], or add that suite file."
-            )
         if group in GROUPS:
             return unknown_choice_message(group, name, group_options(group))
         return f"Config error: {exc}"

@@ -67,18 +67,21 @@ def benchmark_metrics(benchmark: str) -> list[str] | None:
     return metric_ids(data.get("metrics"))
 
 
+def metric_entry(entry: Any) -> tuple[str, str | None]:
+    """``(id, pinned version or None)`` of one entry of a benchmark's ``metrics``: ``psnr`` or
+    ``psnr==1.0`` (the evidence gate requires that version)."""
+    metric_id, _, version = str(entry).partition("==")
+    return metric_id.strip(), (version.strip() or None)
+
+
 def metric_ids(listed: Any) -> list[str]:
-    """The ids of a benchmark's ``metrics``: a list of ids, or a mapping id → pinned version."""
-    if isinstance(listed, dict):
-        return [str(m) for m in listed]
-    return [str(m) for m in listed or ()]
+    """The ids of a benchmark's ``metrics`` (a list of ``id`` or ``id==version``)."""
+    return [metric_entry(m)[0] for m in listed or ()]
 
 
 def metric_versions(listed: Any) -> dict[str, str]:
-    """The versions a benchmark's ``metrics`` mapping pins (``null``: any version; none for a list)."""
-    if not isinstance(listed, dict):
-        return {}
-    return {str(m): str(v) for m, v in listed.items() if v is not None}
+    """The versions a benchmark's ``metrics`` pins (``psnr==1.0``)."""
+    return {m: v for m, v in map(metric_entry, listed or ()) if v is not None}
 
 
 def import_target(target: str) -> Any:
@@ -87,8 +90,9 @@ def import_target(target: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def entry_points(kind: str) -> dict[str, Any]:
-    """Installed entry points of ``wfeval.<kind>`` by name (metadata only; nothing is imported)."""
+def entry_points(group: str) -> dict[str, Any]:
+    """Installed entry points of ``group`` (``wfeval.metrics``, ``wfeval.decoders``) by name
+    (package metadata only; nothing is imported)."""
     from importlib import metadata
 
-    return {ep.name: ep for ep in metadata.entry_points(group=f"wfeval.{kind}")}
+    return {ep.name: ep for ep in metadata.entry_points(group=group)}

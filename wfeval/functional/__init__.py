@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# formula modules, searched in order: reference, temporal and control metrics
-_MODULES = ("wfeval.functional.reference", "wfeval.functional.temporal", "wfeval.functional.control")
+# formula modules, searched in order: reference, temporal, control and learned perceptual metrics
+_MODULES = ("wfeval.functional.reference", "wfeval.functional.temporal", "wfeval.functional.control",
+            "wfeval.functional.perceptual")
 # distribution metrics (wfeval/stats/frechet.py, wfeval/functional/_fvd.py: the module is private so
 # that the package attribute ``fvd`` is always the function, never the module)
 _ELSEWHERE = {"frechet_distance": "wfeval.stats.frechet", "fvd": "wfeval.functional._fvd"}

@@ -18,11 +18,11 @@ resolve, as do the class's ``aliases``. Built-ins win over an entry point of the
 from __future__ import annotations
 
 import difflib
-from importlib import metadata as importlib_metadata
 from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
 from wfeval.config.plugins import builtin_targets as _builtin_targets
+from wfeval.config.plugins import entry_points
 from wfeval.config.plugins import import_target as _import
 from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
 
@@ -73,8 +73,8 @@ class MetricRegistry:
     def entry_points(self) -> dict[str, Any]:
         """Entry points of the group by name (metadata only; no plugin module is imported)."""
         if self._entry_points is None:
-            found = importlib_metadata.entry_points(group=self._group)
-            self._entry_points = {ep.name: ep for ep in found if ep.name not in self._builtins}
+            found = entry_points(self._group)
+            self._entry_points = {name: ep for name, ep in found.items() if name not in self._builtins}
         return self._entry_points
 
     def ids(self) -> list[str]:

@@ -86,17 +86,40 @@ def select_metrics(
     return list(picked.values())
 
 
+def requested_metrics() -> list[str] | None:
+    """The options a ``metric=`` override of the running Hydra job names (``metric=[a,b]`` -> a, b),
+    or None: no such override, or no Hydra job (the compose API)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        if not HydraConfig.initialized():
+            return None
+        texts = list(HydraConfig.get().overrides.task)
+    except Exception:  # noqa: BLE001 - no Hydra job
+        return None
+    for override in OverridesParser.create().parse_overrides(texts):
+        if override.key_or_group == "metric" and not override.is_delete():
+            value = override.value()
+            return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return None
+
+
 def metric_choice_is_explicit(cfg: Any) -> bool:
-    """True when ``metric=`` was given (Hydra's recorded choice is not the ``suite_<benchmark>`` default);
-    outside a Hydra job, when the metric node differs from the benchmark's declared metrics."""
+    """True when ``metric=`` was given on the command line; outside a Hydra job, when the metric node
+    differs from the benchmark's declared metrics."""
+    requested = requested_metrics()
+    if requested is not None:
+        return True
     try:
         from hydra.core.hydra_config import HydraConfig
 
         if HydraConfig.initialized():
-            choice = HydraConfig.get().runtime.choices.get("metric")
-            if choice is not None:
-                return not str(choice).startswith("suite_")
+            return False  # the default: the benchmark's suite
     except Exception:  # noqa: BLE001 - no Hydra job: fall back to the comparison
         pass
-    declared = list((cfg.get("benchmark") or {}).get("metrics") or [])
-    return sorted(str(k) for k in (cfg.get("metric") or {})) != sorted(declared)
+    from wfeval.config.plugins import metric_ids
+
+    declared = metric_ids((cfg.get("benchmark") or {}).get("metrics"))
+    chosen = sorted(str(k) for k in (cfg.get("metric") or {}))
+    return bool(chosen) and chosen != sorted(declared)  # none chosen: the benchmark's own (no suite file)

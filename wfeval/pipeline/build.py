@@ -13,7 +13,7 @@ from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.config.trust import check_config
 from wfeval.metrics.device import with_device
-from wfeval.metrics.selection import metric_choice_is_explicit, select_metrics
+from wfeval.metrics.selection import metric_choice_is_explicit, requested_metrics, select_metrics
 from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.select import check_request_fits_task, check_requests_fit_task, iter_requests, select_requests  # noqa: F401
@@ -90,9 +90,11 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 
 def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
-    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data; the metric
-    versions the evidence gate pins come from the benchmark's ``metrics`` mapping (id: version)."""
+    """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data, for the
+    run's task: the dataset hash the benchmark pins for it, the task's primary metric; the metric
+    versions the evidence gate pins come from the benchmark's ``metrics`` (``psnr==1.0``)."""
     from wfeval.config.plugins import metric_versions
+    from wfeval.results.evidence import for_task
 
     plain = section(cfg, "benchmark")
     rules = {k: plain[k] for k in RULE_KEYS if k in plain}
@@ -100,6 +102,12 @@ def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     if pinned:
         evidence = rules["evidence"] = dict(rules.get("evidence") or {})
         evidence["metric_versions"] = {**pinned, **dict(evidence.get("metric_versions") or {})}
+    task = section(cfg, "task") or {}
+    if isinstance(rules.get("evidence"), dict):
+        rules["evidence"] = for_task(rules["evidence"], task, plain.get("name"))
+    primary = (task.get("metadata") or {}).get("primary_metric")
+    if primary and isinstance(rules.get("scorecard"), dict):
+        rules["scorecard"] = {**rules["scorecard"], "primary": primary}
     return rules
 
 
@@ -118,12 +126,21 @@ def metric_nodes(cfg: DictConfig | RunConfig) -> dict[str, Any]:
 def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """The metric configs in selection order, and the rule that selected each
     (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
-    composed = cfg.cfg if isinstance(cfg, RunConfig) else cfg
-    chosen = {str(k): v for k, v in composed.metric.items()}
+    from wfeval.config.plugins import metric_ids
+
+    root = cfg.cfg if isinstance(cfg, RunConfig) else cfg
+    chosen = {str(k): v for k, v in root.metric.items()}
+    explicit = metric_choice_is_explicit(root)
+    unknown = [m for m in requested_metrics() or () if m not in chosen]
+    if unknown:  # the suite is an optional default, so Hydra passes over a metric= option it cannot find
+        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
+    if not chosen and not explicit:  # a benchmark of the user's own: its metrics, from their config files
+        chosen = compose_metric_nodes(metric_ids((section(cfg, "benchmark") or {}).get("metrics")))
+        check_config({"metric": {k: to_plain(v) for k, v in chosen.items()}})
     try:
-        selection = select_metrics(chosen=list(chosen), explicit=metric_choice_is_explicit(composed),
+        selection = select_metrics(chosen=list(chosen), explicit=explicit,
                                    protocol=section(cfg, "protocol"), task=section(cfg, "task"),
-                                   extra=[str(m) for m in composed.extra_metrics])
+                                   extra=[str(m) for m in root.extra_metrics])
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     nodes, rules = dict(chosen), {m: next(s.rule for s in selection if s.metric_id == m) for m in chosen}
@@ -131,9 +148,9 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
         wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
         if wanted:
             before = set(nodes)
-            composed = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
-            check_config({"metric": {k: to_plain(v) for k, v in composed.items()}})  # composed after the run's check
-            nodes.update(composed)
+            added = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
+            check_config({"metric": {k: to_plain(v) for k, v in added.items()}})  # composed after the run's check
+            nodes.update(added)
             rules.update({k: rule for k in nodes if k not in before})
     if not nodes:
         raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
@@ -266,8 +283,10 @@ def identity_config(model_cfg: Any) -> Any:
 
 def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved config with unset rule keys (``model.output_range``, ``metric.<id>.on_failure``)
-    left out: what the run's config hash covers."""
+    and ``run.recompute`` (it changes how, not what) left out: what the run's config hash covers."""
     plain = dict(plain_cfg)
+    if isinstance(plain.get("run"), dict) and "recompute" in plain["run"]:  # how, not what: same results
+        plain["run"] = {k: v for k, v in plain["run"].items() if k != "recompute"}
     if isinstance(plain.get("model"), dict):
         plain["model"] = identity_config(plain["model"])
     if isinstance(plain.get("metric"), dict):

@@ -11,6 +11,7 @@ they go: what a run holds per sample is what results read (:mod:`wfeval.results.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 from array import array
@@ -26,7 +27,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build, spool
-from wfeval.pipeline.failure import ModelSetupError, storage_error
+from wfeval.pipeline.failure import ModelSetupError, storage_error, user_exit
 from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
@@ -35,11 +36,11 @@ from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, PARTIAL_SAMPLES, Overla
 from wfeval.pipeline.seeds import seeded_request
 from wfeval.pipeline.spool import chunked
 from wfeval.report.markdown import results_markdown
-from wfeval.report.table import evidence_line, results_table
+from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
-from wfeval.storage.rundir import FILES, utc_now
+from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
@@ -64,10 +65,15 @@ def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[s
     with contextlib.ExitStack() as held:
         try:
             Path(output_dir).mkdir(parents=True, exist_ok=True)
+            check_no_links(Path(output_dir))  # a run folder is data: never write through a link in it
             held.enter_context(run_lock(Path(output_dir)))
         except OSError as exc:
-            raise storage_error(exc, "cannot create the run folder:") from None
-        return _run(config, output_dir, echo)
+            raise storage_error(exc, "cannot use the run folder:" if exc.errno == errno.ELOOP
+                                else "cannot create the run folder:") from None
+        try:
+            return _run(config, output_dir, echo)
+        except SystemExit as exc:  # user code ending the process where no narrower place caught it
+            raise user_exit(exc, "user code (a model, policy, metric or benchmark)") from None
 
 
 def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = True) -> RunSummary:
@@ -90,16 +96,18 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         # (pipeline/scoring.py; started with the first unit); a resumed run reuses rows: it scores after
         overlap = run.overlap and plan.source_pairs is None and recorder.previous is None
         overlapped: list[Overlapped] = []
+        failed = FailureTally()  # why samples were not generated or not scored: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
                 start = len(offsets)
                 for request, result in chunk:
-                    offsets.append(records.write({"request": request.to_dict(),
-                                                  "result": verified(request, result).to_dict()}))
+                    result = verified(request, result)
+                    failed.add(request.sample_id, result)
+                    offsets.append(records.write({"request": request.to_dict(), "result": result.to_dict()}))
                 records.flush()
                 if overlap:
                     if not overlapped:
-                        overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests)))
+                        overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
                     overlapped[0].submit(offsets[start:])
 
             if plan.source_pairs is not None:
@@ -119,11 +127,11 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
             recorder.event("artifacts_verified", failed=verified.failed)
         if overlap:
             if not overlapped:  # no sample at all
-                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests)))
+                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
             recorder.rundir.replace(PARTIAL_GENERATIONS, FILES.generations)  # the scoring thread reads its own handle
             table = overlapped[0].finish()
         else:
-            table = score_after(plan, offsets, recorder, run.progress, store)
+            table = score_after(plan, offsets, recorder, run.progress, store, failed)
         recorder.event("phase_started", phase="aggregate")
         summary.results, summary.document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
@@ -135,9 +143,8 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
     if echo:
-        print(results_table(summary.results, title=f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                                   f"({recorder.path})"))
-        print(evidence_line(summary.document["evidence"]))
+        print(end_of_run(summary.results, summary.document, f"{recorder.manifest['model']['name']} on "
+                                                            f"{plan.benchmark_id}  ({recorder.path})", failed))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
@@ -207,6 +214,8 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             model.setup()
         except (ConfigError, KeyboardInterrupt):
             raise
+        except SystemExit as exc:
+            raise user_exit(exc, f"model {model.name!r}: setup()") from None
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
@@ -222,7 +231,10 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             status = "completed"
         finally:
             steps.close()
-            model.close()
+            try:
+                model.close()
+            except SystemExit as exc:
+                raise user_exit(exc, f"model {model.name!r}: close()") from None
             progress.close()
     finally:
         if hook is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO, Sequence
 
@@ -59,12 +60,13 @@ class Scoring:
     order, closed to give the :class:`ResultTable`."""
 
     def __init__(self, plan: Any, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
-                 samples: int, reuse: Reuse | None = None, overlapped: bool = False):
+                 samples: int, reuse: Reuse | None = None, overlapped: bool = False, failed: Any = None):
         self.plan, self.recorder, self.reuse = plan, recorder, reuse
+        self.failed = failed  # report.table.FailureTally: why metrics did not score, printed under the table
         rundir = recorder.rundir
         recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()),
                        **({"overlapped": True} if overlapped else {}))
-        self.progress = Progress("score", len(plan.metrics) * samples, progress_mode)
+        self.progress = Progress("score", samples, progress_mode)  # samples, each done when every metric scored it
         self.table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                                  rows_file=rundir.file(FILES.metrics))
         self.cache = ResultCache(store.root) if store is not None else None  # rows by content (storage/metric_rows.py)
@@ -77,13 +79,19 @@ class Scoring:
         reuse, rows_out = self.reuse, self.rows_out
         done = reuse.rows(chunk) if reuse is not None else {}
         chunk_offsets: dict[tuple[str, str], int] = {}
+        left = Counter({q.sample_id: len(self.plan.metrics) for q, _ in chunk})  # metrics still to score
 
         def on_result(result: MetricResult, reused: bool) -> None:
             key = (result.metric_id, result.sample_id)
             chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-            self.progress.update()
+            left[result.sample_id] -= 1
+            if not left[result.sample_id]:
+                self.progress.update()
+            if self.failed is not None:
+                self.failed.add_metric(result)
 
-        per_metric = score_all(self.plan.metrics, chunk, done=done, on_result=on_result, cache=self.cache)
+        per_metric = score_all(self.plan.metrics, chunk, done=done, on_result=on_result, cache=self.cache,
+                               recompute=self.plan.recompute)
         rows_out.flush()
         self.table.add([q for q, _ in chunk], per_metric,
                        {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in self.table.rows})
@@ -112,15 +120,16 @@ class Scoring:
 
 
 def score_after(plan: Any, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
-                store: ArtifactStore | None = None) -> ResultTable:
+                store: ArtifactStore | None = None, failed: Any = None) -> ResultTable:
     """Score every sample of ``generations.jsonl`` after generation (its records at ``offsets``, read
     back a chunk at a time), a resumed run reusing its rows of unchanged samples and metric versions."""
     rundir = recorder.rundir
-    reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
+    kept = {m: metric for m, metric in plan.metrics.items() if m not in plan.recompute}  # run.recompute: none kept
+    reuse = Reuse(rundir, kept, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None
     rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
     pairs = spool.stored_pairs(rundir.file(FILES.generations), offsets)
-    scoring = Scoring(plan, recorder, progress_mode, store, len(pairs), reuse=reuse)
+    scoring = Scoring(plan, recorder, progress_mode, store, len(pairs), reuse=reuse, failed=failed)
     try:
         for chunk in pairs.chunks(spool.CHUNK):
             scoring.score(chunk)
@@ -134,9 +143,9 @@ class Overlapped:
     """Scoring on one thread while the main thread generates (see the module doc)."""
 
     def __init__(self, plan: Any, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
-                 samples: int):
+                 samples: int, failed: Any = None):
         self.recorder = recorder
-        self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=True)
+        self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=True, failed=failed)
         self.records: BinaryIO = recorder.rundir.file(PARTIAL_GENERATIONS).open("rb")  # kept across the rename
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
         self.pending: list[Future] = []

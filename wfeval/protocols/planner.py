@@ -74,7 +74,7 @@ class Planner:
                 try:
                     if isinstance(outs, BaseException):
                         raise outs
-                    frames = np.stack([check_step_output(o, horizon[i], who) for o in outs])  # N×H×h×w×3
+                    frames = np.stack([check_step_output(o, horizon[i], who, copy=False) for o in outs])  # N×H×h×w×3
                     dist = scores[i](frames)  # N×H pixels to the goal
                 except TimeoutError:
                     raise

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from wfeval.report.rows import fmt, markdown_table, rows
+from wfeval.report.units import with_unit
 from wfeval.results import headline
+from wfeval.results.evidence import grouped_reasons
 
 
 def results_markdown(document: dict[str, Any]) -> str:
@@ -14,7 +16,8 @@ def results_markdown(document: dict[str, Any]) -> str:
              f"run `{document['run_id']}` · config `{document['config_hash'][:12]}` · "
              f"dataset `{str(document['benchmark'].get('dataset_hash'))[:12]}` · "
              f"{document['benchmark'].get('n_samples', '?')} samples", ""]
-    body = [[r["measurement"], fmt(r["value"]), f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else "-",
+    body = [[r["measurement"], with_unit(fmt(r["value"]), r["unit"]),
+             f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else "-",
              r["ci_method"] or "-", f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
     card = document.get("scorecard") or {}
@@ -28,7 +31,7 @@ def results_markdown(document: dict[str, Any]) -> str:
         parts.append("")
     evidence = document.get("evidence") or {}
     parts += ["## Evidence", "", "eligible: **yes**" if evidence.get("eligible") else "eligible: **no**", ""]
-    parts += [f"- {reason}" for reason in evidence.get("reasons", [])]
+    parts += [f"- {reason}" for reason in grouped_reasons(evidence, document["benchmark"].get("n_samples"))]
     for measurement, groups in (document.get("slices") or {}).items():
         if groups:
             parts += ["", f"## {measurement} by group", ""]

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from wfeval.report.units import short_unit
 from wfeval.results import headline
 from wfeval.storage.rundir import FILES
 
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
               "n_valid", "n_total", "n_skipped", "coverage", "valid", "higher_is_better", "eligible", "run_dir",
-              "protocol")
+              "protocol", "unit")
 
 
 def protocol_label(document: dict[str, Any]) -> str:
@@ -80,6 +81,7 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "eligible": eligible,
             "run_dir": document.get("_run_dir"),
             "protocol": protocol_label(document),
+            "unit": short_unit(((document.get("metrics") or {}).get(measurement) or {}).get("unit")),
         }
 
 

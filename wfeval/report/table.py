@@ -1,11 +1,53 @@
-"""The compact results table printed at the end of a run."""
+"""The compact results table printed at the end of a run, the eligibility line and why samples failed."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Mapping
 
 from wfeval.api import AggregateResult
+from wfeval.report.units import with_unit
 from wfeval.results import headline
+from wfeval.results.evidence import grouped_reasons
+
+MAX_REASONS = 3  # distinct failure reasons printed for the model, and for the metrics
+REASON_WIDTH = 200
+
+
+def _anonymous(text: str, sample_id: str) -> str:
+    """``text`` with the sample's id taken out: the same reason on other samples reads the same."""
+    for form in (repr(sample_id), f'"{sample_id}"', sample_id):
+        text = text.replace(form, "…")
+    return text
+
+
+class FailureTally:
+    """Why samples were not generated (reason, the sample's id taken out → count, a first sample),
+    and why metrics did not score items (reason → metric → count), as a run goes."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.example: dict[str, str] = {}
+        self.metric_reasons: dict[str, Counter] = {}
+
+    def add(self, sample_id: str, result) -> None:
+        if result.status == "ok":
+            return
+        reason = f"{result.stop_reason or result.status}: " \
+                 f"{_anonymous(_first_line(result.error) or 'no error message', sample_id)}"
+        self.counts[reason] += 1
+        self.example.setdefault(reason, sample_id)
+
+    def add_metric(self, result) -> None:
+        """A metric row; a skip or error that does not merely follow a failed generation is counted."""
+        if result.status not in ("skip", "error"):
+            return
+        category = str((result.diagnostics or {}).get("skip_category") or "")
+        reason = _first_line(result.skip_reason) or "no reason given"
+        if "(generation " in category or "(generation " in reason or category.startswith("input unavailable") \
+                or reason == "not generated":
+            return
+        self.metric_reasons.setdefault(_anonymous(reason, result.sample_id), Counter())[result.metric_id] += 1
 
 
 def _fmt(value: object) -> str:
@@ -20,7 +62,11 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def results_table(results: Mapping[str, AggregateResult], title: str = "") -> str:
+def results_table(results: Mapping[str, AggregateResult], title: str = "",
+                  units: Mapping[str, str] | None = None) -> str:
+    """One line per measurement: value (with its unit), interval, counts, why items were not scored.
+    ``units``: measurement → short unit (:func:`wfeval.report.units.short_unit`)."""
+    units = units or {}
     rows = [("measurement", "value", "95% CI", "valid/total", "skipped", "note")]
     for key, agg in results.items():
         ci = agg.confidence_interval
@@ -33,17 +79,80 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "") -> st
         covered = f"{agg.n_valid}/{agg.n_total}"
         if agg.n_total and agg.n_valid < agg.n_total:  # the value rests on part of the samples: say how much
             covered += f" ({agg.n_valid / agg.n_total:.0%})"
-        rows.append((key, _fmt(headline(agg)) if agg.valid else "n/a", interval,
-                     covered, str(agg.n_skipped), _clip(note, 70)))
+        value = with_unit(_fmt(headline(agg)), units.get(key, "")) if agg.valid else "n/a"
+        rows.append((key, value, interval, covered, str(agg.n_skipped), _clip(note, 70)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     return ("\n".join([title, *lines]) if title else "\n".join(lines)).rstrip()
 
 
-def evidence_line(evidence: Mapping[str, object]) -> str:
-    """One line saying whether the result counts for the benchmark, and why not."""
-    reasons = list(evidence.get("reasons") or [])  # type: ignore[call-overload]
+def evidence_line(evidence: Mapping[str, object], n_samples: int | None = None) -> str:
+    """One line saying whether the result counts for the benchmark, and why not (reasons grouped:
+    :func:`wfeval.results.evidence.grouped_reasons`)."""
     if evidence.get("eligible"):
         return "eligible: yes (meets the benchmark's evidence rules)"
+    reasons = grouped_reasons(evidence, n_samples)
     return f"eligible: no ({len(reasons)} reason{'s' if len(reasons) != 1 else ''}): " + "; ".join(reasons)
+
+
+def _first_line(text: object) -> str:
+    lines = [line.strip() for line in str(text or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    # a traceback's last line says what happened; otherwise the first line does
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
+
+
+def failure_lines(generation: FailureTally, results: Mapping[str, AggregateResult], n_samples: int,
+                  limit: int = MAX_REASONS) -> list[str]:
+    """Why samples were not scored, under the table: the first ``limit`` distinct reasons the model
+    failed for (``generation``: reason → samples) and those the metrics skipped or errored for
+    (each aggregate's ``skip_breakdown``; metrics that fail for the same reason share a line), with
+    counts. Reasons that only repeat a failed generation are left out of the metrics' lines.
+    Empty when every sample was generated and scored."""
+    lines = []
+    failed = sum(generation.counts.values())
+    if failed:
+        lines.append(f"model: {failed} of {n_samples} samples failed (every metric skips them or scores "
+                     "them as failed):")
+        for reason, count in generation.counts.most_common(limit):
+            lines.append(f"  {count}× {_clip(reason, REASON_WIDTH)} (e.g. {generation.example[reason]})")
+        if len(generation.counts) > limit:
+            lines.append(f"  … {len(generation.counts) - limit} more reasons (samples.jsonl, report.html)")
+    by_reason: dict[str, list[tuple[str, int]]] = {}
+    if generation.metric_reasons:  # the rows' own reasons, seen as they were scored
+        for reason, metrics in generation.metric_reasons.items():
+            by_reason[reason] = list(metrics.items())
+    else:  # only the aggregates: their skip categories
+        for measurement, agg in results.items():
+            for reason, count in (agg.skip_breakdown or {}).items():
+                if "(generation " in reason or reason in ("not generated", "input unavailable (benchmark data problem)"):
+                    continue  # follows from a failed generation (said above) or from the benchmark's data
+                by_reason.setdefault(str(reason), []).append((measurement.split(".", 1)[-1], count))
+    if by_reason:
+        lines.append("metrics: items not scored (skip / error):")
+        ordered = sorted(by_reason.items(), key=lambda kv: -sum(c for _, c in kv[1]))
+        for reason, where in ordered[:limit]:
+            counts = {c for _, c in where}
+            names = ", ".join(m for m, _ in where)
+            count = f"{counts.pop()}×" if len(counts) == 1 else "/".join(str(c) for _, c in where) + "×"
+            lines.append(f"  {names}: {count} {_clip(_first_line(reason), REASON_WIDTH)}")
+        if len(ordered) > limit:
+            lines.append(f"  … {len(ordered) - limit} more reasons (metrics.jsonl, report.html)")
+    return lines
+
+
+def end_of_run(results: Mapping[str, AggregateResult], document: Mapping[str, object], title: str,
+               generation: FailureTally) -> str:
+    """What a run prints when it ends: the table (units from the document), why samples failed,
+    the eligibility line."""
+    from wfeval.report.units import unit_of
+
+    units = {m: unit_of(document, m) for m in results}  # type: ignore[arg-type]
+    n_samples = int(((document.get("benchmark") or {}).get("n_samples")  # type: ignore[union-attr]
+                     or max((a.n_total for a in results.values()), default=0)))
+    lines = [results_table(results, title=title, units=units),
+             *failure_lines(generation, results, n_samples),
+             evidence_line(document["evidence"], n_samples)]  # type: ignore[arg-type]
+    return "\n".join(lines)

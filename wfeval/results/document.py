@@ -59,6 +59,23 @@ def dataset_hash(requests: Iterable[GenerationRequest]) -> str:
     return digest.hexdigest()
 
 
+def display_fields(metric: Any) -> dict[str, Any]:
+    """What a reader needs to show a metric's values: its unit, the range of a per-sample value
+    (``bounds``, with this run's options: PSNR's ``max_db``) and its family (which pictures
+    explain it). Absent for a metric that declares none of them."""
+    out: dict[str, Any] = {}
+    unit = getattr(metric, "output_unit", None)
+    if isinstance(unit, str) and unit:
+        out["unit"] = unit
+    bounds = getattr(metric, "bounds", None)
+    if isinstance(bounds, (tuple, list)) and len(bounds) == 2 and any(b is not None for b in bounds):
+        out["bounds"] = [None if b is None else float(b) for b in bounds]
+    family = getattr(metric, "family", None)
+    if isinstance(family, str) and family:
+        out["family"] = family
+    return out
+
+
 def build_results(
     *,
     manifest: Mapping[str, Any],
@@ -99,7 +116,8 @@ def build_results(
         "protocol": manifest.get("protocol") or {"name": "open_loop", "driver": "open_loop"},
         "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m],
                                   **({"selected_by": manifest["metric_selection"][m]}
-                                     if m in (manifest.get("metric_selection") or {}) else {})} for m in metrics},
+                                     if m in (manifest.get("metric_selection") or {}) else {}),
+                                  **display_fields(metrics[m])} for m in metrics},
         "metric_selection": dict(manifest.get("metric_selection") or {}),
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
         "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},

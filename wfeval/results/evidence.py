@@ -9,11 +9,16 @@
       dataset_hash: 3f2a...         # sha256 of the samples' content (manifest.benchmark.dataset_hash)
       official_splits: [test]
 
-Every failed rule adds a reason; a result is eligible only with no reason at all.
+Every failed rule adds a reason; a result is eligible only with no reason at all. A task that
+builds other samples from the benchmark's data pins their hash itself (:func:`for_task`). The reasons
+are one per rule and metric (``results.json`` keeps them so); :func:`grouped_reasons` is how
+they are shown: one line per distinct reason with the metrics it applies to, and a quick run on
+a subset of the samples as one reason.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import AggregateResult
@@ -57,3 +62,49 @@ def evidence_gate(
     if splits and split not in splits:
         reasons.append(f"split {split!r} is not an official split ({', '.join(splits)})")
     return {"eligible": not reasons, "reasons": reasons, "rules": dict(rules)}
+
+
+def for_task(rules: Mapping[str, Any], task: Mapping[str, Any] | None, benchmark: str | None) -> dict[str, Any]:
+    """The evidence rules a run of ``task`` on ``benchmark`` is held to: a task that builds other
+    samples from a benchmark's data (goal reaching) pins their hash itself
+    (``task.metadata.dataset_hash.<benchmark name>``), which replaces the benchmark's
+    ``dataset_hash``; every other rule is the benchmark's."""
+    out = dict(rules)
+    pinned = (((task or {}).get("metadata") or {}).get("dataset_hash") or {})
+    if isinstance(pinned, Mapping) and benchmark is not None and benchmark in pinned:
+        out["dataset_hash"] = pinned[benchmark]
+    return out
+
+
+_METRIC_REASON = re.compile(r"^([A-Za-z0-9_.\-]+): (.+)$")
+_TOO_FEW = re.compile(r"^(\d+) valid samples < required (\d+)$")
+
+
+def grouped_reasons(evidence: Mapping[str, Any], n_samples: int | None = None) -> list[str]:
+    """The reasons of an evidence verdict as shown to a person: reasons that differ only in their
+    metric become one line (``psnr, ssim: 8 valid samples < required 32``), and a run on fewer
+    samples than the pinned dataset (``benchmark.num_samples`` / ``run.limit``: every sample
+    valid, just too few, and the dataset hash differs) is one reason that says so."""
+    reasons = [str(r) for r in evidence.get("reasons") or []]
+    groups: dict[str, list[str]] = {}
+    others: list[str] = []
+    for reason in reasons:
+        match = _METRIC_REASON.match(reason)
+        if match and " " not in match.group(1):
+            groups.setdefault(match.group(2), []).append(match.group(1))
+        else:
+            others.append(reason)
+    hash_reason = next((r for r in others if r.startswith("dataset hash ")), None)
+    few = {text: _TOO_FEW.match(text) for text in groups}
+    subset = [text for text, m in few.items() if m and n_samples is not None and int(m.group(1)) == n_samples]
+    lines = []
+    if hash_reason is not None and subset:
+        needed = max(int(few[t].group(2)) for t in subset)  # type: ignore[union-attr]
+        lines.append(f"a quick run on a subset: {n_samples} samples, not the benchmark's pinned dataset "
+                     f"(≥ {needed} valid samples per metric); evaluate every sample (without "
+                     "benchmark.num_samples / run.limit) for an eligible result")
+        others.remove(hash_reason)
+        for text in subset:
+            del groups[text]
+    lines += [f"{', '.join(metrics)}: {text}" for text, metrics in groups.items()]
+    return lines + others

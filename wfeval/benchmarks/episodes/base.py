@@ -109,7 +109,7 @@ class EpisodeBenchmark:
                  context_frames: int = 1, horizon: int = 16, stride: int | None = None,
                  max_windows_per_episode: int | None = None, fps: float | None = None,
                  action_low: Sequence[float] | None = None, action_high: Sequence[float] | None = None,
-                 strict: bool = False, metrics: Sequence[str] | Mapping[str, Any] | None = None, tags: Sequence[str] = (),
+                 strict: bool = False, metrics: Sequence[str] = (), tags: Sequence[str] = (),
                  limits: Mapping[str, Any] | None = None):
         try:
             self.limits = Limits.from_mapping(limits, "benchmark.limits")
@@ -139,7 +139,7 @@ class EpisodeBenchmark:
         self.spec = BenchmarkSpec(
             name=name or self.default_name(), version=str(version or "1.0"), description=description,
             splits=tuple(sorted({e.split for e in self.episodes})) or ("default",),
-            metrics=metric_specs(metrics or ()), tags=tuple(tags or (self.family,)),
+            metrics=metric_specs(metrics), tags=tuple(tags or (self.family,)),
             dataset_root=str(self.root), action_space=self.action_space,
             metadata={"family": self.family, "split": split, "episodes": list(self.episode_filter),
                       "context_frames": self.context_frames, "horizon": self.horizon, "stride": self.stride},

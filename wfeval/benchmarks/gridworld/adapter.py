@@ -31,7 +31,7 @@ class GridworldBenchmark:
         fps: int = 8,
         action_repeat: float = 0.5,
         world: Mapping[str, Any] | None = None,
-        metrics: Sequence[str] | Mapping[str, Any] | None = None,  # ids, or id: pinned version (null: any)
+        metrics: Sequence[str] = (),  # metric ids, each optionally pinned: psnr==1.0
         tags: Sequence[str] = (),
     ):
         if split not in splits:
@@ -53,7 +53,7 @@ class GridworldBenchmark:
             version=version,
             description=description,
             splits=tuple(splits),
-            metrics=metric_specs(metrics or ()),
+            metrics=metric_specs(metrics),
             tags=tuple(tags),
             metadata={"family": "gridworld", "split": split, "num_samples": num_samples},
         )

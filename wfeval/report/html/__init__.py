@@ -21,8 +21,19 @@ from wfeval.storage.rundir import FILES
 REPORT_NAME = FILES.report
 
 
-def render(runs: Sequence, title: str) -> str:
-    """The page of loaded runs (:class:`~wfeval.report.html.load.RunData`) as HTML text."""
+def _wbr(text: object):
+    """Escaped text with a line-break opportunity after each ``_``, ``.`` and ``/`` (long metric
+    names in narrow table headers wrap instead of widening the page)."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"([_./])", r"\1<wbr>", str(escape(str(text)))))
+
+
+def render(runs: Sequence, title: str, baseline: str | None = None) -> str:
+    """The page of loaded runs (:class:`~wfeval.report.html.load.RunData`) as HTML text; ``baseline``:
+    the model every other is compared with (default: each benchmark's top-ranked one)."""
     import jinja2
 
     import wfeval
@@ -31,9 +42,10 @@ def render(runs: Sequence, title: str) -> str:
     templates = resources.files("wfeval.report.html") / "templates"
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
+    env.filters["wbr"] = _wbr
     template = env.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
     return template.render(
-        **page.context(list(runs), title),
+        **page.context(list(runs), title, baseline),
         css=(templates / "report.css").read_text(encoding="utf-8"),
         js=(templates / "report.js").read_text(encoding="utf-8"),
         version=wfeval.__version__, diff_gain=media.DIFF_GAIN,
@@ -48,13 +60,14 @@ def _title(runs: Sequence) -> str:
     return f"{len(runs)} runs on {', '.join(benchmarks) or '?'}"
 
 
-def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None) -> Path:
+def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None,
+                 baseline: str | None = None) -> Path:
     """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
     from wfeval.report.html.load import load_runs
     from wfeval.storage.artifacts import atomic_write_bytes
 
     runs = load_runs(paths)
-    html = render(runs, title or _title(runs))
+    html = render(runs, title or _title(runs), baseline)
     out = Path(out)
     atomic_write_bytes(out, html.encode("utf-8"), durable=False)
     return out

@@ -102,6 +102,8 @@ class Horizon:
         self.means: dict[int, float] = {}
         self.component: str | None = None  # of the last row that keeps a curve (names the chart)
         self.xlabel = "frame"
+        self.cap: float | None = None  # the value a metric puts in place of an unbounded one (PSNR's max_db)
+        self.capped: dict[int, int] = {}  # per x: values at the cap
 
     def _points(self, row: dict[str, Any]):
         components = row.get("components") or {}
@@ -116,7 +118,12 @@ class Horizon:
 
     def add(self, row: dict[str, Any]) -> None:
         """A scored row, first reading (rows in the order their samples first appear)."""
+        cap = number((row.get("components") or {}).get("max_db"))
+        if cap is not None and self.cap is None:
+            self.cap = cap
         for x, v in self._points(row):
+            if cap is not None and v >= cap:
+                self.capped[x] = self.capped.get(x, 0) + 1
             if not STREAMING:
                 self.lists.setdefault(x, []).append(v)
                 continue

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wfeval.api import ArtifactRef
 from wfeval.report.html.digest import Generations, Samples, Steps, read_metrics
+from wfeval.report.runs import read_hydra
 from wfeval.storage import rundir
 from wfeval.storage.rundir import FILES
+
+if TYPE_CHECKING:
+    from wfeval.report.runs import Entry
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -87,23 +91,36 @@ class RunData:
     def __init__(self, path: Path, manifest: dict[str, Any], results: dict[str, Any] | None,
                  samples: Iterable | None = None, metric_rows: Iterable | Mapping | None = None,
                  generations: Iterable | Mapping | None = None, steps: Iterable | None = None,
-                 overrides: list[str] | None = None, label: str = ""):
+                 overrides: list[str] | None = None, label: str = "", task: str | None = None):
         self.path, self.manifest, self.results = Path(path), manifest, results
-        self.overrides, self.label = overrides, label
+        self.overrides, self.label, self.task = overrides, label, task
+        self.color = "#1f77b4"  # the run's row colour on the page (set with the leaderboard)
         self.samples = Samples(_rows(samples))
         self.metrics, self.horizons = read_metrics(_rows(metric_rows, nested=True))
         self._generations = _rows(generations)
         self.generations = None if self.samples.has_rows else Generations(self._generations)
         self.steps = Steps(_rows(steps))
+        self._wanted: set[str] = set()  # records a later call will ask for (read with the first)
+        self._records: dict[str, dict[str, Any] | None] = {}  # read so far (None: no record)
+
+    def want_records(self, sample_ids: Iterable[str]) -> None:
+        """Records :meth:`generation_records` will be asked for later: read in the same pass as the
+        next call's, so that ``generations.jsonl`` is not read once per section of the page."""
+        self._wanted.update(str(s) for s in sample_ids)
 
     def generation_records(self, sample_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The ``generations.jsonl`` record (the last one) of each of ``sample_ids`` that has one."""
-        wanted, found = set(sample_ids), {}
-        for record in self._generations:
-            sample = rundir.request_sample_id(record)
-            if sample and str(sample) in wanted:
-                found[str(sample)] = record
-        return found
+        asked = {str(s) for s in sample_ids}
+        missing = asked - self._records.keys()
+        if missing:
+            wanted = missing | (self._wanted - self._records.keys())
+            found: dict[str, dict[str, Any]] = {}
+            for record in self._generations:
+                sample = rundir.request_sample_id(record)
+                if sample and str(sample) in wanted:
+                    found[str(sample)] = record
+            self._records.update({s: found.get(s) for s in wanted})
+        return {s: self._records[s] for s in asked if self._records.get(s) is not None}  # type: ignore[misc]
 
     @property
     def run_id(self) -> str:
@@ -121,6 +138,20 @@ class RunData:
     @property
     def status(self) -> str:
         return str(self.manifest.get("status") or "unknown")
+
+    def entry(self) -> "Entry":
+        """The run as the leaderboard sees it (:class:`~wfeval.report.runs.Entry`), this object attached."""
+        from wfeval.report.rows import protocol_label
+        from wfeval.report.runs import Entry
+
+        if self.results is not None:
+            entry = Entry.of_document(self.results, self.path, overrides=self.overrides, task=self.task)
+        else:  # a run that ended without results: its manifest says what it was
+            entry = Entry(None, self.path, overrides=self.overrides, task=self.task, model_name=self.model_name,
+                          benchmark=self.benchmark_id, protocol=protocol_label(self.manifest), run_id=self.run_id)
+        entry.status, entry.error = self.status, self.manifest.get("error")
+        entry.extra["run"] = self
+        return entry
 
     def store_dir(self) -> Path | None:
         store = self.manifest.get("store_dir")
@@ -141,22 +172,10 @@ def load_run(path: Path) -> RunData:
     manifest = _read_json(path / FILES.manifest)
     if manifest is None:
         raise FileNotFoundError(f"{path}: no manifest.json (not a wfeval run folder)")
+    overrides, task = read_hydra(path)
     return RunData(path, manifest, _read_json(path / FILES.results), samples=FileRows(path / FILES.samples),
                    metric_rows=FileRows(path / FILES.metrics), generations=FileRows(path / FILES.generations),
-                   steps=FileRows(path / FILES.steps), overrides=_overrides(path / FILES.overrides))
-
-
-def _overrides(path: Path) -> list[str] | None:
-    """Hydra's record of the job's own overrides (a YAML list of strings), read as plain data."""
-    if not path.is_file():
-        return None
-    import yaml  # PyYAML, a dependency of omegaconf
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        return None
-    return [str(x) for x in data] if isinstance(data, list) else None
+                   steps=FileRows(path / FILES.steps), overrides=overrides, task=task)
 
 
 def find_runs(paths: Iterable[str | Path]) -> list[Path]:

@@ -40,6 +40,8 @@ class Strip:
     frames: int
     problems: list[str]
     panels: tuple[str, ...] = ("reference", "generated", f"|difference| ×{DIFF_GAIN}")
+    width: int = 0
+    height: int = 0
 
 
 def load_video(ref: ArtifactRef | None, store_dir: Path | None, what: str) -> tuple[np.ndarray | None, str | None]:
@@ -133,4 +135,52 @@ def sample_strip(request: dict[str, Any], result: dict[str, Any], run_ref, store
     frames = compose(reference, generated)
     fps = float((request.get("generation") or {}).get("fps") or 8)
     data = animated_webp(frames, fps)
-    return Strip("data:image/webp;base64," + base64.b64encode(data).decode("ascii"), len(frames), problems)
+    return Strip("data:image/webp;base64," + base64.b64encode(data).decode("ascii"), len(frames), problems,
+                 width=int(frames.shape[2]), height=int(frames.shape[1]))
+
+
+# -- the sample viewer: one still sprite per video, the page steps through its frames -----------
+
+SPRITE_QUALITY = 80
+
+
+@dataclass
+class Sprite:
+    """A video's frames side by side in one still WebP (``frames`` of ``width`` × ``height`` px),
+    or why there is none (``problem``)."""
+
+    data_uri: str | None
+    frames: int = 0
+    width: int = 0
+    height: int = 0
+    problem: str | None = None
+
+
+def sprite(video: np.ndarray | None, problem: str | None = None, size: tuple[int, int] | None = None) -> Sprite:
+    """The frames of ``video`` (at most ``MAX_FRAMES``, evenly), each at most ``MAX_SIDE`` px (or
+    ``size`` = (height, width), to match another video), as one row of one still WebP."""
+    if video is None:
+        return Sprite(None, problem=problem)
+    from PIL import Image
+
+    height, width = size or video.shape[1:3]
+    if size is None:
+        scale = min(1.0, MAX_SIDE / max(height, width))
+        height, width = max(1, int(round(height * scale))), max(1, int(round(width * scale)))
+    index = np.unique(np.linspace(0, len(video) - 1, min(len(video), MAX_FRAMES)).round().astype(int))
+    frames = _fit(video[index], height, width)
+    row = np.concatenate(list(frames), axis=1)
+    buffer = io.BytesIO()
+    Image.fromarray(row).save(buffer, format="WEBP", quality=SPRITE_QUALITY, method=METHOD)
+    uri = "data:image/webp;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return Sprite(uri, len(index), width, height, problem)
+
+
+def sample_videos(request: dict[str, Any], result: dict[str, Any], run_ref, store_dir: Path | None
+                  ) -> tuple[tuple[np.ndarray | None, str | None], tuple[np.ndarray | None, str | None]]:
+    """((reference, why not), (generated, why not)) of one ``generations.jsonl`` record."""
+    reference = load_video(run_ref((request.get("references") or {}).get("video")), store_dir, "reference video")
+    artifacts = result.get("artifacts") or {}
+    key = "generated_video" if "generated_video" in artifacts else next(iter(artifacts), None)
+    generated = load_video(run_ref(artifacts.get(key)) if key else None, store_dir, "generated video")
+    return reference, generated

@@ -17,10 +17,25 @@ from wfeval.report.html.digest import MAX_IDS, MAX_SAMPLE_ROWS
 from wfeval.report.html.load import RunData
 from wfeval.report.html.values import fmt, higher_is_better
 
-__all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "failures", "sample_table", "sample_values", "strips"]
+__all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "MAX_VIEWER", "failures", "pictured", "sample_table",
+           "sample_values", "strip_ids", "strips", "viewer", "viewer_ids"]
 
 MAX_GROUPS = 100
 MAX_ACTIONS = 64
+MAX_VIEWER = 8  # samples the viewer carries per benchmark (every model's frames of each)
+NO_PICTURES = ("coverage", "interactive", "distribution")  # families a sample's picture cannot explain
+
+
+def pictured(runs: list[RunData], measurement: str) -> bool:
+    """Whether pictures of samples explain this measurement: not for a count or a rate of outputs
+    (``coverage``: generated_rate, artifact_count), a timing (``interactive``) or a distribution
+    (FVD: no per-sample value). A metric that declares no family gets pictures."""
+    for run in runs:
+        info = ((run.results or {}).get("metrics") or {}).get(measurement)
+        if info is not None and "family" in info:
+            return info["family"] not in NO_PICTURES
+    return measurement.split(".", 1)[-1] not in ("generated_rate", "artifact_count", "fvd", "step_latency",
+                                                 "real_time_factor")  # a run written before families
 
 
 def _actions(request: dict[str, Any]) -> str:
@@ -68,6 +83,17 @@ def _picks(run: RunData, metric: str, higher: bool | None) -> tuple[int, list[tu
     if scored[0][0] == scored[-1][0]:  # every sample has the same value: one picture says it all
         picks = [(f"all {n} equal", scored[0])]
     return n, picks
+
+
+def strip_ids(runs: list[RunData], measurements: list[str]) -> list[str]:
+    """The sample ids :func:`strips` will show (from the metric columns alone, nothing read)."""
+    ids: list[str] = []
+    for m in measurements:
+        metric, higher = (m.split(".", 1)[1] if "." in m else m), higher_is_better(runs, m)
+        for run in runs:
+            if m.startswith(f"{run.benchmark_id}.") and (found := _picks(run, metric, higher)) is not None:
+                ids += [sample_id for _, (_, sample_id) in found[1]]
+    return list(dict.fromkeys(ids))
 
 
 def strips(runs: list[RunData], measurements: list[str]) -> list[dict[str, Any]]:
@@ -167,3 +193,75 @@ def sample_table(run: RunData) -> dict[str, Any]:
                 cells.append((state or "–", ""))
         rows.append({"id": sample_id, "status": status.get(sample_id, ""), "cells": cells})
     return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, count - MAX_SAMPLE_ROWS)}
+
+
+def viewer_ids(runs: list[RunData], picks: list[str], limit: int = MAX_VIEWER) -> tuple[list[str], int]:
+    """The samples the viewer carries: those the strips show, then failed ones, then the first
+    ones; and how many samples the runs have."""
+    chosen = list(dict.fromkeys(picks))
+    for run in runs:
+        generation = run.samples.failures if run.samples.has_rows else run.generations.failures
+        chosen += [i for _, _, ids in generation.items() for i in ids]
+    total = 0
+    for run in runs:
+        ids, count, _ = _table_ids(run)
+        chosen += list(ids[:limit])
+        total = max(total, count)
+    return list(dict.fromkeys(str(i) for i in chosen))[:limit], total
+
+
+def viewer(runs: list[RunData], picks: list[str], limit: int = MAX_VIEWER) -> dict[str, Any]:
+    """The same samples across every model: per sample the reference and each model's generated
+    frames (one still sprite each, stepped through by the page), its status and values."""
+    from wfeval.report.html.media import sample_videos, sprite
+
+    ids, total = viewer_ids(runs, picks, limit)
+    records = [run.generation_records(ids) for run in runs]
+    samples = []
+    for sample_id in ids:
+        panels, references = [], {}
+        for run, found in zip(runs, records):
+            record = found.get(sample_id)
+            if record is None:
+                panels.append({"run": run, "record": None})
+                continue
+            (ref, ref_why), (gen, gen_why) = sample_videos(record["request"], record["result"], run.ref,
+                                                           run.store_dir())
+            sha = ((record["request"].get("references") or {}).get("video") or {}).get("sha256")
+            references.setdefault(sha, (ref, ref_why, run.label))
+            panels.append({"run": run, "record": record, "gen": gen, "gen_why": gen_why, "ref_sha": sha})
+        shared = len(references) <= 1
+        first_ref = next((v for v in references.values() if v[0] is not None), None)
+        size = first_ref[0].shape[1:3] if first_ref is not None else None
+        if size is not None:
+            scale = min(1.0, 128 / max(size))  # media.MAX_SIDE
+            size = (max(1, int(round(size[0] * scale))), max(1, int(round(size[1] * scale))))
+        out_panels = []
+        if shared and references:
+            ref, why, _ = next(iter(references.values()))
+            out_panels.append({"title": "reference", "kind": "reference", "sprite": sprite(ref, why, size),
+                               "status": "", "values": [], "color": "#555"})
+        for panel in panels:
+            run = panel["run"]
+            if panel["record"] is None:
+                out_panels.append({"title": run.label, "kind": "model", "sprite": None, "status": "no record",
+                                   "values": [], "color": run.color, "problem": "no generation recorded"})
+                continue
+            if not shared:
+                ref, why, _ = references[panel["ref_sha"]]
+                out_panels.append({"title": f"reference ({run.label})", "kind": "reference",
+                                   "sprite": sprite(ref, why, size), "status": "", "values": [], "color": "#555"})
+            result = panel["record"]["result"]
+            status = str(result.get("status", "ok"))
+            out_panels.append({"title": run.label, "kind": "model", "sprite": sprite(panel["gen"], panel["gen_why"], size),
+                               "status": status, "error": result.get("error") or "",
+                               "values": sample_values(run, sample_id), "color": run.color})
+        for panel in out_panels:
+            panel.setdefault("error", "")
+            panel.setdefault("problem", "")
+        frames = max((p["sprite"].frames for p in out_panels if p.get("sprite")), default=0)
+        first = next((p["record"] for p in panels if p["record"] is not None), None)
+        samples.append({"id": sample_id, "panels": out_panels, "frames": frames,
+                        "actions": _actions(first["request"]) if first else "",
+                        "shared_reference": shared})
+    return {"samples": samples, "total": total, "limit": limit}

@@ -1,0 +1,215 @@
+"""`tracker=[mlflow,tensorboard,wandb]`: each library reads back exactly the numbers of results.json.
+
+One sweep of two jobs through the CLI with all three trackers (Hydra callbacks); then MLflow's
+client (file store), TensorBoard's event accumulator and W&B's own reader of an offline run file
+(``wandb.sdk.internal.datastore``: the dev extra pins a wandb that still ships it) read what was
+logged. The expected numbers are computed here from each job's results.json, not through wfeval.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, run_cli
+
+pytest.importorskip("mlflow")
+pytest.importorskip("tensorboard")
+pytest.importorskip("wandb")
+
+MODELS = ("oracle", "static")
+COUNTS = ("n_valid", "n_total", "n_skipped")
+
+
+def expected_numbers(run_dir: Path) -> dict[str, float]:
+    """From results.json: per measurement its value, interval and counts; score; eligible."""
+    document = json.loads((run_dir / "results.json").read_text())
+    out = {}
+    for key, agg in document["results"].items():
+        if agg["valid"]:
+            value = agg["diagnostics"].get("value")
+            out[f"{key}/value"] = float(value if value is not None else agg["normalized_stats"]["mean"])
+        ci = agg.get("confidence_interval") or {}
+        for name in ("low", "high"):
+            if ci.get(name) is not None:
+                out[f"{key}/ci_{name}"] = float(ci[name])
+        out.update({f"{key}/{name}": float(agg[name]) for name in COUNTS})
+        if agg["n_total"]:
+            out[f"{key}/coverage"] = agg["n_valid"] / agg["n_total"]
+    if document["scorecard"].get("score") is not None:
+        out["score"] = float(document["scorecard"]["score"])
+    out["eligible"] = 1.0 if document["evidence"]["eligible"] else 0.0
+    return out
+
+
+def wandb_env(root: Path) -> dict:
+    return cli_env(WANDB_CONFIG_DIR=str(root / "wandb-config"), WANDB_CACHE_DIR=str(root / "wandb-cache"),
+                   WANDB_DATA_DIR=str(root / "wandb-data"), WANDB_SILENT="true")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    root = tmp_path_factory.mktemp("trackers")
+    proc = run_cli(["-m", f"model={','.join(MODELS)}", "tracker=[mlflow,tensorboard,wandb]", "benchmark.num_samples=3",
+                    "metric=[generated_rate,psnr,ssim]", f"run.store_dir={root / 'store'}", "run.progress=off",
+                    f"hydra.callbacks.wfeval_mlflow.tracking_uri={root / 'mlruns'}"],
+                   cwd=root, env=wandb_env(root), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "could not log" not in proc.stderr, proc.stderr[-3000:]
+    sweep_dir = only_run_dir(root / "outputs" / "multirun")
+    jobs = {model: sweep_dir / f"{i}_{model}" for i, model in enumerate(MODELS)}
+    return root, sweep_dir, jobs
+
+
+def mlflow_client(folder: Path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps its file store behind this switch
+    return MlflowClient(tracking_uri=folder.as_uri())
+
+
+def test_mlflow_holds_one_experiment_per_sweep_one_run_per_job_with_results_json_numbers(sweep, monkeypatch):
+    root, sweep_dir, jobs = sweep
+    client = mlflow_client(root / "mlruns", monkeypatch)
+    experiment = client.get_experiment_by_name(f"wfeval-sweep-{sweep_dir.name}")
+    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    assert sorted(runs) == ["0_oracle", "1_static"]
+    for model, job in jobs.items():
+        run = runs[job.name]
+        assert run.info.status == "FINISHED" and run.data.tags["wfeval.model"] == model
+        assert run.data.metrics == expected_numbers(job)  # every number, exactly
+        assert run.data.params["benchmark.num_samples"] == "3" and run.data.params["model._target_"].endswith("Model")
+        assert run.data.tags["wfeval.run_dir"] == str(job.resolve()) and f"model={model}" in run.data.tags["wfeval.overrides"]
+        names = {a.path for a in client.list_artifacts(run.info.run_id, "wfeval")}
+        assert {"wfeval/results.json", "wfeval/results.md", "wfeval/report.html"} <= names
+        local = client.download_artifacts(run.info.run_id, "wfeval/results.json", str(root / "dl" / model))
+        assert Path(local).read_bytes() == (job / "results.json").read_bytes()
+
+
+def _tensorboard(folder: Path) -> tuple[dict[str, float], dict[str, str]]:
+    from tensorboard.backend.event_processing.plugin_event_accumulator import EventAccumulator
+    from tensorboard.util import tensor_util
+
+    events = EventAccumulator(str(folder))
+    events.Reload()
+    scalars, texts = {}, {}
+    for tag in events.Tags()["tensors"]:
+        (event,) = events.Tensors(tag)
+        value = tensor_util.make_ndarray(event.tensor_proto)
+        if events.SummaryMetadata(tag).plugin_data.plugin_name == "scalars":
+            assert event.step == 0 and value.dtype.name == "float64"
+            scalars[tag] = float(value)
+        else:
+            texts[tag] = value.reshape(-1)[0].decode()
+    return scalars, texts
+
+
+def test_tensorboard_holds_a_sweep_folder_with_one_run_per_job_and_the_same_numbers(sweep):
+    root, sweep_dir, jobs = sweep
+    logs = root / "outputs" / "tensorboard" / sweep_dir.name
+    assert sorted(p.name for p in logs.iterdir()) == ["0_oracle", "1_static"]
+    for job in jobs.values():
+        scalars, texts = _tensorboard(logs / job.name)
+        assert scalars == expected_numbers(job)
+        assert "num_samples: 3" in texts["config/text_summary"]
+        assert texts["results.md/text_summary"] == (job / "results.md").read_text()
+        assert (logs / job.name / "artifacts" / "results.json").read_bytes() == (job / "results.json").read_bytes()
+
+
+def _wandb_records(run_dir: Path) -> dict:
+    from wandb.proto import wandb_internal_pb2
+    from wandb.sdk.internal import datastore
+
+    (path,) = run_dir.glob("run-*.wandb")
+    store = datastore.DataStore()
+    store.open_for_scan(str(path))
+    out: dict = {"summary": {}, "artifacts": []}
+    while (data := store.scan_data()) is not None:
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(data)
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            out["run"] = record.run
+            out["config"] = {item.key: json.loads(item.value_json) for item in record.run.config.update}
+        elif kind == "summary":
+            out["summary"].update({item.key: json.loads(item.value_json) for item in record.summary.update if item.key})
+        elif kind == "artifact":
+            out["artifacts"].append(record.artifact)
+        elif kind == "exit":
+            out["exit_code"] = record.exit.exit_code
+    return out
+
+
+def test_wandb_offline_runs_carry_the_config_the_same_numbers_and_the_report_artifact(sweep):
+    root, sweep_dir, jobs = sweep
+    runs = {}
+    for folder in (root / "outputs" / "wandb").glob("offline-run-*"):
+        records = _wandb_records(folder)
+        runs[records["run"].display_name] = records
+    assert sorted(runs) == ["0_oracle", "1_static"]
+    for model, job in jobs.items():
+        records = runs[job.name]
+        assert records["run"].project == "wfeval" and records["run"].run_group == f"wfeval-sweep-{sweep_dir.name}"
+        assert records["config"]["benchmark"]["num_samples"] == 3 and records["exit_code"] == 0
+        assert model in records["run"].tags
+        logged = {k: v for k, v in records["summary"].items() if not k.startswith(("_", "wfeval/"))}
+        assert logged == expected_numbers(job)
+        assert records["summary"]["wfeval/status"] == "completed"
+        (artifact,) = records["artifacts"]
+        contents = {entry.path: entry.digest for entry in artifact.manifest.contents}
+        md5 = base64.b64encode(hashlib.md5((job / "results.json").read_bytes()).digest()).decode()
+        assert artifact.type == "wfeval-report" and contents["results.json"] == md5 and "report.html" in contents
+
+
+def test_a_failed_sweep_job_is_logged_as_failed_beside_the_completed_one(tmp_path, monkeypatch):
+    proc = run_cli(["-m", f"hydra.searchpath=[{SUPPORT_CONF}]", "model=flaky_oracle", "model.fail_on=[1]",
+                    "run.fail_on_error=1,null", "run.batch_size=1", "benchmark.num_samples=3", "tracker=mlflow",
+                    "metric=[generated_rate]", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
+                    f"hydra.callbacks.wfeval_mlflow.tracking_uri={tmp_path / 'mlruns'}"],
+                   cwd=tmp_path, env=cli_env(MLFLOW_TRACKING_URI="/nonexistent/not-used"))
+    assert proc.returncode == 1 and "1 sweep job(s) failed" in proc.stderr and "could not log" not in proc.stderr
+    sweep_dir = only_run_dir(tmp_path / "outputs" / "multirun")
+    client = mlflow_client(tmp_path / "mlruns", monkeypatch)
+    experiment = client.get_experiment_by_name(f"wfeval-sweep-{sweep_dir.name}")
+    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    stopped, finished = runs["0_flaky_oracle"], runs["1_flaky_oracle"]
+    assert stopped.info.status == "FAILED" and stopped.data.tags["wfeval.status"] == "failed"
+    assert "fail_on_error" in stopped.data.tags["wfeval.error"] and not stopped.data.metrics  # no number from a stopped run
+    assert finished.info.status == "FINISHED" and finished.data.metrics == expected_numbers(sweep_dir / "1_flaky_oracle")
+    assert finished.data.metrics["gridworld.generated_rate/value"] == pytest.approx(2 / 3)
+
+
+def test_any_run_folder_can_be_logged_afterwards_into_the_default_experiment(sweep, tmp_path, monkeypatch):
+    from wfeval.trackers.mlflow_tracker import MLflowTracker
+    from wfeval.trackers.record import record_of
+
+    _, _, jobs = sweep
+    record = record_of(jobs["static"])  # outside a sweep: experiment "wfeval", config from the folder's .hydra/
+    assert record.experiment == "wfeval" and record.config["benchmark"]["num_samples"] == 3
+    MLflowTracker(tracking_uri=str(tmp_path / "mlruns")).log(record)
+    client = mlflow_client(tmp_path / "mlruns", monkeypatch)
+    (run,) = client.search_runs([client.get_experiment_by_name("wfeval").experiment_id])
+    assert run.info.run_name == "1_static" and run.data.metrics == expected_numbers(jobs["static"])
+
+
+@pytest.mark.parametrize("tracker,module,package", [("mlflow", "mlflow", "mlflow-skinny"),
+                                                    ("tensorboard", "tensorboard", "tensorboard"),
+                                                    ("wandb", "wandb", "wandb")])
+def test_a_missing_tracker_package_exits_2_naming_the_extra_before_anything_runs(tmp_path, tracker, module, package):
+    code = (f"import sys; sys.modules[{module!r}] = None; sys.argv = ['wfeval', 'tracker={tracker}', "
+            f"'run.store_dir={tmp_path / 'store'}']; from wfeval.cli.run import main; main()")
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip() == (
+        f"Config error: tracker={tracker} needs the '{module}' package, which is not installed. Install the optional "
+        f"extra: pip install 'wfeval[trackers]' (MLflow, TensorBoard and W&B), or only pip install {package}. A run "
+        f"without tracker={tracker} needs none of them.")
+    assert not (tmp_path / "outputs").exists() and not (tmp_path / "store").exists()  # nothing ran

@@ -1,0 +1,75 @@
+"""The Hydra callback every tracker shares: check the package, then log each job's run folder.
+
+Registered under ``hydra.callbacks`` by ``tracker=<name>`` (``conf/tracker/<name>.yaml``), so it
+runs with any launcher: Hydra calls :meth:`Tracker.on_job_end` in the process that ran the job
+(a joblib worker included), after the run folder is written. A sweep's jobs land in one
+experiment (``wfeval-sweep-<sweep folder>``), one tracker run per job; shards merged by the
+sweep (``<sweep>/merged``) are logged as one more run, ``merged``.
+
+A tracker never changes a result or the run's exit status: a package that is missing stops the
+run before it starts (exit 2, naming the ``trackers`` extra); a failure while logging is printed
+(``wfeval: tracker <name> could not log ...``) and the run folder keeps everything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+
+from wfeval.config.errors import ConfigError
+from wfeval.storage.rundir import FILES
+from wfeval.trackers.record import RunRecord, job_config, record_of
+
+EXTRA = "trackers"
+
+
+class Tracker(Callback):
+    """Subclasses set :attr:`name`, :attr:`module` (imported to log) and :attr:`package`, call
+    ``super().__init__()`` and implement :meth:`log`. Hydra swallows what a callback's hooks raise
+    (a warning), so the package is checked when Hydra builds the callback, before anything runs."""
+
+    name = ""
+    module = ""  # the import that must succeed
+    package = ""  # what pip installs for it
+
+    def __init__(self) -> None:
+        self._require()  # Hydra builds callbacks before the run starts: a missing package stops it there
+
+    def _require(self) -> None:
+        try:
+            found = importlib.util.find_spec(self.module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ConfigError(
+                f"tracker={self.name} needs the '{self.module}' package, which is not installed. Install the "
+                f"optional extra: pip install 'wfeval[{EXTRA}]' (MLflow, TensorBoard and W&B), or only "
+                f"pip install {self.package}. A run without tracker={self.name} needs none of them.")
+
+    def on_job_end(self, config: Any, job_return: Any = None, **kwargs: Any) -> None:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hydra = HydraConfig.get()
+        sweep = Path(str(hydra.sweep.dir)) if hydra.mode == RunMode.MULTIRUN else None
+        run_dir = Path(str(hydra.runtime.output_dir))
+        self._log_folder(run_dir, config=job_config(config), overrides=[str(o) for o in hydra.overrides.task],
+                         sweep_dir=sweep)
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        merged = Path(str(config.hydra.sweep.dir)) / "merged"
+        if (merged / FILES.results).is_file():
+            self._log_folder(merged, sweep_dir=merged.parent)
+
+    def _log_folder(self, run_dir: Path, **options: Any) -> None:
+        try:
+            self.log(record_of(run_dir, **options))
+        except Exception as exc:  # noqa: BLE001 - a tracker never fails a run: say it, keep going
+            print(f"wfeval: tracker {self.name} could not log {run_dir}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    def log(self, record: RunRecord) -> None:
+        raise NotImplementedError

@@ -1,0 +1,155 @@
+"""What a tracker logs about one run, read from its run folder: :class:`RunRecord`.
+
+The numbers come from ``results.json`` only (through :func:`wfeval.report.rows.rows`, the rows
+``export`` and ``compare`` use), so a tracker shows exactly what the run folder says: per
+measurement ``<id>`` (``<benchmark>.<metric>``) ``<id>/value``, ``<id>/ci_low``, ``<id>/ci_high``,
+``<id>/n_valid``, ``<id>/n_total``, ``<id>/n_skipped``, ``<id>/coverage`` (one section per
+measurement in TensorBoard and W&B, one folder in MLflow's store); plus ``score`` (the
+scorecard's) and ``eligible`` (1 or 0). An invalid measurement has no ``value`` (never a 0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from wfeval.report.rows import load_document, rows
+from wfeval.storage.rundir import FILES
+
+COUNT_FIELDS = ("ci_low", "ci_high", "n_valid", "n_total", "n_skipped", "coverage")
+#: the run folder's files a tracker attaches, when present (the report and what it rests on)
+ARTIFACTS = (FILES.results, FILES.results_md, FILES.report, FILES.manifest, FILES.config,
+             FILES.overrides)
+DEFAULT_EXPERIMENT = "wfeval"
+
+
+@dataclass
+class RunRecord:
+    run_dir: Path
+    name: str  # the run folder's name (a sweep job: "<num>_<model>")
+    experiment: str  # "wfeval", or "wfeval-sweep-<sweep folder>" for the jobs of one sweep
+    sweep: str | None
+    status: str  # manifest.json's status (completed, failed, interrupted), "missing" without one
+    error: str | None
+    config: dict[str, Any]
+    overrides: list[str]
+    tags: dict[str, str]
+    metrics: dict[str, float]  # flat key -> value, see the module docstring
+    measurements: list[dict[str, Any]] = field(default_factory=list)  # the export rows
+    artifacts: list[Path] = field(default_factory=list)
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+
+def measurement_values(document: Mapping[str, Any]) -> dict[str, float]:
+    """Flat numbers of a results.json document: each measurement's value, interval and counts."""
+    out: dict[str, float] = {}
+    for row in rows(dict(document)):
+        key = row["measurement"]
+        if isinstance(row["value"], (int, float)) and not isinstance(row["value"], bool):
+            out[f"{key}/value"] = float(row["value"])
+        for name in COUNT_FIELDS:
+            if isinstance(row[name], (int, float)) and not isinstance(row[name], bool):
+                out[f"{key}/{name}"] = float(row[name])
+    score = (document.get("scorecard") or {}).get("score")
+    if isinstance(score, (int, float)):
+        out["score"] = float(score)
+    eligible = (document.get("evidence") or {}).get("eligible")
+    if isinstance(eligible, bool):
+        out["eligible"] = 1.0 if eligible else 0.0
+    return out
+
+
+def sweep_experiment(sweep_dir: Path) -> str:
+    return f"{DEFAULT_EXPERIMENT}-sweep-{sweep_dir.name}"
+
+
+def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrides: list[str] | None = None,
+              sweep_dir: Path | None = None, name: str | None = None) -> RunRecord:
+    """The record of a run folder (its own ``.hydra/`` files give the config when none is passed)."""
+    run_dir = Path(run_dir)
+    manifest = _json(run_dir / FILES.manifest)
+    document = load_document(run_dir / FILES.results) if (run_dir / FILES.results).is_file() else None
+    if config is None:
+        config = _yaml(run_dir / FILES.config)
+    if overrides is None:
+        overrides = [str(o) for o in (_yaml(run_dir / FILES.overrides) or [])]
+    tags = {"wfeval.run_dir": str(run_dir.resolve()), "wfeval.status": str(manifest.get("status", "missing"))}
+    if document is not None:
+        tags.update({"wfeval.model": str(document["model"]["name"]),
+                     "wfeval.benchmark": str(document["benchmark"]["id"]),
+                     "wfeval.protocol": str((document.get("protocol") or {}).get("name", "open_loop")),
+                     "wfeval.config_hash": str(document.get("config_hash", "")),
+                     "wfeval.eligible": str((document.get("evidence") or {}).get("eligible"))})
+    if sweep_dir is not None:
+        tags["wfeval.sweep"] = str(Path(sweep_dir).resolve())
+    if manifest.get("shard"):  # a shard's numbers cover part of the benchmark: say so
+        shard = manifest["shard"]
+        tags["wfeval.shard"] = shard if isinstance(shard, str) else json.dumps(shard)
+    if overrides:
+        tags["wfeval.overrides"] = " ".join(overrides)
+    return RunRecord(
+        run_dir=run_dir, name=name or run_dir.name,
+        experiment=sweep_experiment(Path(sweep_dir)) if sweep_dir is not None else DEFAULT_EXPERIMENT,
+        sweep=Path(sweep_dir).name if sweep_dir is not None else None,
+        status=str(manifest.get("status", "missing")), error=manifest.get("error"),
+        config=dict(config or {}), overrides=list(overrides or []), tags=tags,
+        metrics=measurement_values(document) if document is not None else {},
+        measurements=list(rows(document)) if document is not None else [],
+        artifacts=[run_dir / a for a in ARTIFACTS if (run_dir / a).is_file()],
+    )
+
+
+def job_config(config: Any) -> dict[str, Any]:
+    """A Hydra job's config without the ``hydra`` node, resolved where it can be."""
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(config, resolve=False)
+    plain.pop("hydra", None)
+    node = OmegaConf.create(plain)
+    try:
+        return OmegaConf.to_container(node, resolve=True)
+    except Exception:  # noqa: BLE001 - an interpolation only Hydra's runtime can resolve: keep it as written
+        return plain
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}`` (lists as JSON), for trackers with flat parameters."""
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value if isinstance(value, str) else json.dumps(value, default=str)
+    return out
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /:]")
+
+
+def safe_key(key: str) -> str:
+    """A key MLflow and TensorBoard accept: letters, digits, ``_ - . / : space``; others become ``_``."""
+    return _UNSAFE.sub("_", key)
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None

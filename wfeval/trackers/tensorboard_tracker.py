@@ -1,0 +1,51 @@
+"""``tracker=tensorboard``: each run (each job of a sweep) as a TensorBoard run (event files).
+
+Layout: ``<log_dir>/<run folder name>`` for a run, ``<log_dir>/<sweep folder name>/<job>`` for the
+jobs of a sweep, so ``tensorboard --logdir <log_dir>/<sweep>`` shows the sweep as one experiment
+with one run per job. Logged with torch's ``SummaryWriter`` at step 0: every measurement with its
+interval and counts as scalars, in float64 (``new_style``, ``double_precision``: the values read
+back equal results.json's); the config (YAML), the overrides, the status and ``results.md`` as text;
+the run folder's report files copied into ``artifacts/`` beside the event file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from wfeval.trackers.base import Tracker
+from wfeval.trackers.record import RunRecord, safe_key
+
+
+class TensorBoardTracker(Tracker):
+    name, module, package = "tensorboard", "tensorboard", "tensorboard"
+
+    def __init__(self, log_dir: str = "outputs/tensorboard"):
+        super().__init__()
+        self.log_dir = str(log_dir)
+
+    def folder(self, record: RunRecord) -> Path:
+        base = Path(self.log_dir).expanduser()
+        return base / record.sweep / record.name if record.sweep else base / record.name
+
+    def log(self, record: RunRecord) -> None:
+        import yaml
+        from torch.utils.tensorboard import SummaryWriter
+
+        folder = self.folder(record)
+        writer = SummaryWriter(log_dir=str(folder))
+        try:
+            for key, value in record.metrics.items():
+                writer.add_scalar(safe_key(key), value, 0, new_style=True, double_precision=True)
+            writer.add_text("config", "```yaml\n" + yaml.safe_dump(record.config, sort_keys=False) + "```", 0)
+            writer.add_text("overrides", " ".join(record.overrides) or "(none)", 0)
+            writer.add_text("status", record.status + (f": {record.error}" if record.error else ""), 0)
+            md = record.run_dir / "results.md"
+            if md.is_file():
+                writer.add_text("results.md", md.read_text(encoding="utf-8"), 0)
+        finally:
+            writer.close()
+        artifacts = folder / "artifacts"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        for path in record.artifacts:
+            shutil.copyfile(path, artifacts / path.name)
