@@ -97,9 +97,21 @@ def _composed(overrides: tuple[str, ...]) -> Composed:
                     if message is None:
                         raise
                     raise ConfigError(message.removeprefix("Config error: ")) from None
+            _check_requested_metrics(node, overrides)
             OmegaConf.set_readonly(node, True)
             _COMPOSED[overrides] = Composed(node, OmegaConf.to_container(node, resolve=False))
         return _COMPOSED[overrides]
+
+
+def _check_requested_metrics(node: Any, overrides: Sequence[str]) -> None:
+    """A ``metric=`` option that is not a metric is refused, as on the command line: the benchmark's
+    suite is an optional default, so composing passes over an option it cannot find."""
+    from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+    from wfeval.metrics.selection import requested_metrics
+
+    unknown = [m for m in requested_metrics(overrides) or () if m not in (node.get("metric") or {})]
+    if unknown:
+        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
 
 
 def _class_path(obj: Any) -> str:
