@@ -117,3 +117,33 @@ def test_a_batch_gives_one_result_per_video_and_lengths_are_checked():
     assert [r.accuracy for r in results] == [1.0, 1.0]
     with pytest.raises(ValueError, match="15 actions need 16 frames, got 15"):
         action_following(v1[:-1], a1, p1[:-1])
+
+
+def _reference_locate(video, color=(225, 20, 20), tolerance=64.0, min_pixels=4, size=8):
+    """The locator's definition, one frame at a time in float64 (its first implementation)."""
+    mask = (np.abs(video.astype(np.float64) - np.asarray(color, dtype=np.float64)) <= tolerance).all(axis=-1)
+    k = min(size, *mask.shape[1:])
+    integral = np.pad(mask.cumsum(1).cumsum(2), ((0, 0), (1, 0), (1, 0)))
+    boxes = integral[:, k:, k:] - integral[:, :-k, k:] - integral[:, k:, :-k] + integral[:, :-k, :-k]
+    out = []
+    for frame, box in zip(mask, boxes):
+        y, x = np.unravel_index(int(box.argmax()), box.shape)
+        if box[y, x] < min_pixels:
+            out.append(None)
+            continue
+        y0, x0 = max(0, int(y) - 1), max(0, int(x) - 1)
+        ys, xs = np.nonzero(frame[y0:y + k + 1, x0:x + k + 1])
+        offset = (size - 1) / 2
+        out.append((float(ys.mean()) + y0 - offset, float(xs.mean()) + x0 - offset))
+    return out
+
+
+@pytest.mark.parametrize("options", [{}, {"tolerance": 64.5}, {"tolerance": 30, "min_pixels": 1}, {"size": 5},
+                                     {"size": 70}, {"tolerance": 0}, {"color": (225.5, 20, 20)}, {"min_pixels": 30}])
+def test_the_locator_gives_its_per_frame_float64_definition_bit_for_bit(options):
+    rng = np.random.default_rng(7)
+    for seed, noise in enumerate((0, 20, 60, 90, 140)):
+        _, _, video, _ = episode(seed, steps=40)
+        noisy = np.clip(video.astype(int) + rng.integers(-noise, noise + 1, video.shape), 0, 255).astype(np.uint8)
+        for frames in (noisy, noisy[:, :, ::-1], noisy.astype(np.float32)):  # a mirrored agent; a float video
+            assert ColorLocator(**options)(frames) == _reference_locate(frames, **options)

@@ -149,3 +149,21 @@ def test_lagged_and_random_actions_run_on_a_recorded_game_through_both_interface
             first = model.model.step(model.model.start(request), actions[:5])
             rest = model.model.step(first.state, actions[5:])
             np.testing.assert_array_equal(np.concatenate([video[:1], first.frames, rest.frames]), video)
+@pytest.mark.parametrize("name", ["oracle", "static", "random_actions", "noisy", "blur", "lagged"])
+def test_step_many_gives_every_state_what_step_gives_it(requests, name):
+    """The simulator baselines' step_many simulates and renders a repeated world state once: the same
+    frames and states as one step call per state (a planner's candidates share their first actions)."""
+    model = build.build_model(compose([f"model={name}"])).model
+    rng = np.random.default_rng(3)
+    starts = [model.start(r) for r in requests[:2]]
+    states = [starts[i % 2] for i in range(24)]
+    plans = [list(rng.integers(0, 5, 6 if i % 5 else 3)) for i in range(24)]
+    plans[1] = plans[0][:4]  # a shared prefix
+    many = model.step_many(states, plans)
+    for state, plan, out in zip(states, plans, many):
+        one = model.step(state, plan)
+        np.testing.assert_array_equal(out.frames, one.frames)
+        assert np.array_equal(out.state, one.state) if isinstance(one.state, np.ndarray) else out.state == one.state
+    after = model.step_many([m.state for m in many[:3]], [[1, 2], [], [4]])  # stepping on from those states
+    for state, plan, out in zip([m.state for m in many[:3]], [[1, 2], [], [4]], after):
+        np.testing.assert_array_equal(out.frames, model.step(state, plan).frames)

@@ -123,7 +123,7 @@ def test_a_resume_after_a_resume_killed_before_scoring_never_reuses_a_row_of_the
     import wfeval_test_plugins
 
     from tests.conftest import compose
-    from wfeval.pipeline import runner
+    from wfeval.pipeline import scoring
     from wfeval.pipeline.runner import run_from_config
 
     cfg = compose([f"hydra.searchpath=[{SUPPORT_CONF}]", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
@@ -138,7 +138,7 @@ def test_a_resume_after_a_resume_killed_before_scoring_never_reuses_a_row_of_the
         raise KeyboardInterrupt("killed as scoring starts")
 
     with monkeypatch.context() as m:
-        m.setattr(runner, "score_all", killed)
+        m.setattr(scoring, "score_all", killed)
         with pytest.raises(KeyboardInterrupt):
             run_from_config(cfg, run_dir)
     third = run_from_config(cfg, run_dir)

@@ -14,7 +14,7 @@ import wfeval_test_plugins
 from tests.conftest import compose, read_jsonl
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.base import default_aggregate
-from wfeval.pipeline import runner, spool
+from wfeval.pipeline import runner, scoring, spool
 from wfeval.pipeline.runner import run_from_config
 
 N = 23  # not a multiple of 7: the last chunk is short
@@ -71,10 +71,12 @@ def test_results_are_identical_whatever_the_chunk_size(tmp_path, overrides, monk
     assert len(json.loads(documents[7])["slices"]["gridworld.psnr"]) == 1 + N  # split=test + one per episode seed
 
 
-def test_a_run_never_holds_more_than_a_chunk_of_samples(tmp_path, overrides, monkeypatch):
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_run_never_holds_more_than_a_chunk_of_samples(tmp_path, overrides, monkeypatch, overlap):
     chunk, n = 5, 60
     monkeypatch.setattr(spool, "CHUNK", chunk)
-    overrides = [o for o in overrides if not o.startswith("benchmark.num_samples")] + [f"benchmark.num_samples={n}"]
+    overrides = [o for o in overrides if not o.startswith("benchmark.num_samples")] + [f"benchmark.num_samples={n}",
+                                                                                         f"run.overlap={overlap}"]
     peaks: Counter = Counter()
 
     def probe(*_):
@@ -84,15 +86,24 @@ def test_a_run_never_holds_more_than_a_chunk_of_samples(tmp_path, overrides, mon
         for kind, count in alive.items():
             peaks[kind] = max(peaks[kind], count)
 
-    score_all = runner.score_all
-    monkeypatch.setattr(runner, "score_all", lambda *a, **k: (probe(), score_all(*a, **k))[1])
+    score_all = scoring.score_all
+
+    def probed(*args, **kwargs):  # before a chunk is scored and with its rows
+        probe()
+        rows = score_all(*args, **kwargs)
+        probe()
+        return rows
+
+    monkeypatch.setattr(scoring, "score_all", probed)
     keep = runner.Verified.__call__
     monkeypatch.setattr(runner.Verified, "__call__", lambda self, q, r: (probe(), keep(self, q, r))[1])
     summary = run_from_config(compose(overrides, searchpath=True), tmp_path / "run")
     assert summary.results["gridworld.psnr"].n_total == n
-    # one chunk (and a generation batch) at a time, whatever the number of samples
-    assert 0 < peaks["GenerationRequest"] <= 3 * chunk
-    assert 0 < peaks["GenerationResult"] <= 3 * chunk
+    # one chunk (and a generation batch) at a time, whatever the number of samples; overlapped, the
+    # scoring thread holds one more chunk (the one it scores while the next is generated)
+    held = 3 * chunk + (chunk if overlap else 0)
+    assert 0 < peaks["GenerationRequest"] <= held
+    assert 0 < peaks["GenerationResult"] <= held
     assert 0 < peaks["MetricResult"] <= 4 * chunk * 2  # 4 metrics; a chunk's rows and the previous chunk's
     assert len(read_jsonl(tmp_path / "run" / "metrics.jsonl")) == 4 * n
 

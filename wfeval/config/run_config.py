@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from wfeval.config.errors import ConfigError
@@ -71,6 +71,7 @@ class RunSettings:
     verify_artifacts: bool = False
     durable_store: bool = False
     report: bool = True
+    overlap: bool = True
     device: str = "auto"
     seed_mode: str = "per_sample"
     sample_timeout_s: float | None = None
@@ -133,13 +134,16 @@ class RunConfig:
     cfg: Any  # the composed DictConfig
     _plain: Mapping[str, Any]
     run: RunSettings
+    #: a model object given in Python (``wfeval.evaluate(model=...)``): built into the run instead of
+    #: ``model.object._target_`` (the config's ``model=python`` section keeps its options and class path)
+    model_object: Any = field(default=None, compare=False)
 
     @classmethod
-    def resolve(cls, cfg: Any) -> "RunConfig":
+    def resolve(cls, cfg: Any, model_object: Any = None) -> "RunConfig":
         from omegaconf import DictConfig, OmegaConf
 
         plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(dict(cfg))
-        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}))
+        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object)
 
     def section(self, key: str, default: Any = None) -> Any:
         """A copy of one top-level section of the resolved config (``model``, ``task``, ...)."""

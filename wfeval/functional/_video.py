@@ -20,9 +20,10 @@ import numpy as np
 
 
 def is_tensor(x: Any) -> bool:
-    """True for a ``torch.Tensor`` (without importing torch when nobody else has)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
+    """True for a ``torch.Tensor`` (without importing torch when nobody else has; while another thread
+    is still importing it, ``torch.Tensor`` may not exist yet, and no object can be one)."""
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    return tensor is not None and isinstance(x, tensor)
 
 
 def check_video(x: Any, name: str, *, min_frames: int = 1) -> None:

@@ -43,15 +43,32 @@ class ColorLocator:
     position is refined to the centroid of the matches in and around that window, minus
     ``(size-1)/2``, so a clean sprite gives its exact top-left pixel (border included). Fewer
     than ``min_pixels`` matches in the best window: not found (``None``).
+
+    Every frame of a video is located at once (window sums and centroids from integral images);
+    an integer colour on uint8 frames is matched by integer bounds per channel. The values are
+    those of the per-frame float64 computation, bit for bit (``tests/functional/test_action_following.py``).
     """
 
     def __init__(self, color: Sequence[int] = GRIDWORLD_AGENT_COLOR, tolerance: float = 64,
                  min_pixels: int = 4, size: int = 8):
         self.color = np.asarray(color, dtype=np.float64)
         self.tolerance, self.min_pixels, self.size = float(tolerance), int(min_pixels), int(size)
+        exact = bool(np.all(self.color == np.round(self.color))) and math.isfinite(self.tolerance)
+        # |v - c| <= tol for an integer v and an integer c  <=>  ceil(c - tol) <= v <= floor(c + tol)
+        self._bounds = [(math.ceil(c - self.tolerance), math.floor(c + self.tolerance)) for c in self.color] \
+            if exact else None
 
     def mask(self, video: np.ndarray) -> np.ndarray:
         """``T×H×W`` boolean: pixels within ``tolerance`` of ``color`` in every channel."""
+        if self._bounds is not None and video.dtype == np.uint8:
+            out = np.ones(video.shape[:-1], dtype=bool)
+            for channel, (low, high) in enumerate(self._bounds):
+                plane = video[..., channel]
+                if low > 0:
+                    out &= plane >= low
+                if high < 255:
+                    out &= plane <= high
+            return out
         return (np.abs(video.astype(np.float64) - self.color) <= self.tolerance).all(axis=-1)
 
     def __call__(self, video: Any) -> list[Position | None]:
@@ -60,20 +77,55 @@ class ColorLocator:
         if video.shape[-1] != self.color.size:
             raise ValueError(f"ColorLocator: colour has {self.color.size} channels, video has {video.shape[-1]}")
         mask = self.mask(video)
-        k = min(self.size, *mask.shape[1:])
-        integral = np.pad(mask.cumsum(1).cumsum(2), ((0, 0), (1, 0), (1, 0)))
-        boxes = integral[:, k:, k:] - integral[:, :-k, k:] - integral[:, k:, :-k] + integral[:, :-k, :-k]
-        out: list[Position | None] = []
-        for frame, box in zip(mask, boxes):
-            y, x = np.unravel_index(int(box.argmax()), box.shape)
-            if box[y, x] < self.min_pixels:
-                out.append(None)
-                continue
-            y0, x0 = max(0, int(y) - 1), max(0, int(x) - 1)
-            ys, xs = np.nonzero(frame[y0:y + k + 1, x0:x + k + 1])
-            offset = (self.size - 1) / 2
-            out.append((float(ys.mean()) + y0 - offset, float(xs.mean()) + x0 - offset))
-        return out
+        n, height, width = mask.shape
+        k = min(self.size, height, width)
+        dtype = np.uint8 if k * k < 2 ** 8 else np.uint16 if k * k < 2 ** 16 else np.int64
+        boxes = _sliding_sum(_sliding_sum(mask.view(np.uint8).astype(dtype), k, 1), k, 2)  # matches per k×k window
+        flat = boxes.reshape(n, -1)
+        best = flat.argmax(axis=1)  # the first window holding the most matches
+        frames = np.arange(n)
+        found = flat[frames, best] >= self.min_pixels
+        y, x = np.divmod(best, boxes.shape[2])
+        # the matches in and around the best window: rows y0..y1-1, columns x0..x1-1 (clipped to the frame),
+        # gathered as (k+2)×(k+2) patches with the rows and columns outside the window masked out
+        y0, x0 = np.maximum(0, y - 1), np.maximum(0, x - 1)
+        y1, x1 = np.minimum(y + k + 1, height), np.minimum(x + k + 1, width)
+        steps = np.arange(k + 2)
+        ry, rx = y0[:, None] + steps, x0[:, None] + steps
+        inside = (ry < y1[:, None])[:, :, None] & (rx < x1[:, None])[:, None, :]
+        patch = mask[frames[:, None, None], np.minimum(ry, height - 1)[:, :, None],
+                     np.minimum(rx, width - 1)[:, None, :]] & inside
+        matches = patch.sum(axis=(1, 2))
+        sum_y = (patch * steps[None, :, None]).sum(axis=(1, 2))  # row offsets from y0, as np.nonzero gives them
+        sum_x = (patch * steps[None, None, :]).sum(axis=(1, 2))
+        offset = (self.size - 1) / 2
+        with np.errstate(invalid="ignore", divide="ignore"):  # min_pixels <= 0 and no match: nan, as a mean of nothing
+            mean_y, mean_x = sum_y / matches, sum_x / matches
+        pos_y, pos_x = (mean_y + y0) - offset, (mean_x + x0) - offset
+        return [(float(py), float(px)) if ok else None for py, px, ok in zip(pos_y, pos_x, found)]
+
+
+def _sliding_sum(a: np.ndarray, k: int, axis: int) -> np.ndarray:
+    """Sums of ``k`` consecutive entries along ``axis`` (``L - k + 1`` of them), by doubling: sums of
+    1, 2, 4, ... entries, the ones of ``k``'s binary digits added at their offsets (exact integers)."""
+    def part(x: np.ndarray, start: int, stop: int) -> np.ndarray:
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(start, stop)
+        return x[tuple(index)]
+
+    size = a.shape[axis] - k + 1
+    out, start, power, width = None, 0, a, 1
+    while k:
+        if k & 1:
+            piece = part(power, start, start + size)
+            out = piece.copy() if out is None else out + piece
+            start += width
+        k >>= 1
+        if k:
+            length = power.shape[axis] - width
+            power = part(power, 0, length) + part(power, width, width + length)
+            width *= 2
+    return out
 
 
 def locate_agent(frames: Any, *, color: Sequence[int] = GRIDWORLD_AGENT_COLOR, tolerance: float = 64,

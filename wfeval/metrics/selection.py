@@ -86,18 +86,23 @@ def select_metrics(
     return list(picked.values())
 
 
-def requested_metrics() -> list[str] | None:
-    """The options a ``metric=`` override of the running Hydra job names (``metric=[a,b]`` -> a, b),
-    or None: no such override, or no Hydra job (the compose API)."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.core.override_parser.overrides_parser import OverridesParser
+def requested_metrics(overrides: Sequence[str] | None = None) -> list[str] | None:
+    """The options a ``metric=`` override names (``metric=[a,b]`` -> a, b): of ``overrides`` when
+    given (what a caller of the compose API passed), else of the running Hydra job; None: no such
+    override, or no Hydra job."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
 
-        if not HydraConfig.initialized():
+    if overrides is not None:
+        texts = [str(o) for o in overrides]
+    else:
+        try:
+            from hydra.core.hydra_config import HydraConfig
+
+            if not HydraConfig.initialized():
+                return None
+            texts = list(HydraConfig.get().overrides.task)
+        except Exception:  # noqa: BLE001 - no Hydra job
             return None
-        texts = list(HydraConfig.get().overrides.task)
-    except Exception:  # noqa: BLE001 - no Hydra job
-        return None
     for override in OverridesParser.create().parse_overrides(texts):
         if override.key_or_group == "metric" and not override.is_delete():
             value = override.value()

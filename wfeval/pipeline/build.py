@@ -307,8 +307,14 @@ def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
 def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
     model_node = node(cfg, "model")
     drop = [k for k in MODEL_RULE_KEYS if isinstance(model_node, (DictConfig, Mapping)) and k in model_node]
-    model = instantiate_node("model", model_node, drop=drop)
+    if isinstance(cfg, RunConfig) and cfg.model_object is not None:  # wfeval.evaluate(model=<object>)
+        from wfeval.models.live import live_model
+
+        model = live_model(cfg.model_object, {k: v for k, v in section(cfg, "model").items() if k not in drop})
+    else:
+        model = instantiate_node("model", model_node, drop=drop)
     if not has_generate(model) and not has_step_interface(model):
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
                           "(start(request), step(state, actions))")
     return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
+

@@ -8,6 +8,7 @@ method changes one part and writes the file once; events are appended as they ha
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import sys
@@ -26,14 +27,20 @@ CONFIG_HASH_RUN_KEYS = ("seed", "limit", "from_run", "seed_mode", "verify_artifa
 
 
 def package_versions() -> dict[str, str | None]:
-    """Versions of key packages, read from metadata (nothing heavy is imported)."""
+    """Versions of key packages, read from metadata once per process (nothing heavy is imported;
+    what a process runs is what it imported: a later upgrade on disk does not change it)."""
+    return dict(_package_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _package_versions() -> tuple[tuple[str, str | None], ...]:
     out: dict[str, str | None] = {"wfeval": wfeval.__version__, "python": platform.python_version()}
     for name in KEY_PACKAGES:
         try:
             out[name] = importlib_metadata.version(name)
         except importlib_metadata.PackageNotFoundError:
             out[name] = None
-    return out
+    return tuple(out.items())
 
 
 def seeds_of(node: Any, prefix: str = "") -> dict[str, Any]:

@@ -14,17 +14,15 @@ import contextlib
 import errno
 import functools
 import os
-import time
 from array import array
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from omegaconf import DictConfig
 
-from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.benchmarks.base import RunContext, apply_scorer, runtime_of
+from wfeval.api import AggregateResult, GenerationRequest, GenerationResult
+from wfeval.benchmarks.base import RunContext, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
@@ -34,22 +32,18 @@ from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verif
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
-from wfeval.pipeline.score import Reuse, score_all
+from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, PARTIAL_SAMPLES, Overlapped, overlap_unit, score_after
 from wfeval.pipeline.seeds import seeded_request
-from wfeval.pipeline.spool import chunked, stored_pairs
+from wfeval.pipeline.spool import chunked
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
-from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
-from wfeval.storage.metric_rows import ResultCache
 from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
-PARTIAL_GENERATIONS = FILES.partial(FILES.generations)  # renamed generations.jsonl when generation is done
-PARTIAL_SAMPLES = FILES.partial(FILES.samples)  # renamed samples.jsonl with results.json
 
 
 @dataclass
@@ -58,11 +52,14 @@ class RunSummary:
     results: dict[str, AggregateResult] = field(default_factory=dict)
     generated: int = 0
     cached: int = 0
+    document: dict = field(default_factory=dict)  # what results.json holds
 
 
-def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
+def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[str], *,
+                    echo: bool = True) -> RunSummary:
     """Run the evaluation described by a composed config, writing into ``output_dir`` (which one
-    process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`)."""
+    process at a time may hold: :func:`wfeval.pipeline.lock.run_lock`); ``echo``: print the
+    results table at the end."""
     config = cfg if isinstance(cfg, RunConfig) else RunConfig.resolve(cfg)  # checked before any file is written
     check_config(config.plain)  # code only from where the user chose it (wfeval/config/trust.py)
     with contextlib.ExitStack() as held:
@@ -74,12 +71,12 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
             raise storage_error(exc, "cannot use the run folder:" if exc.errno == errno.ELOOP
                                 else "cannot create the run folder:") from None
         try:
-            return _run(config, output_dir)
+            return _run(config, output_dir, echo)
         except SystemExit as exc:  # user code ending the process where no narrower place caught it
             raise user_exit(exc, "user code (a model, policy, metric or benchmark)") from None
 
 
-def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
+def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = True) -> RunSummary:
     run = config.run
     store = ArtifactStore(run.store_dir, durable=run.durable_store)
     try:
@@ -95,14 +92,23 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
         recorder.record_plan(**plan.manifest_entries())
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
-        failed = FailureTally()  # why samples were not generated: printed under the table
+        # run.overlap: a fresh run scores its finished samples on a thread while the model generates
+        # (pipeline/scoring.py; started with the first unit); a resumed run reuses rows: it scores after
+        overlap = run.overlap and plan.source_pairs is None and recorder.previous is None
+        overlapped: list[Overlapped] = []
+        failed = FailureTally()  # why samples were not generated or not scored: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
             def keep(chunk: Pairs) -> None:  # each finished chunk of samples, in order
+                start = len(offsets)
                 for request, result in chunk:
                     result = verified(request, result)
                     failed.add(request.sample_id, result)
                     offsets.append(records.write({"request": request.to_dict(), "result": result.to_dict()}))
                 records.flush()
+                if overlap:
+                    if not overlapped:
+                        overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
+                    overlapped[0].submit(offsets[start:])
 
             if plan.source_pairs is not None:
                 recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
@@ -110,22 +116,35 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
                 for chunk in chunked(plan.source_pairs):
                     keep(chunk)
             else:
-                _generate(plan, run, store, recorder, summary, keep)
+                try:
+                    _generate(plan, run, store, recorder, summary, keep,
+                              unit=overlap_unit(plan.model.batch_size or run.batch_size) if overlap else None)
+                except BaseException:
+                    if overlapped:
+                        overlapped[0].stop()
+                    raise
         if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
-        table = _score(plan, offsets, recorder, run.progress, store, failed)
+        if overlap:
+            if not overlapped:  # no sample at all
+                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
+            recorder.rundir.replace(PARTIAL_GENERATIONS, FILES.generations)  # the scoring thread reads its own handle
+            table = overlapped[0].finish()
+        else:
+            table = score_after(plan, offsets, recorder, run.progress, store, failed)
         recorder.event("phase_started", phase="aggregate")
-        summary.results, document = build_results(
+        summary.results, summary.document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
             required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
         )
         recorder.rundir.replace(PARTIAL_SAMPLES, FILES.samples)
-        recorder.rundir.write_json(FILES.results, document)
-        recorder.rundir.write_text(FILES.results_md, results_markdown(document))
+        recorder.rundir.write_json(FILES.results, summary.document)
+        recorder.rundir.write_text(FILES.results_md, results_markdown(summary.document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
-    print(end_of_run(summary.results, document, f"{recorder.manifest['model']['name']} on {plan.benchmark_id}  "
-                                                f"({recorder.path})", failed))
+    if echo:
+        print(end_of_run(summary.results, summary.document, f"{recorder.manifest['model']['name']} on "
+                                                            f"{plan.benchmark_id}  ({recorder.path})", failed))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
@@ -146,10 +165,11 @@ class Verified:
 
 
 def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
-              keep: Callable[[Pairs], None]) -> None:
+              keep: Callable[[Pairs], None], unit: int | None = None) -> None:
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
     each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
-    the reference) goes to ``keep`` in order."""
+    the reference) goes to ``keep`` in order: chunks of ``unit`` samples (overlapped scoring), else
+    :data:`~wfeval.pipeline.spool.CHUNK`."""
     requests = plan.requests
     requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
     timeout_s = run.sample_timeout_s
@@ -205,7 +225,7 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
                                      batch_size=model.batch_size or run.batch_size, on_result=on_result,
                                      sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
                                      contract=plan.contract, window=spool.CHUNK)
-            for chunk in chunked(stream):
+            for chunk in chunked(stream, unit):
                 steps.flush()
                 keep(plan.finalize(chunk, store) if plan.finalize is not None else chunk)
             status = "completed"
@@ -221,75 +241,3 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             recorder.record_runtime(hook.finalize(context, status=status))
     recorder.event("phase_finished", phase="generate", generated=summary.generated, cached=summary.cached, **counts)
 
-
-def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
-           store: ArtifactStore | None = None, failed: FailureTally | None = None) -> ResultTable:
-    """Score every sample of ``generations.jsonl`` (its records at ``offsets``, read back a chunk at a
-    time: a live run, a re-score and a resume read the same records), a resumed run reusing its rows
-    of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
-    and what results need of each sample to the returned :class:`~wfeval.results.sample_table.ResultTable`."""
-    rundir = recorder.rundir
-    kept = {m: metric for m, metric in plan.metrics.items() if m not in plan.recompute}  # run.recompute: none kept
-    reuse = Reuse(rundir, kept, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
-        if recorder.previous is not None else None
-    rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
-    pairs = stored_pairs(rundir.file(FILES.generations), offsets)
-    recorder.event("phase_started", phase="score", metrics=list(plan.metrics), reused=len(reuse or ()))
-    progress = Progress("score", len(pairs), progress_mode)  # samples, each done when every metric scored it
-    table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
-                        rows_file=rundir.file(FILES.metrics))
-    started = time.perf_counter()
-    cache = ResultCache(store.root) if store is not None else None  # metric rows by content (storage/metric_rows.py)
-    with rundir.writer(FILES.metrics) as rows_out, rundir.writer(PARTIAL_SAMPLES, truncate=True) as samples:
-        for chunk in pairs.chunks(spool.CHUNK):
-            done = reuse.rows(chunk) if reuse is not None else {}
-            chunk_offsets: dict[tuple[str, str], int] = {}
-            left = Counter({q.sample_id: len(plan.metrics) for q, _ in chunk})  # metrics still to score
-
-            def on_result(result: MetricResult, reused: bool) -> None:
-                key = (result.metric_id, result.sample_id)
-                chunk_offsets[key] = reuse.offsets[key] if reused else rows_out.write(result.to_dict())
-                left[result.sample_id] -= 1
-                if not left[result.sample_id]:
-                    progress.update()
-                if failed is not None:
-                    failed.add_metric(result)
-
-            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache,
-                                   recompute=plan.recompute)
-            rows_out.flush()
-            table.add([q for q, _ in chunk], per_metric,
-                      {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})
-            for row in sample_rows(chunk, per_metric, plan, recorder):
-                samples.write(row)
-    progress.close()
-    recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - started, 3),
-                   **({"result_cache": {"hits": cache.hits, "misses": cache.misses}} if cache is not None else {}))
-    return table
-
-
-def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan, recorder: RunRecorder):
-    """One standard public row per sample (the shared result-row contract's fields that apply)."""
-    status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
-    for request, result in pairs:
-        row = {
-            "task_id": request.task_id,
-            "sample_id": request.sample_id,
-            "benchmark": plan.benchmark_id,
-            "split": request.split,
-            "prediction": {k: v.to_dict() for k, v in result.artifacts.items()},
-            "success": result.status == "ok",
-            "stop_reason": result.stop_reason or result.status,
-            "steps": result.steps,
-            "latency_seconds": result.latency_seconds,
-            "token_usage": None,
-            "cost": result.cost,
-            "trace_run_dir": str(recorder.path),
-            "run_spec_ref": f"manifest.json#config_hash={recorder.manifest['config_hash']}",
-            "metadata": {
-                "generation_status": result.status,
-                "generation_error": result.error,
-                "metric_status": {m: status[(m, request.sample_id)] for m in per_metric},
-            },
-        }
-        yield apply_scorer(plan.scorer, request, result, row)

@@ -63,6 +63,7 @@ def _distributions() -> dict[str, list[str]]:
     return metadata.packages_distributions()
 
 
+@functools.lru_cache(maxsize=None)
 def _distribution(top: str) -> str | None:
     """``name==version`` of the installed distribution providing top-level module ``top``."""
     for name in [top] if top in FRAMEWORK else _distributions().get(top, []):

@@ -289,8 +289,10 @@ class GoalEnvironment:
         """Pixels between the located agent and the goal in each frame (``miss_px`` when not found)."""
         flat = frames.reshape(-1, *frames.shape[-3:])
         found = self.locator(flat)
-        out = np.array([self.miss_px if p is None else float(np.hypot(*(np.asarray(p) - self.goal_px)))
-                        for p in found])
+        missing = np.array([p is None for p in found], dtype=bool)
+        where = np.array([(0.0, 0.0) if p is None else p for p in found], dtype=np.float64).reshape(-1, 2)
+        out = np.hypot(where[:, 0] - self.goal_px[0], where[:, 1] - self.goal_px[1])
+        out[missing] = self.miss_px
         return out.reshape(frames.shape[:-3])
 
 

@@ -102,6 +102,11 @@ def _frames(states: Sequence[world.WorldState]) -> np.ndarray:
     return np.stack([world.render(s) for s in states])
 
 
+def _known(w: world.WorldState) -> tuple:
+    """A world state's key within one ``step_many`` call: equal keys, equal states."""
+    return id(w.spec), id(w.walls), w.seed, w.agent, w.objects
+
+
 class _Baseline:
     name = "baseline"
     version = "1.0"
@@ -128,19 +133,51 @@ class _Baseline:
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         """The actions the world really applies for this chunk, and the state's bookkeeping after it."""
+        if type(state) is SimState:
+            return [int(a) for a in actions], SimState(state.world, state.t + len(actions), state.pending, state.extra)
         return [int(a) for a in actions], replace(state, t=state.t + len(actions))
 
     def _post(self, state: Any, frames: np.ndarray) -> tuple[np.ndarray, Any]:
         return frames, state
 
     def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        return self._advance(state, actions, None)
+
+    def step_many(self, states: Sequence[Any], actions: Sequence[Sequence[int]]) -> list[StepOutput]:
+        """``step`` for each state; a world state reached again (a planner's candidates share their state
+        and first actions; a blocked move repeats a state) is simulated and rendered once: the same
+        frames. Within the call a state is known by its layout objects (spec and walls, which stepping
+        passes on, kept alive by the memo) and its values (seed, agent, objects)."""
+        memo: tuple[dict, dict] = ({}, {})
+        return [self._advance(s, a, memo) if isinstance(s, SimState) else self.step(s, a)
+                for s, a in zip(states, actions)]
+
+    def _advance(self, state: Any, actions: Sequence[int], memo: tuple[dict, dict] | None) -> StepOutput:
         applied, after = self._actions(state, actions)
         w, worlds = state.world, []
         for a in applied:
-            w = world.step(w, a)
+            if memo is None:
+                w = world.step(w, a)
+            else:
+                key = (_known(w), a)
+                if key not in memo[0]:
+                    memo[0][key] = world.step(w, a)
+                w = memo[0][key]
             worlds.append(w)
-        frames = _frames(worlds) if worlds else np.empty((0, w.spec.height, w.spec.width, 3), np.uint8)
+        spec = w.spec
+        if not worlds:
+            frames = np.empty((0, spec.height, spec.width, 3), np.uint8)
+        elif memo is None:
+            frames = _frames(worlds)
+        else:
+            frames = np.empty((len(worlds), spec.height, spec.width, 3), np.uint8)
+            rendered = memo[1]
+            for i, s in enumerate(worlds):
+                frame = rendered.get(_known(s))
+                frames[i] = rendered.setdefault(_known(s), world.render(s)) if frame is None else frame
         frames, after = self._post(after, frames)
+        if type(after) is SimState:
+            return StepOutput(SimState(w, after.t, after.pending, after.extra), frames)
         return StepOutput(replace(after, world=w), frames)
 
 

@@ -1,0 +1,121 @@
+"""run.overlap: the samples already generated are scored on a thread while the model generates the next
+ones; the results are those of a run that scores after generating."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+import wfeval_test_plugins
+
+import wfeval
+from tests.conftest import compose, read_jsonl
+from wfeval.metrics.reference import PSNR
+from wfeval.models.base import actions_of, initial_frame
+from wfeval.pipeline import scoring, spool
+from wfeval.pipeline.runner import run_from_config
+
+
+def _document(run_dir):
+    data = json.loads((run_dir / "results.json").read_text())
+    data["run_id"] = "-"
+    return json.dumps(data, indent=2, sort_keys=True)
+
+
+def _without_times(node):
+    if isinstance(node, dict):
+        return {k: _without_times(v) for k, v in node.items() if k not in ("trace_run_dir", "latency_seconds", "traceback")}
+    return [_without_times(v) for v in node] if isinstance(node, list) else node
+
+
+def _rows(run_dir, name):
+    return sorted(json.dumps(_without_times(r), sort_keys=True) for r in read_jsonl(run_dir / name))
+
+
+@pytest.mark.parametrize("chunk", [7, 256])
+def test_results_rows_and_samples_are_those_of_a_run_without_overlap(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(spool, "CHUNK", chunk)
+    monkeypatch.setattr(wfeval_test_plugins.FrameCount, "aggregate",
+                        lambda self, results: __import__("wfeval.metrics.base", fromlist=["x"]).default_aggregate(
+                            self.name, list(results)))
+    common = [f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
+              "benchmark.num_samples=21", "model=flaky_oracle", "model.fail_on=[2,9]", "run.batch_size=3",
+              "metric=[generated_rate,psnr,ssim,flicker,frame_count,action_following]",
+              "metric.frame_count.raise_on=[4]", "metric.flicker.on_failure=worst", "benchmark.group_by=[split]"]
+    for overlap in (False, True):
+        run_from_config(compose([*common, f"run.overlap={overlap}"], searchpath=True), tmp_path / str(overlap))
+    assert _document(tmp_path / "True") == _document(tmp_path / "False")
+    for name in ("metrics.jsonl", "samples.jsonl", "generations.jsonl"):
+        assert _rows(tmp_path / "True", name) == _rows(tmp_path / "False", name)
+    events = {e["event"] + e.get("phase", ""): e for e in read_jsonl(tmp_path / "True" / "events.jsonl")}
+    assert events["phase_startedscore"]["overlapped"] is True
+    assert events["phase_finishedscore"]["busy_seconds"] > 0
+    assert "overlapped" not in {k for e in read_jsonl(tmp_path / "False" / "events.jsonl") for k in e}
+    assert not list((tmp_path / "True").glob(".*.partial"))
+
+
+def test_units_are_whole_scoring_blocks_that_divide_the_chunk():
+    assert [scoring.overlap_unit(b, 256) for b in (1, 8, 9, 20, 100, 300)] == [8, 8, 16, 32, 128, 256]
+    assert (scoring.overlap_unit(8, 7), scoring.overlap_unit(3, 24), scoring.overlap_unit(8, 1)) == (7, 8, 1)
+
+
+class WaitsForScoring:
+    """Generates batch after batch; its last batch waits (without the GIL) until a sample has been scored."""
+
+    name = "waits_for_scoring"
+
+    def __init__(self, scored: list, batches: int):
+        self.scored, self.batches, self.calls, self.saw_scoring = scored, batches, 0, None
+
+    def fingerprint(self):
+        return {"test": "overlap"}
+
+    def generate(self, requests):
+        self.calls += 1
+        if self.calls == self.batches:
+            deadline = time.monotonic() + 30
+            while not self.scored and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.saw_scoring = bool(self.scored)
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+def test_the_first_samples_are_scored_while_the_model_still_generates(tmp_path, monkeypatch):
+    scored: list[str] = []
+    real = PSNR.compute_sample
+
+    def recording(self, request, result):
+        scored.append(threading.current_thread().name)
+        return real(self, request, result)
+
+    monkeypatch.setattr(PSNR, "compute_sample", recording)
+    model = WaitsForScoring(scored, batches=3)
+    wfeval.evaluate(model=model, metrics=["psnr"], overrides=["benchmark.num_samples=24", "run.batch_size=8",
+                                                               f"run.store_dir={tmp_path / 'store'}"],
+                    run_dir=tmp_path / "run")
+    assert model.saw_scoring is True  # batch 1 was scored before batch 3 was generated
+    assert set(scored) == {"wfeval-score_0"}
+    model, scored[:] = WaitsForScoring(scored, batches=3), []
+    monkeypatch.setattr(time, "monotonic", lambda: float("inf"))  # sequential: do not wait for what cannot come
+    wfeval.evaluate(model=model, metrics=["psnr"], overrides=["benchmark.num_samples=24", "run.batch_size=8",
+                                                               "run.overlap=false", f"run.store_dir={tmp_path / 's2'}"],
+                    run_dir=tmp_path / "sequential")
+    assert model.saw_scoring is False
+
+
+def test_a_failing_generation_stops_the_scoring_thread_and_the_run_ends_as_without_overlap(tmp_path):
+    from wfeval.pipeline.generate import GenerationStopped
+
+    overrides = [f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
+                 "benchmark.num_samples=40", "model=flaky_oracle", "model.fail_on=[30]", "run.batch_size=4",
+                 "run.fail_on_error=true", "metric=[psnr,ssim]"]
+    with pytest.raises(GenerationStopped):
+        run_from_config(compose(overrides, searchpath=True), tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert not (tmp_path / "run" / "results.json").exists()
+    assert not [t for t in threading.enumerate() if t.name.startswith("wfeval-score")]

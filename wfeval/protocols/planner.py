@@ -1,0 +1,116 @@
+"""The planner of ``protocol=planning``: candidate plans imagined with the model, the best one kept.
+
+``random_shooting`` proposes sticky random plans once; ``cem`` (cross-entropy method) refines
+per-step action distributions over ``iterations``. :meth:`Planner.plan_many` plans for several
+samples at once: each sample draws its candidates from its own generator, in the order
+:meth:`Planner.plan` draws them, and the candidates of **all** samples are imagined in one
+``step_many`` call per iteration (one batched forward pass for a batched model), then scored
+per sample. A sample whose imagination fails (the model raises or returns malformed frames)
+gets its exception in place of a plan; the others go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from wfeval.models.protocol import check_step_output, step_many
+
+METHODS = ("random_shooting", "cem")
+TIME_PENALTY_PX = 0.5  # per imagined step: among plans that get as close, the earlier one wins
+
+Score = Callable[[np.ndarray], np.ndarray]  # imagined frames N×H×h×w×3 -> pixels to the goal, N×H
+
+
+class Planner:
+    def __init__(self, method: str = "random_shooting", candidates: int = 64, horizon: int = 6,
+                 iterations: int = 3, elites: int = 8, p_repeat: float = 0.6, seed: int = 0):
+        if method not in METHODS:
+            raise ValueError(f"method {method!r} is not one of {', '.join(METHODS)}")
+        if candidates < 1 or horizon < 1 or iterations < 1 or not 1 <= elites <= candidates:
+            raise ValueError("need candidates >= 1, horizon >= 1, iterations >= 1 and 1 <= elites <= candidates")
+        if not 0.0 <= p_repeat <= 1.0:
+            raise ValueError(f"p_repeat must be in [0, 1], got {p_repeat}")
+        self.method, self.candidates, self.horizon = method, int(candidates), int(horizon)
+        self.iterations, self.elites = int(iterations), int(elites)
+        self.p_repeat, self.seed = float(p_repeat), int(seed)
+
+    def _sticky(self, rng: np.random.Generator, n_actions: int, horizon: int) -> np.ndarray:
+        plans = rng.integers(0, n_actions, size=(self.candidates, horizon))
+        keep = rng.random((self.candidates, horizon)) < self.p_repeat
+        for t in range(1, horizon):
+            plans[:, t] = np.where(keep[:, t], plans[:, t - 1], plans[:, t])
+        return plans
+
+    def _propose(self, rng: np.random.Generator, n_actions: int, horizon: int, it: int,
+                 probs: np.ndarray) -> np.ndarray:
+        if self.method == "cem" and it:
+            return np.stack([rng.choice(n_actions, size=self.candidates, p=probs[t]) for t in range(horizon)], 1)
+        return self._sticky(rng, n_actions, horizon)
+
+    def plan(self, model: Any, state: Any, n_actions: int, score: Score, rng: np.random.Generator,
+             horizon: int | None = None) -> dict[str, Any]:
+        """The best plan found: ``actions``, ``score``, ``first_frame`` (its imagined next frame), ``imagined``."""
+        best = self.plan_many(model, [state], [n_actions], [score], [rng], [horizon])[0]
+        if isinstance(best, BaseException):
+            raise best
+        return best
+
+    def plan_many(self, model: Any, states: Sequence[Any], n_actions: Sequence[int], scores: Sequence[Score],
+                  rngs: Sequence[np.random.Generator], horizons: Sequence[int | None]) -> list[Any]:
+        """:meth:`plan` for each sample (the same plans, draws and scores), all imagined together;
+        a sample whose imagination failed gets the exception instead of its plan."""
+        k = len(states)
+        horizon = [min(self.horizon, h or self.horizon) for h in horizons]
+        best: list[Any] = [{"score": np.inf} for _ in range(k)]
+        imagined = [0] * k
+        probs = [np.full((horizon[i], n_actions[i]), 1.0 / n_actions[i]) for i in range(k)]
+        who = str(getattr(model, "name", "") or type(model).__name__)
+        for it in range(self.iterations if self.method == "cem" else 1):
+            live = [i for i in range(k) if not isinstance(best[i], BaseException)]
+            plans = {i: self._propose(rngs[i], n_actions[i], horizon[i], it, probs[i]) for i in live}
+            for i, outs in _imagine(model, {i: states[i] for i in live}, plans).items():
+                try:
+                    if isinstance(outs, BaseException):
+                        raise outs
+                    frames = np.stack([check_step_output(o, horizon[i], who, copy=False) for o in outs])  # N×H×h×w×3
+                    dist = scores[i](frames)  # N×H pixels to the goal
+                except TimeoutError:
+                    raise
+                except Exception as exc:  # this sample's imagination failed: its outcome
+                    best[i] = exc
+                    continue
+                total = (dist + TIME_PENALTY_PX * np.arange(1, horizon[i] + 1)).min(axis=1)
+                imagined[i] += plans[i].size
+                j = int(np.argmin(total))
+                if total[j] < best[i]["score"]:
+                    best[i] = {"actions": [int(a) for a in plans[i][j]], "score": float(total[j]),
+                               "first_frame": frames[j, 0]}
+                if self.method == "cem":
+                    elite = plans[i][np.argsort(total, kind="stable")[:self.elites]]
+                    counts = np.stack([np.bincount(elite[:, t], minlength=n_actions[i]) for t in range(horizon[i])])
+                    probs[i] = 0.1 / n_actions[i] + 0.9 * counts / self.elites
+        return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i]} for i, b in enumerate(best)]
+
+
+def _imagine(model: Any, states: dict[int, Any], plans: dict[int, np.ndarray]) -> dict[int, Any]:
+    """Per sample, the model's step outputs for its candidate plans: one ``step_many`` for every
+    candidate of every sample; if that call fails, one call per sample (so a failure stays that
+    sample's: its exception in place of its outputs)."""
+    order = list(states)
+    flat_states = [states[i] for i in order for _ in range(len(plans[i]))]
+    flat_actions = [[int(a) for a in p] for i in order for p in plans[i]]
+    try:
+        outs = step_many(model, flat_states, flat_actions)
+    except TimeoutError:
+        raise
+    except Exception as exc:
+        if len(order) == 1:
+            return {order[0]: exc}
+        return {i: _imagine(model, {i: states[i]}, {i: plans[i]})[i] for i in order}
+    split, start = {}, 0
+    for i in order:
+        split[i] = outs[start:start + len(plans[i])]
+        start += len(plans[i])
+    return split

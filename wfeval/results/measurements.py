@@ -1,0 +1,97 @@
+"""A run's results as data: one :class:`Measurement` per measurement id, read from results.json.
+
+What ``wfeval.evaluate`` returns: ``results["gridworld.psnr"].value``, its interval, counts and
+coverage, the run folder; the numbers are those of the run's ``results.json`` (the same document
+the CLI writes and prints), nothing recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from wfeval.results.aggregation import headline
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measurement of a run (``<benchmark>.<metric>``): the headline value (None when the
+    aggregate is invalid, e.g. no valid sample), its confidence interval and the counts behind it."""
+
+    id: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n_valid: int
+    n_total: int
+    n_skipped: int
+    coverage: float | None  # n_valid / n_total: the share of samples the value rests on
+    valid: bool
+    interval_method: str | None = None  # normal, wilson, bootstrap, ...
+    skip_breakdown: Mapping[str, int] = field(default_factory=dict)
+    stats: Mapping[str, Any] = field(default_factory=dict)  # the aggregate's raw statistics (mean, std, ...)
+
+    @property
+    def interval(self) -> tuple[float | None, float | None] | None:
+        return None if self.low is None and self.high is None else (self.low, self.high)
+
+    @classmethod
+    def from_aggregate(cls, measurement_id: str, aggregate: Mapping[str, Any]) -> "Measurement":
+        ci = aggregate.get("confidence_interval") or {}
+        n_valid, n_total = int(aggregate.get("n_valid", 0)), int(aggregate.get("n_total", 0))
+        coverage = (aggregate.get("diagnostics") or {}).get("coverage")
+        if coverage is None and n_total:
+            coverage = n_valid / n_total
+        return cls(id=measurement_id, value=headline(aggregate), low=ci.get("low"), high=ci.get("high"),
+                   n_valid=n_valid, n_total=n_total, n_skipped=int(aggregate.get("n_skipped", 0)),
+                   coverage=coverage, valid=bool(aggregate.get("valid")), interval_method=ci.get("method"),
+                   skip_breakdown=dict(aggregate.get("skip_breakdown") or {}),
+                   stats=dict(aggregate.get("raw_stats") or {}))
+
+    def __str__(self) -> str:
+        value = "n/a" if self.value is None else f"{self.value:.6g}"
+        interval = "" if self.interval is None else f" [{self.low:.6g}, {self.high:.6g}]"
+        return f"{self.id} = {value}{interval} ({self.n_valid}/{self.n_total} valid)"
+
+
+class Results(Mapping[str, Measurement]):
+    """Measurement id → :class:`Measurement`, plus the run folder and the whole results.json."""
+
+    def __init__(self, document: Mapping[str, Any], run_dir: str | Path, generated: int = 0, cached: int = 0):
+        self.document = dict(document)
+        self.run_dir = Path(run_dir)
+        self.generated, self.cached = generated, cached  # samples the model generated / served from the cache
+        self._measurements = {k: Measurement.from_aggregate(k, v)
+                              for k, v in (self.document.get("results") or {}).items()}
+
+    def __getitem__(self, key: str) -> Measurement:
+        try:
+            return self._measurements[key]
+        except KeyError:
+            raise KeyError(f"{key!r}: not a measurement of this run; it has {', '.join(self._measurements)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._measurements)
+
+    def __len__(self) -> int:
+        return len(self._measurements)
+
+    def scalars(self) -> dict[str, float | None]:
+        """Measurement id → headline value (e.g. for an experiment tracker's ``log``)."""
+        return {k: m.value for k, m in self._measurements.items()}
+
+    @property
+    def eligible(self) -> bool:
+        """Whether the run meets the benchmark's evidence rules (``evidence.reasons`` says why not)."""
+        return bool((self.document.get("evidence") or {}).get("eligible"))
+
+    @property
+    def score(self) -> float | None:
+        """The benchmark scorecard's overall score, when it has one."""
+        return (self.document.get("scorecard") or {}).get("score")
+
+    def __repr__(self) -> str:
+        lines = [f"Results({self.run_dir}, generated={self.generated}, cached={self.cached})"]
+        lines += [f"  {m}" for m in self._measurements.values()]
+        return "\n".join(lines)
