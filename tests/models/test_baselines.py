@@ -167,3 +167,16 @@ def test_step_many_gives_every_state_what_step_gives_it(requests, name):
     after = model.step_many([m.state for m in many[:3]], [[1, 2], [], [4]])  # stepping on from those states
     for state, plan, out in zip([m.state for m in many[:3]], [[1, 2], [], [4]], after):
         np.testing.assert_array_equal(out.frames, model.step(state, plan).frames)
+
+
+def test_a_baseline_with_a_step_of_its_own_keeps_it_in_step_many(requests):
+    """forgetful redraws the textures after ``horizon`` steps in its own ``step``: a planner's batched
+    ``step_many`` must give the same frames, not the true simulator's shortcut."""
+    model = build.build_model(compose(["model=forgetful", "model.horizon=2"])).model
+    state = model.start(requests[0])
+    plans = [[1, 2, 3, 4], [4, 4, 1], [0, 0, 0, 0, 0]]
+    many = model.step_many([state] * 3, plans)
+    for plan, out in zip(plans, many):
+        np.testing.assert_array_equal(out.frames, model.step(state, plan).frames)
+    truth = build.build_model(compose(["model=oracle"])).model
+    assert not np.array_equal(many[0].frames[-1], truth.step(truth.start(requests[0]), plans[0]).frames[-1])

@@ -34,12 +34,16 @@ def test_an_explicit_metric_list_replaces_protocol_and_task_but_extra_still_adds
 
 
 def test_an_unknown_group_names_the_key_and_the_known_groups():
-    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, distribution, interactive"):
+    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, controllability, distribution, "
+                       r"interactive, memory, planning, policy_evaluation, reference, temporal"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
 
 
 def test_metric_groups_are_the_groups_the_metric_classes_declare():
     assert metric_groups() == {"control": ("action_following", "agent_position_error"), "distribution": ("fvd",),
+                               "controllability": ("action_sensitivity", "idm_accuracy"),
+                               "memory": ("reversibility_error", "revisit_error"),
+                               "policy_evaluation": ("policy_rank_correlation", "return_error"),
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
                                "reference": ("lpips", "mae", "mse", "psnr", "ssim"),

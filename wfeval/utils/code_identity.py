@@ -54,8 +54,7 @@ def _library_roots() -> tuple[str, ...]:
 
 
 def _is_library(path: str) -> bool:
-    real = os.path.realpath(path)
-    return any(real.startswith(root) for root in _library_roots())
+    return any(os.path.realpath(path).startswith(root) for root in _library_roots())
 
 
 @functools.lru_cache(maxsize=1)

@@ -110,6 +110,8 @@ def _known(w: world.WorldState) -> tuple:
 class _Baseline:
     name = "baseline"
     version = "1.0"
+    #: a subclass whose own ``step`` is this class's for a SimState (it only adds other states)
+    steps_as_baseline = False
 
     def __init__(self, name: str | None = None):
         if name:
@@ -148,6 +150,8 @@ class _Baseline:
         and first actions; a blocked move repeats a state) is simulated and rendered once: the same
         frames. Within the call a state is known by its layout objects (spec and walls, which stepping
         passes on, kept alive by the memo) and its values (seed, agent, objects)."""
+        if type(self).step is not _Baseline.step and not type(self).steps_as_baseline:
+            return [self.step(s, a) for s, a in zip(states, actions)]  # a step of its own (forgetful)
         memo: tuple[dict, dict] = ({}, {})
         return [self._advance(s, a, memo) if isinstance(s, SimState) else self.step(s, a)
                 for s, a in zip(states, actions)]
@@ -276,6 +280,8 @@ class StaticModel(_Baseline):
 class RandomActionsModel(_GameSimulators, _Baseline):
     """The true simulator driven by seeded random actions of the same length (on a recorded game,
     sticky random actions seeded by (``seed``, sample id), as ``game_random_actions`` draws them)."""
+
+    steps_as_baseline = True  # its step is the baseline's for a SimState
 
     name = "random_actions"
 
@@ -412,6 +418,8 @@ class LaggedModel(_GameSimulators, _Baseline):
     """The true simulator with every action applied ``lag`` steps late (``noop`` first; on a
     recorded game the action named noop, else action 0)."""
 
+    steps_as_baseline = True  # its step is the baseline's for a SimState
+
     name = "lagged"
 
     def __init__(self, name: str | None = None, lag: int = 1):
@@ -457,62 +465,3 @@ class LaggedModel(_GameSimulators, _Baseline):
         queue = state.pending + tuple(int(a) for a in actions)
         n = len(actions)
         return list(queue[:n]), replace(state, t=state.t + n, pending=queue[n:])
-
-    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        if isinstance(state, SourceState):  # a recorded game: the snapshot, the actions still pending
-            from wfeval.benchmarks.recorded.baselines import step_game
-
-            queue, n = state.extra + tuple(int(a) for a in actions), len(actions)
-            frames, inner = step_game(state.inner, list(queue[:n]), self.__dict__.setdefault("_simulators", {}))
-            return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)
-        return super().step(state, actions)
-
-    def close(self) -> None:
-        for sim in self.__dict__.get("_simulators", {}).values():
-            close = getattr(sim, "close", None)
-            if callable(close):
-                close()
-        self.__dict__.get("_simulators", {}).clear()
-
-
-class ForgetfulModel(_Baseline):
-    """The true simulator whose memory lasts ``horizon`` steps: every ``horizon`` steps it redraws the
-    scene's static content (the background and wall textures, drawn from another seed), keeping the
-    layout, the agent and the objects exact. A clip shorter than the horizon is the oracle's, frame
-    for frame; a return to a place after the horizon finds it drawn differently (``task=memory``)."""
-
-    name = "forgetful"
-
-    def __init__(self, name: str | None = None, horizon: int = 16, seed: int = 0):
-        super().__init__(name)
-        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
-            raise ValueError(f"model.horizon must be an integer >= 1 (steps remembered), got {horizon!r}")
-        self.horizon, self.seed = int(horizon), int(seed)
-
-    def _texture_seed(self, state: world.WorldState, t: int) -> int:
-        epoch = t // self.horizon
-        if not epoch:
-            return state.seed
-        digest = hashlib.sha256(f"wfeval.forgetful/{self.seed}/{state.seed}/{epoch}".encode()).digest()
-        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
-
-    def _render(self, states: Sequence[world.WorldState], first_t: int) -> np.ndarray:
-        return np.stack([world.render(replace(s, seed=self._texture_seed(s, first_t + i)))
-                         for i, s in enumerate(states)])
-
-    def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        state = _world_state(request)
-        states = [state]
-        for a in actions_of(request):
-            states.append(world.step(states[-1], int(a)))
-        return np.concatenate([initial_frame(request)[None], self._render(states[1:], 1)]) if len(states) > 1 \
-            else initial_frame(request)[None]
-
-    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        w, worlds = state.world, []
-        for a in actions:
-            w = world.step(w, int(a))
-            worlds.append(w)
-        if not worlds:
-            return StepOutput(state, np.empty((0, w.spec.height, w.spec.width, 3), np.uint8))
-        return StepOutput(replace(state, world=w, t=state.t + len(actions)), self._render(worlds, state.t + 1))

@@ -1,0 +1,58 @@
+"""The ``forgetful`` baseline: the true gridworld whose memory lasts ``horizon`` steps."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from wfeval.api import GenerationRequest
+from wfeval.benchmarks.gridworld import world
+from wfeval.benchmarks.gridworld.baselines import _Baseline, _world_state
+from wfeval.models.base import actions_of, initial_frame
+from wfeval.models.protocol import StepOutput
+
+
+class ForgetfulModel(_Baseline):
+    """The true simulator whose memory lasts ``horizon`` steps: every ``horizon`` steps it redraws the
+    scene's static content (the background and wall textures, drawn from another seed), keeping the
+    layout, the agent and the objects exact. A clip shorter than the horizon is the oracle's, frame
+    for frame; a return to a place after the horizon finds it drawn differently (``task=memory``)."""
+
+    name = "forgetful"
+
+    def __init__(self, name: str | None = None, horizon: int = 16, seed: int = 0):
+        super().__init__(name)
+        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+            raise ValueError(f"model.horizon must be an integer >= 1 (steps remembered), got {horizon!r}")
+        self.horizon, self.seed = int(horizon), int(seed)
+
+    def _texture_seed(self, state: world.WorldState, t: int) -> int:
+        epoch = t // self.horizon
+        if not epoch:
+            return state.seed
+        digest = hashlib.sha256(f"wfeval.forgetful/{self.seed}/{state.seed}/{epoch}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+    def _render(self, states: Sequence[world.WorldState], first_t: int) -> np.ndarray:
+        return np.stack([world.render(replace(s, seed=self._texture_seed(s, first_t + i)))
+                         for i, s in enumerate(states)])
+
+    def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        state = _world_state(request)
+        states = [state]
+        for a in actions_of(request):
+            states.append(world.step(states[-1], int(a)))
+        return np.concatenate([initial_frame(request)[None], self._render(states[1:], 1)]) if len(states) > 1 \
+            else initial_frame(request)[None]
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        w, worlds = state.world, []
+        for a in actions:
+            w = world.step(w, int(a))
+            worlds.append(w)
+        if not worlds:
+            return StepOutput(state, np.empty((0, w.spec.height, w.spec.width, 3), np.uint8))
+        return StepOutput(replace(state, world=w, t=state.t + len(actions)), self._render(worlds, state.t + 1))
