@@ -42,6 +42,12 @@ def test_a_two_shard_sweep_merges_itself_into_the_single_run_result(tmp_path):
     shard_sizes = [json.loads((sweep / d / "manifest.json").read_text())["benchmark"]["n_samples"]
                    for d in ("0_oracle", "1_oracle")]
     assert shard_sizes == [16, 16]
+    # merging that sweep again by hand (README) reads its shards, not the merged run it already holds
+    again = subprocess.run([sys.executable, "-m", "wfeval.merge", str(sweep), "--out", str(tmp_path / "again")],
+                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"merged 2 shards into {tmp_path / 'again'} (32 samples")
+    assert _results(tmp_path / "again" / "results.json") == _results(reference)
 
 
 def test_merge_refuses_an_incomplete_set_of_shards(tmp_path):

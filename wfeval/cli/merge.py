@@ -1,8 +1,9 @@
 """``python -m wfeval.merge SHARD_RUN... --out DIR``: combine shard runs into one run.
 
 Give the shard run directories (``run.shard=0/n`` … ``n-1/n``), or a sweep directory holding
-them. The merged run's results equal the unsharded run's. A sweep over shards merges itself at
-its end (``<sweep>/merged``), so ``python -m wfeval -m run.shard=0/2,1/2`` is the whole recipe.
+them (a merged run found below it, such as the sweep's own ``merged``, is left out). The merged
+run's results equal the unsharded run's. A sweep over shards merges itself at its end
+(``<sweep>/merged``), so ``python -m wfeval -m run.shard=0/2,1/2`` is the whole recipe.
 """
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ from pathlib import Path
 from wfeval.pipeline.merge_shards import merge_shards
 from wfeval.pipeline.stored import StoredRunError
 from wfeval.report.rows import find_results
+from wfeval.storage.rundir import FILES, RunDirectory
+
+
+def _merged(run_dir: Path) -> bool:
+    """A run that is itself a merge (a sweep's own ``merged``): found below a sweep, it is not a shard."""
+    manifest = RunDirectory(run_dir, create=False).read_json(FILES.manifest) or {}
+    return bool(manifest.get("merged_from"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
 
     register_schemas()  # a metric the shards added with extra_metrics is read from its packaged config
     try:
-        run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()]
+        given = {path.resolve() for path in args.paths}
+        run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()
+                    and (p.parent.resolve() in given or not _merged(p.parent))]
         document = merge_shards(run_dirs, args.out)
     except (FileNotFoundError, StoredRunError) as exc:
         print(f"wfeval.merge: {exc}", file=sys.stderr)
