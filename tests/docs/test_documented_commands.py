@@ -1,0 +1,85 @@
+"""Every command README.md and docs/*.md show runs as shown (in a small mode) and ends as they say.
+
+How commands are found, made small and which are not run: tests/docs/_doc_commands.py. The
+commands run two at a time, each in its own copy of one prepared folder (one small run, one small
+sweep, one sharded sweep, a tiny learned model, a dataset folder), all sharing one artifact store.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.docs import _doc_commands as docs
+
+COMMANDS = docs.runnable(docs.collect())
+
+
+@pytest.fixture(scope="module")
+def outcomes(request, tmp_path_factory) -> dict[str, docs.Outcome]:
+    """Run the commands of the selected tests (all of them on a plain run), two at a time."""
+    wanted = {item.callspec.params["command"].id for item in request.session.items
+              if getattr(item, "callspec", None) and "command" in item.callspec.params
+              and item.module is request.module}
+    selected = [c for c in COMMANDS if c.id in wanted]
+    base = tmp_path_factory.mktemp("docs") / "base"
+    docs.prepare(base)
+    return {outcome.command.id: outcome for outcome in docs.run_all(selected, base)}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+def test_the_documented_command_runs_and_ends_as_the_docs_say(command, outcomes):
+    failure = outcomes[command.id].failure
+    assert failure is None, failure
+
+
+def test_the_docs_show_the_commands_this_test_knows_about():
+    """A collector that silently found nothing would pass everything: the README's own commands are there."""
+    texts = {c.text for c in COMMANDS}
+    assert {"python -m wfeval", "python -m wfeval --help", "python -m wfeval.compare outputs/multirun/<sweep>",
+            "python -m wfeval.merge outputs/multirun/<sweep> --out merged",
+            "python -m wfeval metric=[fvdd]"} <= texts
+    assert len(COMMANDS) >= 60
+
+
+@pytest.mark.parametrize("table", ["NOT_RUN", "EXPECTED_EXIT"])
+def test_every_listed_command_is_still_in_the_docs(table):
+    shown = {c.key for c in docs.collect()}
+    stale = [key for key in getattr(docs, table) if key not in shown]
+    assert not stale, f"{table} lists commands the docs no longer show (remove them): {stale}"
+
+
+def test_every_page_run_by_its_own_test_is_run_there():
+    for page, test in docs.PAGE_TESTS.items():
+        source = (ROOT / test).read_text(encoding="utf-8")
+        assert re.search(rf"run_doc\(\s*\"{re.escape(page.removeprefix('docs/'))}\"", source), (page, test)
+
+
+def test_the_readme_setup_block_is_what_ci_runs():
+    """README's first block is not run here (a fresh venv, the whole suite): .ci/run runs exactly it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash norun\n# set up.*?\n```", readme, re.S).group(0)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    for line in docs._block_lines(block.split("\n", 1)[1].rsplit("```", 1)[0], 0, console=False):
+        assert line[1] in ci, f"README's setup line is not what .ci/run runs: {line[1]}"
+
+
+def test_a_broken_documented_command_fails_naming_its_file_and_command(tmp_path):
+    """The runner is not a rubber stamp: a misspelled option in a doc page is reported with the page."""
+    page = tmp_path / "broken.md"
+    page.write_text("Run it:\n\n```bash\npython -m wfeval benchmark.num_sampels=2\n```\n\n"
+                    "and `python -m wfeval --help` works.\n", encoding="utf-8")
+    found = docs.runnable(docs.collect([page], root=tmp_path))
+    assert [(c.file, c.line, c.text) for c in found] == [
+        ("broken.md", 4, "python -m wfeval benchmark.num_sampels=2"), ("broken.md", 7, "python -m wfeval --help")]
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "examples").symlink_to(ROOT / "examples")
+    broken, works = docs.run_all(found, base)
+    assert works.failure is None, works.failure
+    assert broken.returncode == 2
+    assert broken.failure.startswith("broken.md:4: `python -m wfeval benchmark.num_sampels=2` exited 2 "
+                                     "(the docs promise 0)")
+    assert "benchmark.num_sampels" in broken.failure  # the CLI's own paragraph names the key
