@@ -18,7 +18,7 @@ Placeholders are replaced by folders made first (``SETUP``): ``outputs/runs/<run
 ``outputs/multirun/<sweep>`` (``SWEEP``) a small sweep (for ``wfeval.merge``: a sharded one).
 A ``python -m wfeval`` run gets ``run.progress=off`` and, when it sets no size itself, the smallest
 size its benchmark takes (``benchmark.num_samples=2``, ``benchmark.num_trajectories=1`` or
-``run.limit=2``); training recipes get a few steps on a few episodes.
+``run.limit=2``); training recipes get a few steps on a few episodes, the latency probe two steps.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,6 +210,7 @@ TRAIN_SMALL = {
     "wfeval.recipes.train": ["train.steps=2", "data.episodes=2", "train.log_every=1"],
     "wfeval.recipes.train_idm": ["train.steps=2", "data.episodes=4", "data.validation_episodes=2",
                                  "train.log_every=1"],
+    "wfeval.recipes.latency": ["--steps", "2"],
 }
 
 
@@ -264,6 +266,7 @@ class Outcome:
     ran: str
     returncode: int
     output: str
+    seconds: float = 0.0
 
     @property
     def expected(self) -> int:
@@ -278,7 +281,13 @@ class Outcome:
                 f"(the docs promise {self.expected})\n  ran: {self.ran}\n{tail}")
 
 
-def _shell(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
+def _shell(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str, float]:
+    start = time.perf_counter()
+    code, output = _bash(command, cwd, env, timeout)
+    return code, output, time.perf_counter() - start
+
+
+def _bash(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
     try:
         proc = subprocess.run(["bash", "-c", command], cwd=cwd, env={**env, "PWD": str(cwd)}, timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -309,7 +318,7 @@ def prepare(base: Path) -> None:
     env = user_env(base / "store")
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300)), SETUP))
-    for command, code, output in results:
+    for command, code, output, _ in results:
         assert code == 0, f"setup `{command}` exited {code}:\n{output[-3000:]}"
 
 
