@@ -183,8 +183,9 @@ PLACES = [  # (pattern, folder made by SETUP); the first that matches wins
 ]
 
 
-def substitute(text: str) -> str:
-    sweep = "outputs/multirun/shards" if "wfeval.merge" in text else "outputs/multirun/sweep"
+def substitute(text: str, sweep: str | None = None) -> str:
+    """Fill the placeholders; ``<sweep>`` is the sweep an earlier line of the same block made, if any."""
+    sweep = sweep or ("outputs/multirun/shards" if "wfeval.merge" in text else "outputs/multirun/sweep")
     text = re.sub(r"outputs/multirun/<sweep>|\bSWEEP\b", sweep, text)
     for pattern, value in PLACES:
         text = re.sub(pattern, value, text)
@@ -214,9 +215,9 @@ TRAIN_SMALL = {
 }
 
 
-def small(text: str) -> str:
+def small(text: str, sweep: str | None = None) -> str:
     """The command as the test runs it: placeholders filled, the smallest size it allows."""
-    text = substitute(text)
+    text = substitute(text, sweep)
     if "&&" in text:
         return text
     words = shlex.split(text)
@@ -322,6 +323,11 @@ def prepare(base: Path) -> None:
         assert code == 0, f"setup `{command}` exited {code}:\n{output[-3000:]}"
 
 
+def _sweeps(cwd: Path) -> list[str]:
+    folder = cwd / "outputs" / "multirun"
+    return [f"outputs/multirun/{p.name}" for p in folder.iterdir()] if folder.is_dir() else []
+
+
 def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: float = 240) -> list[Outcome]:
     """Run each block (its commands in order) and each inline command in its own copy of ``base``
     (the prepared runs shared by copy, the artifact store shared in place)."""
@@ -334,9 +340,10 @@ def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: f
         index, group = index_group
         cwd = base.parent / f"cmd{index:03d}"
         shutil.copytree(base, cwd, symlinks=True, ignore=shutil.ignore_patterns("store"))
-        outcomes = []
+        outcomes, before = [], set(_sweeps(cwd))
         for command in group:
-            ran = small(command.text)
+            made = sorted(set(_sweeps(cwd)) - before)  # a sweep an earlier line of this block made
+            ran = small(command.text, made[-1] if made else None)
             outcomes.append(Outcome(command, ran, *_shell(ran, cwd, env, timeout)))
         shutil.rmtree(cwd, ignore_errors=True)
         return outcomes

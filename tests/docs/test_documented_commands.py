@@ -98,3 +98,16 @@ def test_a_broken_documented_command_fails_naming_its_file_and_command(tmp_path)
     assert broken.failure.startswith("broken.md:4: `python -m wfeval benchmark.num_sampels=2` exited 2 "
                                      "(the docs promise 0)")
     assert "benchmark.num_sampels" in broken.failure  # the CLI's own paragraph names the key
+
+
+def test_a_blocks_lines_run_in_order_and_its_sweep_is_the_one_it_made(tmp_path):
+    page = tmp_path / "sweep.md"
+    page.write_text("```bash\npython -m wfeval -m model=oracle,static metric=[psnr]\n"
+                    "python -m wfeval.compare outputs/multirun/<sweep>\n```\n", encoding="utf-8")
+    base = tmp_path / "base"
+    base.mkdir()
+    sweep, compare = docs.run_all(docs.runnable(docs.collect([page], root=tmp_path)), base)
+    assert sweep.ran == "python -m wfeval -m model=oracle,static metric=[psnr] run.progress=off benchmark.num_samples=2"
+    assert sweep.failure is None and compare.failure is None, (sweep.failure, compare.failure)
+    assert re.fullmatch(r"python -m wfeval\.compare outputs/multirun/\d{4}-\d\d-\d\d_[\d_-]+", compare.ran)
+    assert re.search(r"^2 +static ", compare.output, re.M), compare.output
