@@ -344,7 +344,11 @@ def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: f
         for command in group:
             made = sorted(set(_sweeps(cwd)) - before)  # a sweep an earlier line of this block made
             ran = small(command.text, made[-1] if made else None)
-            outcomes.append(Outcome(command, ran, *_shell(ran, cwd, env, timeout)))
+            outcome = Outcome(command, ran, *_shell(ran, cwd, env, timeout))
+            if outcome.failure:  # a launcher's job logs (submitit) die with the folder: keep their tail
+                for log in sorted(cwd.glob("outputs/**/.submitit/**/*_log.*")):
+                    outcome.output += f"\n--- {log.name}\n" + log.read_text(errors="replace")[-2000:]
+            outcomes.append(outcome)
         shutil.rmtree(cwd, ignore_errors=True)
         return outcomes
 
