@@ -8,6 +8,8 @@ sweep, one sharded sweep, a tiny learned model, a dataset folder), all sharing o
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -31,15 +33,20 @@ def _maze_ok() -> bool:
 
 
 @pytest.fixture(scope="module")
-def outcomes(request, tmp_path_factory) -> dict[str, docs.Outcome]:
-    """Run the commands of the selected tests (all of them on a plain run), two at a time."""
+def outcomes(request):
+    """Run the commands of the selected tests (all of them on a plain run), two at a time.
+
+    In a folder of its own, not pytest's basetemp: another pytest session on the machine prunes the
+    older numbered basetemps while these minutes of commands still use theirs (seen: a submitit job's
+    folder vanished under it)."""
     wanted = {item.callspec.params["command"].id for item in request.session.items
               if getattr(item, "callspec", None) and "command" in item.callspec.params
               and item.module is request.module}
     selected = [c for c in COMMANDS if c.id in wanted and (not _needs_maze(c) or _maze_ok())]
-    base = tmp_path_factory.mktemp("docs") / "base"
-    docs.prepare(base)
-    return {outcome.command.id: outcome for outcome in docs.run_all(selected, base)}
+    with tempfile.TemporaryDirectory(prefix="wfeval-docs-") as folder:
+        base = Path(folder) / "base"
+        docs.prepare(base)
+        yield {outcome.command.id: outcome for outcome in docs.run_all(selected, base)}
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
