@@ -38,7 +38,7 @@ def run(checkout: Path, model: str, samples: int, work: Path) -> tuple[float, di
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
         if row["metric_id"] in ("goal_success", "steps_to_goal"):
-            outcomes[(row["sample_id"], row["metric_id"])] = row.get("value")
+            outcomes[(row["sample_id"], row["metric_id"])] = row.get("raw_value")
     return seconds, outcomes
 
 
