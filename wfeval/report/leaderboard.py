@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from wfeval.report.rows import fmt, markdown_table
+from wfeval.report.numbers import HYPHEN, fmt, number
+from wfeval.report.rows import markdown_table
 from wfeval.report.runs import Entry, column_key, row_key
 from wfeval.report.units import unit_of
 from wfeval.results import headline
@@ -105,12 +105,12 @@ class Board:
         agg = entry.results.get(column.measurement(metric))
         if agg is None:
             return Cell(None, None, None, 0, 0, "missing", missing="not measured")
-        value = _number(headline(agg))
+        value = number(headline(agg))
         n_valid, n_total = int(agg.get("n_valid") or 0), int(agg.get("n_total") or 0)
         if value is None:
             return Cell(None, None, None, n_valid, n_total, "n/a", missing="n/a")
         ci = agg.get("confidence_interval") or {}
-        low, high = _number(ci.get("low")), _number(ci.get("high"))
+        low, high = number(ci.get("low")), number(ci.get("high"))
         text = fmt(value)
         if low is not None and high is not None:
             text += f" [{fmt(low)}, {fmt(high)}]"
@@ -128,12 +128,12 @@ class Board:
         best = None
         for row in self.rows:
             agg = self.aggregate(row, column, metric)
-            value = _number(headline(agg)) if agg else None
+            value = number(headline(agg)) if agg else None
             if value is None:
                 continue
             if best is None or (value > best[0] if higher else value < best[0]):
                 ci = agg.get("confidence_interval") or {}
-                best = (value, _number(ci.get("low")), _number(ci.get("high")))
+                best = (value, number(ci.get("low")), number(ci.get("high")))
         return best
 
     def _tie(self, column: Column, metric: str, value: float, low: float | None, high: float | None) -> bool:
@@ -147,7 +147,7 @@ class Board:
 
     def score(self, row: Row, column: Column) -> float | None:
         entry = row.entries.get(column.key)
-        return _number(((entry.document or {}).get("scorecard") or {}).get("score")) if entry else None
+        return number(((entry.document or {}).get("scorecard") or {}).get("score")) if entry else None
 
     def score_text(self, row: Row, column: Column) -> str:
         entry = row.entries.get(column.key)
@@ -179,7 +179,7 @@ class Board:
         if metric == SCORE:
             return self.score(row, column)
         agg = self.aggregate(row, column, metric)
-        return _number(headline(agg)) if agg else None
+        return number(headline(agg)) if agg else None
 
     def ranked(self, rows: Sequence[Row], column_key_: str, metric: str) -> list[Row]:
         """``rows`` by ``metric`` of the column, in its direction (rows without a value last, in
@@ -211,7 +211,7 @@ class Board:
 
     def column_rank(self, row: Row, column: Column) -> str:
         place = self.ranks.get(column.key, {}).get(id(row))
-        return "-" if place is None else str(place)
+        return HYPHEN if place is None else str(place)
 
     # -- what the tables say -------------------------------------------------------------------
     def sort_label(self) -> str:
@@ -241,7 +241,7 @@ class Board:
                                       for c in self.columns] + ["eligible"]
         body = []
         for row in self.rows:
-            cells = [self.cell(row, c, c.primary).text if c.primary else "-" for c in self.columns]
+            cells = [self.cell(row, c, c.primary).text if c.primary else HYPHEN for c in self.columns]
             body.append([_rank(row), row.label, *cells, self._eligible_summary(row)])
         return header, body
 
@@ -297,13 +297,7 @@ class Board:
 
 
 def _rank(row: Row) -> str:
-    return str(row.rank) if row.rank is not None else "-"
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return str(row.rank) if row.rank is not None else HYPHEN
 
 
 # -- building ----------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from wfeval.report.rows import fmt
+from wfeval.report.numbers import HYPHEN, fmt, p_value, signed
 from wfeval.report.runs import Entry, column_key
 from wfeval.report.units import unit_of, with_unit
 from wfeval.stats import paired as paired_stats
@@ -328,12 +328,6 @@ def adjust_family(comparisons: Sequence[Comparison]) -> None:
 
 # -- rendering ----------------------------------------------------------------------------------
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}" if value < 0.01 else f"{value:.3g}"
-
-
 def comparison_table(comparison: Comparison, alpha: float = ALPHA) -> tuple[list[str], list[list[str]]]:
     header = ["measurement", "A − B", f"{comparison.confidence:.0%} CI", "p", "p (Holm)", "n", "verdict"]
     body = []
@@ -341,16 +335,11 @@ def comparison_table(comparison: Comparison, alpha: float = ALPHA) -> tuple[list
     for d in comparison.differences:
         name = d.measurement[len(prefix):] if d.measurement.startswith(prefix) else d.measurement
         if d.reason:
-            body.append([name, "-", "-", "-", "-", str(d.n or "-"), f"not compared: {d.reason}"])
+            body.append([name, HYPHEN, HYPHEN, HYPHEN, HYPHEN, str(d.n or HYPHEN), f"not compared: {d.reason}"])
             continue
-        body.append([name, with_unit(_signed(d.estimate), d.unit), f"[{fmt(d.low)}, {fmt(d.high)}]",
-                     _p(d.p), _p(d.p_adjusted), str(d.n), d.verdict(alpha, comparison.label_a, comparison.label_b)])
+        body.append([name, with_unit(signed(d.estimate), d.unit), f"[{fmt(d.low)}, {fmt(d.high)}]",
+                     p_value(d.p), p_value(d.p_adjusted), str(d.n), d.verdict(alpha, comparison.label_a, comparison.label_b)])
     return header, body
-
-
-def _signed(value: float | None) -> str:
-    text = fmt(value)
-    return text if value is None or value <= 0 or text.startswith("-") else f"+{text}"
 
 
 def describe(comparison: Comparison, alpha: float = ALPHA) -> list[str]:

@@ -28,8 +28,9 @@ from wfeval.report.html.samples import (
     viewer,
     viewer_ids,
 )
-from wfeval.report.html.values import fmt, headline, higher_is_better, number
+from wfeval.report.html.values import fmt, headline, higher_is_better
 from wfeval.report.leaderboard import Board, Column, Row, leaderboard
+from wfeval.report.numbers import EN_DASH, number, signed
 from wfeval.report.units import unit_of
 
 # -- the leaderboard ---------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def _sample_rows(runs: list[RunData], tables: list[dict[str, Any]]) -> dict[str,
     for run, table in zip(runs, tables):
         for r in table["rows"]:
             values = dict(zip(table["metrics"], r["cells"]))
-            cells = [values.get(m, ("–", "")) for m in metrics]
+            cells = [values.get(m, (EN_DASH, "")) for m in metrics]
             states = {r["status"] or "ok"} | {text for text, sort in cells if not sort and text in ("skip", "error")}
             state = "failed" if (r["status"] or "ok") not in ("ok", "completed") else (
                 "error" if "error" in states else "skip" if "skip" in states else "ok")
@@ -304,13 +305,12 @@ def comparisons(board: Board, baseline: str | None, alpha: float = 0.05) -> list
             for m in headings:
                 d = by_measurement.get(m)
                 if d is None or d.reason:
-                    cells.append({"text": "–", "interval": "", "cls": "ns", "title": d.reason if d else "not in both"})
+                    cells.append({"text": EN_DASH, "interval": "", "cls": "ns", "title": d.reason if d else "not in both"})
                     continue
                 verdict = d.verdict(alpha, row.label, base.label)
                 cls = "better" if verdict == f"{row.label} better" else "worse" if verdict == f"{base.label} better" \
                     else "ns" if verdict == "not significant" else "differs"
-                sign = "+" if d.estimate and d.estimate > 0 else ""
-                cells.append({"text": f"{sign}{fmt(d.estimate)}", "interval": f"[{fmt(d.low)}, {fmt(d.high)}]",
+                cells.append({"text": signed(d.estimate, missing=EN_DASH), "interval": f"[{fmt(d.low)}, {fmt(d.high)}]",
                               "cls": cls, "title": f"{verdict}; p = {fmt(d.p)}, Holm-adjusted {fmt(d.p_adjusted)}; "
                                                    f"n = {d.n} shared samples; {d.method}"})
             table.append({"label": row.label, "color": _color(board, row), "n": comparison.shared, "cells": cells,
