@@ -7,7 +7,7 @@ import math
 import pytest
 
 from wfeval.report.html.values import fmt as html_fmt
-from wfeval.report.numbers import EN_DASH, HYPHEN, fmt, number, p_value, significant, signed
+from wfeval.report.numbers import EN_DASH, HYPHEN, fmt, number, p_value, signed, significant
 
 
 @pytest.mark.parametrize("value, text", [
