@@ -71,3 +71,27 @@ def results_without_timestamps(run_dir: Path) -> dict:
 @pytest.fixture
 def store(tmp_path: Path) -> str:
     return str(tmp_path / "store")
+
+
+# --- Memory Maze (wfeval[maze3d] + Mesa's software EGL renderer) ----------------------------------
+
+MAZE_SMALL = ["benchmark=memory_maze", "benchmark.num_trajectories=1"]  # 4 samples of 16 steps, 99 steps recorded
+
+
+def require_maze() -> None:
+    """Skip without Memory Maze or its renderer; under CI=true fail instead (.ci/run installs both)."""
+    try:
+        from wfeval.benchmarks.memory_maze import renderer
+
+        renderer.gl_identity()
+    except Exception as exc:  # noqa: BLE001 - the packages or a GL context missing: the reason is shown
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the Memory Maze tests: {exc}")
+        pytest.skip(f"Memory Maze cannot run here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def maze_store(tmp_path_factory):
+    """One artifact store for every Memory Maze test of the session: each trajectory is recorded once."""
+    require_maze()
+    return tmp_path_factory.mktemp("maze") / "store"

@@ -9,7 +9,7 @@ import pytest
 
 from tests.benchmarks._folder_helpers import EXAMPLE, copy_example, lines, write_lines
 from tests.conftest import compose
-from wfeval.benchmarks.base import INPUT_ERROR, BenchmarkAdapter, BenchmarkRuntimeHook, BenchmarkScorer
+from wfeval.benchmarks.base import INPUT_ERROR, BenchmarkAdapter, BenchmarkRuntimeHook, BenchmarkScorer, input_error
 from wfeval.config.errors import ConfigError
 from wfeval.io import write_video
 from wfeval.pipeline import build
@@ -111,7 +111,8 @@ def test_reserved_metadata_key_and_escaping_paths_refuse_the_line(tmp_path):
                        {**rows[0], "sample_id": "y", "reference_video": "../../etc/passwd"},
                        {**rows[0], "sample_id": "z", "initial_frame": "/abs/frame.png"}])
     bench, requests = _folder(tmp_path, root)
-    assert len(requests) == 4
+    # each refused line is still a sample (it counts against coverage), never sent to a model
+    assert len(requests) == 7 and [r.sample_id for r in requests if input_error(r)] == ["x", "y", "z"]
     text = bench.report()
     assert "manifest.jsonl:5: metadata must be an object without the reserved key 'input_error'" in text
     assert "manifest.jsonl:6: reference_video: '../../etc/passwd' contains '..'" in text

@@ -29,13 +29,14 @@ def test_bad_dataset_is_reported_and_the_rest_is_evaluated_with_coverage_below_o
     for line in EXPECTED_REPORT:
         assert line in report, line
 
+    # 2 unreadable samples and 3 refused lines: each is a sample the data could not provide
     rate = summary.results["gridworld_tiny.generated_rate"]
-    assert (rate.n_total, rate.n_valid, rate.n_skipped) == (6, 4, 2)
+    assert (rate.n_total, rate.n_valid, rate.n_skipped) == (9, 4, 5)
     assert rate.normalized_stats["ratio"] == 1.0  # the model is not blamed for the data
-    assert rate.diagnostics["coverage"] == 4 / 6
-    assert rate.skip_breakdown == {"input unavailable (benchmark data problem)": 2}
+    assert rate.diagnostics["coverage"] == 4 / 9
+    assert rate.skip_breakdown == {"input unavailable (benchmark data problem)": 5}
     psnr = summary.results["gridworld_tiny.psnr"]
-    assert (psnr.n_valid, psnr.n_skipped) == (4, 2)
+    assert (psnr.n_valid, psnr.n_skipped) == (4, 5)
 
     run = tmp_path / "run"
     results = json.loads((run / "results.json").read_text())
@@ -48,7 +49,10 @@ def test_bad_dataset_is_reported_and_the_rest_is_evaluated_with_coverage_below_o
     assert results["results"]["gridworld_tiny.generated_rate"]["diagnostics"]["coverage"] < 1
 
     samples = {s["sample_id"]: s for s in read_jsonl(run / "samples.jsonl")}
-    assert sorted(samples) == ["bad-corrupt", "bad-missing", *[f"gridworld-test-0000{i}" for i in range(4)]]
+    assert sorted(samples) == ["bad-corrupt", "bad-missing", *[f"gridworld-test-0000{i}" for i in range(4)],
+                               "refused-line-7", "refused-line-8", "refused-line-9"]
+    assert samples["refused-line-9"]["stop_reason"] == "input_error"
+    assert "manifest.jsonl line 9 refused: malformed JSON" in samples["refused-line-9"]["metadata"]["input_error"]
     corrupt = samples["bad-corrupt"]
     assert corrupt["success"] is False and corrupt["stop_reason"] == "input_error"
     assert corrupt["metadata"]["dataset_line"] == 5 and "videos/corrupt.mkv" in corrupt["metadata"]["input_error"]
@@ -66,7 +70,7 @@ def test_the_same_from_the_command_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     for line in EXPECTED_REPORT:
         assert line in proc.stderr, line
-    assert "4/6" in proc.stdout  # valid/total in the results table
+    assert "4/9" in proc.stdout  # valid/total in the results table: refused lines count too
     run = only_run_dir(tmp_path / "outputs" / "runs")
     assert json.loads((run / "manifest.json").read_text())["status"] == "completed"
 

@@ -42,6 +42,7 @@ def test_config_errors_exit_2_and_a_folder_exports_its_readable_samples(tmp_path
     bad = bad_dataset(tmp_path / "bad")
     assert main([str(tmp_path / "again"), "benchmark=folder", f"benchmark.dataset_root={bad}"]) == 0
     out = capsys.readouterr()
-    assert "wrote 4 sample(s)" in out.out and "(2 unreadable left out)" in out.out
+    # 2 unreadable samples and 3 refused lines (each a sample the data could not provide)
+    assert "wrote 4 sample(s)" in out.out and "(5 unreadable left out)" in out.out
     assert "left out 'bad-missing': initial_frame 'frames/missing.png': file not found" in out.err
     assert [r["sample_id"] for r in lines(tmp_path / "again")] == [f"gridworld-test-0000{i}" for i in range(4)]

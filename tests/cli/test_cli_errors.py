@@ -10,7 +10,7 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert ("Unknown metric 'fvdd'. Did you mean: fvd? Available: action_following, agent_position_error, "
             "artifact_count, flicker, frame_repeat_rate, fvd, generated_rate, goal_success, lpips, mae, motion_error, "
-            "motion_magnitude, mse, psnr, real_time_factor, spl, ssim, step_latency, steps_to_goal.") in proc.stderr
+            "motion_magnitude, mse, pose_error, psnr, real_time_factor, spl, ssim, step_latency, steps_to_goal.") in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").rglob("results.json"))
 

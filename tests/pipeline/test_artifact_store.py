@@ -63,19 +63,29 @@ def test_request_key_ignores_where_artifacts_live_but_not_what_they_hold():
     assert request_key(request("/a/x.npy", "a" * 64)) != request_key(request("/a/x.npy", "b" * 64))
 
 
-def test_verify_artifacts_turns_a_changed_file_into_a_failed_sample_naming_it(tmp_path):
+def test_verify_artifacts_turns_a_changed_file_into_a_failed_sample_naming_it(tmp_path, monkeypatch):
     from tests.conftest import compose
+    from wfeval.pipeline import runner
     from wfeval.pipeline.runner import run_from_config
 
     store = tmp_path / "store"
     base = [f"run.store_dir={store}", "run.progress=off", "benchmark.num_samples=3"]
     run_from_config(compose(base), output_dir=tmp_path / "first")
     # an input frame (an oracle's generated video equals its reference, the same object, which the
-    # generation cache would find corrupt and have regenerated: tests/pipeline/test_corrupt_store.py)
+    # generation cache would find corrupt and have regenerated: tests/pipeline/test_corrupt_store.py),
+    # changed after the benchmark put it again (a corrupt object found by that put is rebuilt:
+    # tests/robustness/test_corrupt_store_never_blames_the_model.py)
     inputs = {r["request"]["inputs"]["image"]["sha256"]
               for r in map(json.loads, (tmp_path / "first" / "generations.jsonl").read_text().splitlines())}
     victim = sorted(p for p in (store / "objects").rglob("*.npy.zst") if p.name[:64] in inputs)[0]
-    victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
+    real_plan = runner.plan_run
+
+    def plan_then_corrupt(*args, **kwargs):
+        plan = real_plan(*args, **kwargs)
+        victim.write_bytes(victim.read_bytes()[:-1] + b"\x00")
+        return plan
+
+    monkeypatch.setattr(runner, "plan_run", plan_then_corrupt)
     summary = run_from_config(compose([*base, "run.verify_artifacts=true", "metric=[generated_rate]"]),
                               output_dir=tmp_path / "second")
     rate = summary.results["gridworld.generated_rate"]

@@ -108,4 +108,5 @@ def test_samples_with_unreadable_inputs_never_reach_the_model(tmp_path, store):
                    "run.fail_on_error=true")
     seen = [i for c in wfeval_test_models.CALLS if c["event"] == "generate" for i in c["ids"]]
     assert sorted(seen) == [f"gridworld-test-0000{i}" for i in range(4)]
-    assert summary.results["gridworld_tiny.generated_rate"].n_skipped == 2
+    # 2 unreadable samples and 3 refused lines (each counts against coverage), none sent to the model
+    assert summary.results["gridworld_tiny.generated_rate"].n_skipped == 2 + 3

@@ -101,8 +101,10 @@ def test_every_array_is_decoded_once_per_run_whatever_the_number_of_metrics(tmp_
     run_from_config(compose([*base, "metric=[psnr,ssim,flicker,mse,mae]", "run.report=false"]),
                     output_dir=tmp_path / "b")  # (the HTML report reads the videos again to draw them)
     # 3 samples x (reference + generated), decoded by the reader, plus the generation cache's check of
-    # the 3 generated videos: not once per metric (21 with every metric reading its own arrays)
-    assert len(decoded) == 6 + 3
+    # the 3 generated videos, plus the benchmark's put of its 3 inputs and 3 references (each checked
+    # against the stored object, so that a corrupt one is rebuilt): not once per metric (27 with
+    # every metric reading its own arrays)
+    assert len(decoded) == 6 + 3 + 6
 
 
 def test_the_fvd_identity_names_the_weights_it_resolves_to(tmp_path):

@@ -289,14 +289,17 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
     assert got == {k: v.to_dict() for k, v in reference.results.items()}
 
 
-def test_a_gridworld_simulator_baseline_on_atari_pong_is_refused_and_the_oracle_serves_it(monkeypatch, capsys,
-                                                                                         tmp_path):
+def test_the_simulator_baselines_serve_atari_pong_through_its_snapshot(monkeypatch, capsys, tmp_path):
+    """oracle is exact; random_actions plays the same seeded actions as game_random_actions (a
+    gridworld-only baseline used to be refused here: they continue any recorded game now)."""
     pytest.importorskip("ale_py")
     pong = ["benchmark=atari_pong", "run.limit=2"]
-    exit_code, err, _ = _main(monkeypatch, capsys, tmp_path, "model=random_actions", bench=pong)
-    assert exit_code == 2 and "model=random_actions cannot serve benchmark 'atari_pong'" in err
-    assert "game_oracle" in err and "oracle" in err.split("Models that can: ")[1]
-    exit_code, _, run_dir = _main(monkeypatch, capsys, tmp_path / "oracle", "model=oracle", bench=pong)
-    assert exit_code == 0
-    psnr = json.loads((run_dir / "results.json").read_text())["results"]["atari_pong.psnr"]
-    assert (psnr["n_valid"], psnr["n_total"], psnr["diagnostics"]["value"]) == (2, 2, 100.0)
+    values = {}
+    for model in ("oracle", "random_actions", "game_random_actions", "lagged"):
+        exit_code, err, run_dir = _main(monkeypatch, capsys, tmp_path / model, f"model={model}", bench=pong)
+        assert exit_code == 0, err
+        psnr = json.loads((run_dir / "results.json").read_text())["results"]["atari_pong.psnr"]
+        assert (psnr["n_valid"], psnr["n_total"]) == (2, 2)
+        values[model] = psnr["diagnostics"]["value"]
+    assert values["oracle"] == 100.0 and values["random_actions"] == values["game_random_actions"] < 100.0
+    assert values["lagged"] < 100.0

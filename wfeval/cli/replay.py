@@ -18,6 +18,7 @@ from typing import Any
 
 from wfeval.pipeline.stored import StoredRunError, load_table
 from wfeval.storage.rundir import FILES, RunDirectory
+from wfeval.storage.safe_io import refuse_link
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
@@ -105,12 +106,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit 1 when the replayed results.json differs from the run's")
     args = parser.parse_args(argv)
     run_dir = args.run_dir.expanduser().resolve()
-    out_dir = args.out or run_dir / "replay"
+    out_dir = args.out or run_dir / FILES.replay
     try:
+        refuse_link(out_dir)  # a run folder is data: its `replay` may be a link to someone else's folder
         replay(run_dir, out_dir)
     except StoredRunError as exc:
         print(f"wfeval.replay: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        from wfeval.pipeline.failure import describe_os_error
+
+        print(f"wfeval.replay: cannot write the results: {describe_os_error(exc)}", file=sys.stderr)
+        return 1
     same, text = verdict(run_dir, out_dir)
     print(text)
     return 1 if args.check and same is False else 0

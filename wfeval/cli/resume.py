@@ -1,4 +1,4 @@
-"""``python -m wfeval.resume RUN_DIR [--trust PREFIX]...``: finish an interrupted run in its own directory.
+"""``python -m wfeval.resume RUN_DIR [--trust PREFIX]... [--trust-programs]``: finish an interrupted run in its folder.
 
 It re-runs the run's own command line (``.hydra/overrides.yaml`` and the Hydra overrides in
 ``.hydra/hydra.yaml``) with ``hydra.run.dir=RUN_DIR``: finished generations come from the
@@ -6,7 +6,12 @@ artifact store and finished metric rows from ``metrics.jsonl``, so only the rest
 The command is printed first. A run folder is a file anyone could have written: its overrides
 do not count as your command line, so an override naming code (``…_target_=``, ``model.object=``)
 or granting trust (``run.trust=``) must pass the same rule as a config file (docs/trust.md):
-trust it with ``--trust PREFIX`` (or ``WFEVAL_TRUST``), or the resume is refused (exit 2).
+trust it with ``--trust PREFIX`` (or ``WFEVAL_TRUST``), or the resume is refused (exit 2). A
+command that would run a *program* -- a composed ``model.argv`` or ``model.step_argv``, from an
+override or a config file on the folder's search path -- or set the environment programs run with
+(``hydra.job.env_set``) is refused the same way unless ``--trust-programs`` says you read the printed
+command and trust the programs it names. A folder holding a symbolic link where a run writes is
+refused before anything is written (exit 1).
 """
 
 from __future__ import annotations
@@ -45,6 +50,36 @@ def resume_argv(run_dir: Path) -> list[str]:
     return [*task, *kept, f"hydra.run.dir={run_dir}"]
 
 
+#: model options that name a program to run
+PROGRAM_OPTIONS = ("argv", "step_argv")
+ENV_KEY = "hydra.job.env_set"  # the environment every program of the job runs with
+
+
+def program_overrides(overrides: list[str]) -> list[str]:
+    """What of a run folder's command would run a program (the composed model's ``argv`` /
+    ``step_argv``, wherever they come from) or set the environment programs run with: run only with
+    ``--trust-programs``."""
+    refused = [f"{text}  (sets the environment programs run with)" for text in overrides
+               if text.split("=", 1)[0].lstrip("+~").strip().startswith(ENV_KEY)]
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    try:
+        with initialize_config_module("wfeval.conf", version_base="1.3"):
+            model = compose("config", overrides=list(overrides)).get("model")
+        model = OmegaConf.to_container(model, resolve=False) if model is not None else {}
+    except Exception:  # noqa: BLE001 - a command that does not compose: the run itself reports why
+        return refused
+    for key in PROGRAM_OPTIONS:
+        value = model.get(key) if isinstance(model, dict) else None
+        if value not in (None, "???"):
+            refused.append(f"model.{key}={value}  (a program to run)")
+    return refused
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -52,6 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--trust", action="append", default=[], metavar="PREFIX",
                         help="trust code under PREFIX (e.g. my_pkg.) for this resume, like WFEVAL_TRUST")
+    parser.add_argument("--trust-programs", action="store_true",
+                        help="run the programs the folder names (model.argv, model.step_argv, ...): only for a "
+                             "folder you trust, after reading the printed command")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     run_dir = args.run_dir.expanduser().resolve()
     overrides = resume_argv(run_dir)
@@ -59,7 +97,22 @@ def main(argv: list[str] | None = None) -> None:
 
     prefixes = (*env_prefixes(), *args.trust)
     command = shlex.join(["python", "-m", "wfeval", *overrides])
+    from wfeval.pipeline.failure import describe_os_error
+    from wfeval.storage.rundir import check_no_links
+
+    try:
+        check_no_links(run_dir)
+    except OSError as exc:
+        print(f"wfeval.resume: cannot use the run folder: {describe_os_error(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
     refused = refused_overrides(overrides[:-1], prefixes)
+    programs = [] if args.trust_programs or refused else program_overrides(overrides[:-1])
+    if programs:
+        print(f"wfeval.resume: would run: {command}\nRefused: {run_dir / '.hydra'} names programs to run (a run "
+              "folder is a file anyone could have written, e.g. one copied from elsewhere):\n  "
+              + "\n  ".join(programs) + "\nIf this folder is yours and you trust these programs, rerun with "
+              "--trust-programs; see docs/trust.md.", file=sys.stderr)
+        raise SystemExit(2)
     if refused:
         print(f"wfeval.resume: would run: {command}\nRefused: {run_dir / '.hydra'} names code you have not "
               "trusted (a run folder does not count as your command line):\n  " + "\n  ".join(refused)

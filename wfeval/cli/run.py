@@ -57,6 +57,23 @@ def _conflicting_modes(argv: list[str]) -> str | None:
     return f"wfeval: usage error: {' and '.join(modes)} cannot be combined (Hydra runs one mode at a time).{hint}"
 
 
+def check_run_dir(argv: list[str]) -> None:
+    """Before Hydra writes ``.hydra/*.yaml`` into an existing ``hydra.run.dir``: refuse a folder holding a
+    symbolic link where a run writes (StorageError, exit 1): a run folder is data anyone could have written."""
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("hydra.run.dir=")]
+    if not given or "${" in given[-1]:
+        return
+    from pathlib import Path
+
+    from wfeval.pipeline.failure import storage_error
+    from wfeval.storage.rundir import check_no_links
+
+    try:
+        check_no_links(Path(given[-1].strip("'\"")).expanduser())
+    except OSError as exc:
+        raise storage_error(exc, "cannot use the run folder:") from None
+
+
 def main() -> None:
     """Console entry (``wfeval`` and ``python -m wfeval``)."""
     argv = sys.argv[1:]
@@ -69,4 +86,5 @@ def main() -> None:
 
     policy = trust.policy_for_argv(argv)  # None: --help, --cfg, ... build nothing
     with exits(), hydra_raises(), signals_raise(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
+        check_run_dir(argv)
         _run_job()

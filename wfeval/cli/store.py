@@ -5,8 +5,10 @@ cached metric results, recordings, decoded-file records) and how much of it the 
 reference; dataset files that runs read in place (never copied) are counted apart. ``prune`` removes
 objects by age (``--older-than 30d``) or down to a size (``--max-size 20G``, oldest first), never
 one that a kept run references: every run folder under ``--runs`` (default ``outputs/runs`` and
-``outputs/multirun``) references objects through its ``generations.jsonl`` (a ref to a dataset
-file read in place keeps nothing: the store holds no copy of it). Generation records
+``outputs/multirun``) references objects through its ``generations.jsonl`` (also the one a run
+still in progress is writing) and its ``metrics.jsonl`` (the files a metric row names; a ref to a
+dataset file read in place keeps nothing: the store holds no copy of it). I3D features live in
+their own cache folder (``metric.fvd.feature_dir``), which ``prune`` never touches. Generation records
 and cached metric results that name a removed object are removed with it (they would be
 regenerated / recomputed). ``--dry-run`` lists without removing.
 """

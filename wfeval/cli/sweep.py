@@ -16,6 +16,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_write_bytes
 
 
 class SweepFailed(SystemExit):
@@ -60,7 +61,7 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     for job_dir, manifest in failed:
         lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
     text = "\n".join(lines).rstrip() + "\n"
-    (sweep_dir / FILES.sweep_summary).write_text(text, encoding="utf-8")
+    atomic_write_bytes(sweep_dir / FILES.sweep_summary, text.encode("utf-8"), durable=False)  # never via a link
     return text, [d.name for d, _ in failed]
 
 

@@ -33,7 +33,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     import torch
 
     from wfeval.recipes import checkpoint
-    from wfeval.recipes.data import record
+    from wfeval.recipes.data import data_size, record
     from wfeval.recipes.net import NetConfig
     from wfeval.recipes.training import TrainConfig, train
 
@@ -45,8 +45,9 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
     try:
-        data = record(bench, episodes=int(cfg["data"]["episodes"]), steps=int(cfg["data"]["steps"]),
-                      seed=int(cfg["data"]["seed"]))
+        episodes, steps = data_size(bench.spec.metadata.get("family"), cfg["data"].get("episodes"),
+                                    cfg["data"].get("steps"))
+        data = record(bench, episodes=episodes, steps=steps, seed=int(cfg["data"]["seed"]))
     except ValueError as exc:  # a benchmark without a simulator, bad sizes
         raise ConfigError(str(exc)) from exc
     data_hash = data.data_hash()
@@ -87,10 +88,29 @@ def _main(cfg: DictConfig) -> None:
     run(OmegaConf.to_container(cfg, resolve=True), build_benchmark(cfg))
 
 
+BUILTIN_CONF = "pkg://wfeval.conf"  # the main app's groups (benchmark=...), which the training app composes
+
+
+def with_builtin_searchpath(argv: list[str]) -> list[str]:
+    """``hydra.searchpath=[file:///my/conf]`` replaces the training app's search path, which holds the main
+    app's configs (``benchmark=gridworld``): keep them on it, after the user's own folders."""
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+") == "hydra.searchpath" and BUILTIN_CONF not in value:
+            inner = value.strip()
+            if inner.startswith("[") and inner.endswith("]"):
+                items = inner[1:-1].strip()
+                arg = f"{key}=[{items + ',' if items else ''}{BUILTIN_CONF}]"
+        out.append(arg)
+    return out
+
+
 def main() -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
     from wfeval.config import trust
 
+    sys.argv = [sys.argv[0], *with_builtin_searchpath(sys.argv[1:])]
     policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
     with exits("wfeval.recipes.train"), hydra_raises(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
         _main()

@@ -19,12 +19,16 @@ class ConfigError(ValueError):
 
 
 def did_you_mean(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(word, [o for o in options if o != word], n=3, cutoff=0.5)
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
 def unknown_choice_message(group: str, name: str, options: list[str]) -> str:
     visible = sorted(o for o in options if not o.startswith("suite_")) if group == "metric" else sorted(options)
+    if name in visible:  # built in, yet not found: a hydra.searchpath override replaced the built-in configs
+        return (f"Config error: {group} '{name}' is built in, but wfeval's own configs are not on this command's "
+                f"search path: a hydra.searchpath=[...] override replaces the list, so keep pkg://wfeval.conf in "
+                f"it, e.g. hydra.searchpath=[file:///abs/path/to/conf,pkg://wfeval.conf].")
     return (
         f"Unknown {group} '{name}'.{did_you_mean(name, visible)} "
         f"Available: {', '.join(visible) or '(none)'}. {SEARCHPATH_HINT}"

@@ -43,6 +43,20 @@ def check_fail_on_error(value: Any) -> Any:
                      f">= 1 (that many errors) or a fraction in (0, 1), got {value!r}")
 
 
+def _recompute_ids(value: Any) -> frozenset[str] | None:
+    """``run.recompute``: null/false/[] (nothing), ``all``/true (every metric: None) or a list of
+    metric ids; ValueError for anything else."""
+    if value is None or value is False or value == [] or value == ():
+        return frozenset()
+    if value is True or value == "all":
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and v for v in value):
+        return None if "all" in value else frozenset(value)
+    raise ValueError(f"run.recompute: expected a list of metric ids (e.g. [fvd]) or all, got {value!r}")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """The ``run`` options (conf/config.yaml documents each), checked."""
@@ -62,6 +76,7 @@ class RunSettings:
     sample_timeout_s: float | None = None
     fail_on_error: Any = None
     trust: tuple[str, ...] = ()
+    recompute: Any = None  # metric ids (or all) whose cached rows and features are not served
 
     def __post_init__(self) -> None:
         problems = []
@@ -77,7 +92,8 @@ class RunSettings:
             problems.append(f"run.seed_mode: {self.seed_mode!r} is not one of {', '.join(SEED_MODES)}")
         if self.progress not in PROGRESS_MODES:
             problems.append(f"run.progress must be {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
-        for check, value in ((parse_shard, self.shard), (check_fail_on_error, self.fail_on_error)):
+        for check, value in ((parse_shard, self.shard), (check_fail_on_error, self.fail_on_error),
+                             (_recompute_ids, self.recompute)):
             if value is not None:
                 try:
                     check(value)
@@ -85,6 +101,20 @@ class RunSettings:
                     problems.append(str(exc))
         if problems:
             raise ConfigError("; ".join(problems))
+
+    def recompute_of(self, metric_ids: Any) -> frozenset[str]:
+        """The metric ids of this run whose rows (and features) are computed afresh, never served from
+        a cache or kept by a resume (``run.recompute=[fvd]`` or ``all``); ConfigError for an id the
+        run does not score."""
+        wanted = _recompute_ids(self.recompute)
+        ids = list(metric_ids)
+        if wanted is None:
+            return frozenset(ids)
+        unknown = sorted(wanted - set(ids))
+        if unknown:
+            raise ConfigError(f"run.recompute: {', '.join(map(repr, unknown))} is not a metric of this run (its "
+                              f"metrics: {', '.join(ids) or 'none'}); give ids of this run's metrics, or all")
+        return frozenset(wanted)
 
     @classmethod
     def from_mapping(cls, run: Mapping[str, Any]) -> "RunSettings":

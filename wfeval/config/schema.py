@@ -71,6 +71,7 @@ class RunSchema:
     sample_timeout_s: Optional[float] = None  # per sample (a batch gets N x this); null: no limit
     fail_on_error: Any = None  # null/false: keep going | true: first error | N >= 1 errors | fraction in (0, 1)
     trust: List[str] = field(default_factory=list)  # import prefixes to build; honoured ON THE COMMAND LINE only
+    recompute: Any = None  # [fvd] or all: these metrics' rows and features computed afresh, no cache served
 
 
 @dataclass

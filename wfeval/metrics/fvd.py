@@ -51,6 +51,7 @@ class FVD(BaseMetric):
     output_unit = "fvd"
     description = "Fréchet distance between I3D (Kinetics-400) features of real and generated videos."
     reproducibility = "deterministic"
+    bounds = (0.0, None)  # a distance; its interval is a bootstrap of distances, never below 0
     internal_parameters = ()  # seed is an option: it draws random clip windows and the bootstrap
 
     def __init__(self, clip_length: int | None = 16, clip_selection: str = "first", resize: int = 224,
@@ -78,6 +79,13 @@ class FVD(BaseMetric):
         self._extractor: Any = None
         self._weights: WeightsInfo | None = None
         self._unavailable: str | None = None
+        self._recompute = False  # run.recompute=[fvd]: features extracted again, nothing served from a cache
+        self._fresh: dict[str, ArtifactRef] = {}  # features extracted by this process, by video sha256
+
+    def force_recompute(self) -> None:
+        """``run.recompute``: extract every feature and the reference statistics again (stored next to
+        any cached ones, never replacing them: rows of other runs keep their bytes)."""
+        self._recompute = True
 
     # -- resources, built on first use ------------------------------------------------------------
     def _root(self) -> Path:
@@ -125,7 +133,7 @@ class FVD(BaseMetric):
                 if art is None or not art.sha256 or art.sha256 in seen:
                     continue
                 seen.add(art.sha256)
-                if store.path(art.sha256).exists():
+                if art.sha256 in self._fresh or (not self._recompute and store.has(art.sha256)):
                     continue
                 try:
                     pending[art.sha256] = select_clip(read_array(art), self.clip, art.sha256)[0]
@@ -138,7 +146,7 @@ class FVD(BaseMetric):
     def _extract(self, store: FeatureStore, pending: dict[str, np.ndarray]) -> int:
         if pending:
             for sha, row in zip(pending, self._network().features(list(pending.values()))):
-                store.put(sha, row)
+                self._fresh[sha] = store.put(sha, row)
         n = len(pending)
         pending.clear()
         return n
@@ -164,7 +172,8 @@ class FVD(BaseMetric):
                 continue
             video = None if art.sha256 else read_array(art)
             sha = art.sha256 or hashlib.sha256(array_bytes(video)).hexdigest()
-            if (hit := store.get(sha)) is not None:  # features of this content, this recipe, these weights
+            hit = self._fresh.get(sha) or (None if self._recompute else store.get(sha))  # this content, recipe, weights
+            if hit is not None:
                 refs[role] = hit
                 frames = art.shape[0] if art.shape else (video.shape[0] if video is not None else None)
                 starts[role] = None if frames is None else _start_or_none(frames, self.clip, sha)
@@ -180,6 +189,7 @@ class FVD(BaseMetric):
         if unique:
             rows = self._network().features(list(unique.values()))
             saved = {sha: store.put(sha, row) for sha, row in zip(unique, rows)}
+            self._fresh.update(saved)
             refs.update({role: saved[sha] for role, sha, _ in todo})
         return self._row(request, result, refs, problems, starts)
 
@@ -282,9 +292,9 @@ class FVD(BaseMetric):
         at all on a cache hit); with one, the estimate comes from the features themselves.
         """
         cache = ReferenceStatsCache(self._root())
-        key = cache.key(reference_set_sha256([r.metadata["video_sha256"] for r in refs]), self.clip.digest(),
-                        weights_sha)
-        stats = cache.load(key)
+        # keyed by the feature files' own hashes: statistics of other bytes (another thread count) never serve
+        key = cache.key(reference_set_sha256([r.sha256 for r in refs]), self.clip.digest(), weights_sha)
+        stats = None if self._recompute else cache.load(key)
         note = {"key": key, "cache": "hit"}
         if stats is None:
             features = _load_features(refs) if features is None else features

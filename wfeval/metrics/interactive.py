@@ -4,11 +4,15 @@ Both read the per-call rows a protocol driver records in the result
 (``result.metadata["steps"]``: ``call`` = start | step, ``frames``, ``latency_seconds``); an
 open-loop result has none and is skipped with that reason.
 
-- ``step_latency``: milliseconds per ``step`` call. Per sample: the mean over its calls (with
-  the sample's p50/p95 in the components); aggregate: the mean over samples with a normal CI,
-  plus the pooled p50/p95 over every call of the run in the diagnostics.
+- ``step_latency``: milliseconds per ``step`` call. Per sample: the median over its calls (with
+  the sample's mean/p50/p95 in the components); aggregate: the median over samples with a
+  bootstrap CI (one slow sample cannot drag it, nor its interval below 0 ms), the mean and p95
+  beside it, plus the pooled p50/p95 over every call of the run in the diagnostics.
 - ``real_time_factor``: frames produced per second of stepping ÷ the task's frame rate
   (``request.generation["fps"]``). Above 1 the model keeps up with the game in real time.
+  Aggregate: the median over samples, bootstrap CI.
+
+Both are >= 0 (``bounds``); timings are robust statistics because wall-clock times are skewed.
 """
 
 from __future__ import annotations
@@ -36,23 +40,25 @@ class StepLatency(DescribedMetric):
     name = "step_latency"
     groups = ("interactive",)
     aliases = ("latency_per_step",)
-    version = "1.0"
+    version = "1.1"  # 1.1: median per sample and over samples (was the mean with a normal interval)
     higher_is_better = False
     family = "interactive"
     capability = "interactivity"
     output_unit = "ms per step call"
     display_name = "Step latency"
-    description = "Wall-clock milliseconds per step call of the model (mean per sample; pooled p50/p95)."
-    variant = "time.perf_counter around model.step; start() excluded"
-    statistics = ("mean", "median", "p95", "min", "max")
+    description = "Wall-clock milliseconds per step call of the model (median per sample and over samples; p95)."
+    variant = "time.perf_counter around model.step; start() excluded; median of calls, median of samples"
+    aggregator = "median"
+    statistics = ("median", "p95", "mean", "min", "max")
+    bounds = (0.0, None)
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         rows = step_rows(result)
         if not rows:
             return skipped(request.sample_id, self.name, NO_STEPS if result.status == "ok" else "not generated")
         ms = np.array([1000.0 * float(r["latency_seconds"]) for r in rows])
-        return scored(request.sample_id, self.name, float(ms.mean()),
-                      components={"calls": len(ms), "p50_ms": float(np.percentile(ms, 50)),
+        return scored(request.sample_id, self.name, float(np.median(ms)),
+                      components={"calls": len(ms), "mean_ms": float(ms.mean()), "p50_ms": float(np.percentile(ms, 50)),
                                   "p95_ms": float(np.percentile(ms, 95)), "latencies_ms": ms.round(6).tolist()})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
@@ -69,15 +75,17 @@ class RealTimeFactor(DescribedMetric):
     name = "real_time_factor"
     groups = ("interactive",)
     aliases = ("rtf",)
-    version = "1.0"
+    version = "1.1"  # 1.1: the median over samples with a bootstrap interval (was the mean, normal)
     higher_is_better = True
     family = "interactive"
     capability = "interactivity"
     output_unit = "× real time"
     display_name = "Real-time factor"
     description = "Frames produced per second of stepping divided by the task's fps (>= 1: real time)."
-    variant = "sum of frames / sum of step seconds / generation.fps"
-    statistics = ("mean", "median", "min", "max")
+    variant = "sum of frames / sum of step seconds / generation.fps; median over samples"
+    aggregator = "median"
+    statistics = ("median", "mean", "min", "max")
+    bounds = (0.0, None)
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         rows = step_rows(result)

@@ -46,6 +46,7 @@ class GoalSuccess(DescribedMetric):
     display_name = "Goal success"
     description = "Share of episodes whose agent reached the goal in the true simulator within max_steps."
     variant = "agent cell == goal cell at any real step <= max_steps"
+    bounds = (0.0, 1.0)
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         info = episode(result)
@@ -68,6 +69,7 @@ class StepsToGoal(DescribedMetric):
     description = "Real steps the planner took to reach the goal, over successful episodes."
     variant = "successful episodes only; failures skipped (counted by goal_success)"
     statistics = ("mean", "median", "min", "max")
+    bounds = (0.0, None)  # at most the task's max_steps, which depends on the sample
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         info = episode(result)
@@ -91,6 +93,7 @@ class SPL(DescribedMetric):
     display_name = "Success weighted by path length"
     description = "success × optimal steps / max(optimal steps, steps taken), per episode."
     variant = "Anderson et al. 2018; optimal = shortest path with walls"
+    bounds = (0.0, 1.0)
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         info = episode(result)

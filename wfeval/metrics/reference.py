@@ -191,6 +191,10 @@ class MotionError(_ReferenceMetric):
     description = "Mean absolute error of the frame-to-frame changes against the reference video."
     variant = "mean |Δgenerated − Δreference| per transition t-1→t into each compared frame"
     context_frames = 1  # the change into the first compared frame starts at the frame before it
+    bounds = (0.0, 2 * 255.0)  # each change is within ±data_range
+
+    def value_bounds(self):
+        return (0.0, 2 * self.data_range)
 
     def score(self, preds, target):
         curve = self.to_numpy(F.motion_error(preds, target, per_frame=True))

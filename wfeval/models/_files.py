@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 #: files larger than this are identified by size and modification time instead of content
 MAX_HASH_BYTES = 64 * 1024 * 1024
+#: a folder named by a model option is hashed by content up to this many bytes (else by size and time)
+MAX_FOLDER_BYTES = 1 << 30
+#: model options that never name what the model computes with (scratch folders, names, devices)
+NOT_IDENTITY_KEYS = frozenset({"_target_", "name", "version", "device", "cwd", "work_dir", "env", "output_keys",
+                               "batch_size", "path_template", "formats", "output_key", "fingerprint_mode"})
+
+_DIGESTS: dict[tuple, str] = {}  # (path, mode, size, mtime, inode) -> digest, for this process
 
 
 def file_digest(path: Path, mode: str = "content") -> str:
     stat = path.stat()
     if mode == "stat" or stat.st_size > MAX_HASH_BYTES:
         return f"stat:{stat.st_size}:{stat.st_mtime_ns}"
+    memo = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if memo in _DIGESTS:
+        return _DIGESTS[memo]
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
-    return digest.hexdigest()
+    _DIGESTS[memo] = digest.hexdigest()
+    return _DIGESTS[memo]
 
 
 def tree_digest(root: Path, mode: str = "content") -> dict[str, Any]:
@@ -34,6 +46,68 @@ def tree_digest(root: Path, mode: str = "content") -> dict[str, Any]:
         total.update(f"{rel.as_posix()}\0{file_digest(path, mode)}\n".encode())
         count += 1
     return {"sha256": total.hexdigest(), "files": count}
+
+
+def _named_path(value: str) -> Path | None:
+    """The existing file or folder a config string names (relative to the working directory), or None;
+    never the working directory itself, one of its parents or the home folder (not a model's file)."""
+    text = value.strip()
+    if not text or len(text) > 4096 or "\n" in text or text.startswith("-") or "{" in text or "://" in text:
+        return None
+    try:
+        path = Path(text).expanduser()
+        if not path.exists():
+            return None
+        real, here = path.resolve(), Path.cwd().resolve()
+    except (OSError, ValueError, RuntimeError):
+        return None
+    if real == here or real in here.parents or real == Path.home().resolve():
+        return None
+    return path
+
+
+def _folder_mode(root: Path, mode: str) -> str:
+    if mode == "stat":
+        return mode
+    total = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+            if total > MAX_FOLDER_BYTES:
+                return "stat"
+    return mode
+
+
+def option_files(cfg: Any, prefix: str = "", mode: str = "content", skip: frozenset[str] = frozenset()
+                 ) -> dict[str, str]:
+    """The content digests of every existing file or folder a model's options name (a checkpoint, a
+    weights folder, a script): ``{option key: sha256}``. They join the model's identity, so retraining
+    a checkpoint in place is a new model. A folder over :data:`MAX_FOLDER_BYTES` (or a sibling
+    ``fingerprint_mode: stat``) is identified by its files' sizes and times; a file over
+    :data:`MAX_HASH_BYTES` by its size and time. A model names the options its own ``fingerprint()``
+    already identifies in ``fingerprinted_options`` (the learned recipe's checkpoint: by its weights'
+    sha256, not its sidecar's timings): ``skip`` (dotted keys) leaves them out."""
+    out: dict[str, str] = {}
+    if isinstance(cfg, Mapping):
+        mode = "stat" if cfg.get("fingerprint_mode") == "stat" else mode
+        for key, value in cfg.items():
+            if str(key) not in NOT_IDENTITY_KEYS and f"{prefix}{key}" not in skip:
+                out.update(option_files(value, f"{prefix}{key}.", mode, skip))
+    elif isinstance(cfg, (list, tuple)):
+        for i, value in enumerate(cfg):
+            out.update(option_files(value, f"{prefix[:-1]}[{i}].", mode, skip))
+    elif isinstance(cfg, str) and (path := _named_path(cfg)) is not None:
+        try:
+            if path.is_file():
+                out[prefix[:-1]] = file_digest(path, mode)
+            else:
+                out[prefix[:-1]] = tree_digest(path, _folder_mode(path, mode))["sha256"]
+        except OSError:
+            pass
+    return out
 
 
 def read_output(path: Path, *, check_complete: bool = True) -> tuple[Any, float | None]:

@@ -42,7 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
 from wfeval.models._files import file_digest, read_output, tree_digest
-from wfeval.models.processes import kill_group
+from wfeval.models.processes import kill_group, read_head, read_tail
 from wfeval.models.protocol import Generated, SampleFailed
 
 PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
@@ -57,14 +57,13 @@ class CommandError(RuntimeError):
 
 
 def _tail(path: Path, limit: int) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", errors="replace")
+    return read_tail(path, limit)  # a log of any size: only its tail is read
 
 
 class CommandModel:
+    #: options whose files fingerprint() already identifies (not hashed again: wfeval/models/_files.py)
+    fingerprinted_options = ("argv", "step_argv", "fingerprint_paths")  # hashed by fingerprint(), from cwd
+
     def __init__(
         self,
         argv: Sequence[str] | None = None,
@@ -232,7 +231,7 @@ class CommandModel:
 
         error_file = outputs / f"{index:05d}.error.txt"
         if error_file.exists():
-            return SampleFailed(f"the program reported: {error_file.read_text(errors='replace').strip()[:2000]}", meta)
+            return SampleFailed(f"the program reported: {read_head(error_file, 2000).strip()}", meta)
         arrays = {}
         for key in self.output_keys:
             found = find_media(outputs / f"{index:05d}.{key}")
@@ -275,13 +274,23 @@ class CommandModel:
 
 
 def _plain_npy(ref: Any) -> str:
-    """A path the program can ``np.load``: the stored file if it is plain ``.npy``, else a decoded
-    copy (the store keeps objects zstd-compressed), content-addressed in a temporary folder."""
-    from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes, read_array
+    """A path the program can ``np.load``: a decoded copy of the input, content-addressed in a temporary
+    folder -- never a file of the store (a program writing to its input must not change what was
+    stored) -- and checked against its address before it is handed out again (a program that wrote
+    to a copy spoils nothing: the copy is written afresh)."""
+    import hashlib
 
-    if ref.media_type in ("", NPY_MEDIA_TYPE) or not ref.sha256:
-        return ref.uri.removeprefix("file://")
-    copy = Path(tempfile.gettempdir()) / "wfeval-inputs" / f"{ref.sha256}.npy"
-    if not copy.exists():
-        atomic_write_bytes(copy, array_bytes(read_array(ref)), durable=False)
+    from wfeval.storage.artifacts import array_bytes, atomic_write_bytes, read_array
+
+    folder = Path(tempfile.gettempdir()) / "wfeval-inputs"
+    if ref.sha256:
+        copy = folder / f"{ref.sha256}.npy"
+        try:
+            if hashlib.sha256(copy.read_bytes()).hexdigest() == ref.sha256:
+                return str(copy)
+        except OSError:
+            pass
+    data = array_bytes(read_array(ref))
+    copy = folder / f"{hashlib.sha256(data).hexdigest()}.npy"
+    atomic_write_bytes(copy, data, durable=False)
     return str(copy)

@@ -15,8 +15,10 @@ answers each with one JSON line on stdout, ``{"ok": true}`` or ``{"ok": false, "
         # the run is over: exit
 
 wfeval never refers to a state created before the latest ``start`` again, so the program may
-forget older states when a ``start`` arrives. A reply slower than ``timeout_s`` (per message),
-an exit or an unreadable frame file fails that sample (with the stderr tail) and the program is
+forget older states when a ``start`` arrives. A reply slower than ``timeout_s`` (per message: the
+deadline holds while bytes trickle in, and covers writing the message too), a reply line longer
+than :data:`MAX_REPLY_BYTES`, an exit, a closed stdout (even if the program stays alive) or an
+unreadable frame file fails that sample (with the stderr tail) and the program is stopped and
 started afresh for the next one. ``examples/command_model/step_model.py`` is a complete example.
 """
 
@@ -39,6 +41,9 @@ import numpy as np
 from wfeval.models.processes import kill_group
 from wfeval.models.protocol import StepOutput
 
+#: the longest reply line read from a step program (a reply is ``{"ok": true}`` or an error message)
+MAX_REPLY_BYTES = 1 << 20
+
 
 @dataclass(frozen=True)
 class CommandState:
@@ -55,7 +60,7 @@ class StepSession:
         self.log_tail_chars = log_tail_chars
         self._proc: subprocess.Popen | None = None
         self._dir: Path | None = None
-        self._buf = b""
+        self._buf = bytearray()
         self._names = itertools.count(1)
 
     # -- the program ---------------------------------------------------------------------------
@@ -78,44 +83,71 @@ class StepSession:
                 raise RuntimeError(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from exc
             finally:
                 err.close()
-            self._buf = b""
+            self._buf = bytearray()
         return self._proc
 
     def _tail(self) -> str:
-        try:
-            data = (self._folder() / "step-stderr.txt").read_bytes()
-        except OSError:
-            return ""
-        return data[-self.log_tail_chars:].decode("utf-8", errors="replace").strip()
+        from wfeval.models.processes import read_tail
+
+        return read_tail(self._folder() / "step-stderr.txt", self.log_tail_chars).strip()
 
     def _fail(self, why: str) -> RuntimeError:
         self._stop()
         return RuntimeError(f"{self.argv[0]} (step_argv) {why}; stderr tail: {self._tail()[-500:] or '(empty)'}")
 
-    def _readline(self, proc: subprocess.Popen) -> bytes:
-        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+    def _left(self, deadline: float | None) -> float | None:
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def _send(self, proc: subprocess.Popen, data: bytes, deadline: float | None) -> None:
+        """Write one message within the deadline (a program that does not read its stdin cannot hang us)."""
+        fd = proc.stdin.fileno()
+        os.set_blocking(fd, False)  # a full pipe makes os.write return, never block past the deadline
+        view = memoryview(data)
+        while view:
+            _, ready, _ = select.select([], [fd], [], self._left(deadline))
+            if not ready:
+                raise self._fail(f"did not read its input within timeout_s={self.timeout_s:g}")
+            try:
+                written = os.write(fd, view[:65536])
+            except BlockingIOError:
+                continue
+            except OSError:  # BrokenPipeError: it closed its input (or exited)
+                raise self._fail("closed its input") from None
+            view = view[written:]
+
+    def _readline(self, proc: subprocess.Popen, deadline: float | None = None) -> bytes:
+        """One reply line: within the deadline (it holds while data arrives) and at most
+        :data:`MAX_REPLY_BYTES` long; a closed stdout is an answer-less program, alive or not."""
         fd = proc.stdout.fileno()
-        while b"\n" not in self._buf:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([fd], [], [], left)
+        buf = self._buf
+        scanned = 0
+        while (end := buf.find(b"\n", scanned)) < 0:
+            scanned = len(buf)
+            if len(buf) > MAX_REPLY_BYTES:
+                raise self._fail(f"answered a line longer than {MAX_REPLY_BYTES} bytes without a newline (a reply "
+                                 "is one short JSON line; anything else belongs on stderr)")
+            ready, _, _ = select.select([fd], [], [], self._left(deadline))
             if not ready:
                 raise self._fail(f"gave no answer within timeout_s={self.timeout_s:g}")
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise self._fail(f"exited (status {proc.wait()}) instead of answering")
-            self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
+                try:
+                    status = proc.wait(timeout=min(1.0, self._left(deadline) or 1.0))
+                except subprocess.TimeoutExpired:
+                    raise self._fail("closed its output but kept running (stopped it)") from None
+                raise self._fail(f"exited (status {status}) instead of answering")
+            buf += chunk
+        line, self._buf = bytes(buf[:end]), bytearray(buf[end + 1:])
+        if len(line) > MAX_REPLY_BYTES:
+            raise self._fail(f"answered a line longer than {MAX_REPLY_BYTES} bytes (a reply is one short JSON line)")
         return line
 
     def call(self, message: Mapping[str, Any]) -> dict[str, Any]:
         proc = self._ensure()
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        self._send(proc, (json.dumps(message) + "\n").encode("utf-8"), deadline)
         try:
-            proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._fail("closed its input") from None
-        try:
-            reply = json.loads(self._readline(proc))
+            reply = json.loads(self._readline(proc, deadline))
         except ValueError as exc:
             raise self._fail(f"answered a line that is not JSON ({exc})") from None
         if not isinstance(reply, dict) or not reply.get("ok"):
@@ -136,10 +168,9 @@ class StepSession:
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             try:
-                self._proc.stdin.write(b'{"op": "close"}\n')
-                self._proc.stdin.flush()
+                self._send(self._proc, b'{"op": "close"}\n', time.monotonic() + 5)
                 self._proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, RuntimeError, subprocess.TimeoutExpired):
                 pass
         self._stop()
         if self._dir is not None:

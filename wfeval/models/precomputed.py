@@ -23,6 +23,9 @@ _FIELD = re.compile(r"\{([^{}]*)\}")
 
 
 class PrecomputedModel:
+    #: options whose files fingerprint() already identifies (not hashed again: wfeval/models/_files.py)
+    fingerprinted_options = ("root",)  # its own tree digest (fingerprint_mode) identifies the folder
+
     def __init__(
         self,
         root: str,

@@ -111,12 +111,18 @@ def step_many(model: Any, states: Sequence[Any], actions: Sequence[Sequence[Any]
     return [model.step(s, list(a)) for s, a in zip(states, actions)]
 
 
-def check_step_output(out: Any, n_actions: int, who: str) -> np.ndarray:
-    """The frames of a step output, checked: a StepOutput with k×H×W×3 uint8 frames, k = actions."""
+def check_step_output(out: Any, n_actions: int, who: str, *, copy: bool = True) -> np.ndarray:
+    """The frames of a step output, checked: a StepOutput with k×H×W×3 uint8 frames, k = actions.
+
+    With ``copy`` (the default) the frames returned are wfeval's own read-only copy: a model that
+    reuses its output buffer on the next step, or a policy handed a frame, cannot change what was
+    checked and will be stored (``copy=False``: the caller copies them itself, e.g. ``np.stack``)."""
     if not isinstance(out, StepOutput):
         raise TypeError(f"{who}.step returned {type(out).__name__}; expected wfeval.models.protocol.StepOutput")
-    frames = np.asarray(out.frames)
+    frames = np.array(out.frames, copy=True) if copy else np.asarray(out.frames)
     if frames.ndim != 4 or frames.shape[0] != n_actions or frames.shape[-1] != 3 or frames.dtype != np.uint8:
         raise ValueError(f"{who}.step returned frames of shape {frames.shape} dtype {frames.dtype} for "
                          f"{n_actions} action(s); expected {n_actions}×H×W×3 uint8 (one frame per action)")
+    if copy:
+        frames.flags.writeable = False
     return frames

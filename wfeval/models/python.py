@@ -4,11 +4,13 @@
 
 The object gets batches of requests (``batch_size``, else ``run.batch_size``); its optional
 ``setup`` is called once with the resolved ``device`` when it accepts one, its optional ``close``
-at the end. ``device``: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (cuda when available);
+at the end. ``device``: ``auto`` (the default: cuda when available to a model that uses torch, else
+cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``;
 a declared accelerator that is not there stops the run before any generation. The identity
 (generation cache key) includes the code the object's class runs -- its module and the modules
-of your own it imports (wfeval/models/identity.py) -- so editing your model's code does not
-serve stale generations.
+of your own it imports (wfeval/models/identity.py) -- and the content of every file or folder an
+option names (``+model.object.checkpoint=ckpt.pt``): editing your model's code or retraining its
+checkpoint in place does not serve stale generations.
 
 The object may have ``generate``, the step interface (``start``/``step``, optional ``step_many``;
 wfeval/models/protocol.py) or both: the adapter exposes exactly what the object has, so the step
@@ -42,13 +44,19 @@ def _build(obj: Any) -> Any:
 
 
 def resolve_device(device: str) -> str:
+    """``cpu``, ``cuda[:N]``, ``mps`` (checked to be there) or ``auto``: cuda when torch is loaded (the
+    model's code imported it) and a CUDA device is available, else cpu -- a model that does not use
+    torch never pays for importing it."""
     device = str(device or "cpu")
     if device == "cpu":
         return device
+    if device == "auto":
+        import sys
+
+        torch = sys.modules.get("torch")
+        return "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
     import torch
 
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"model.device={device!r} but no CUDA device is available (torch.cuda.is_available() "
                            "is False); use device=cpu or auto")
@@ -63,7 +71,7 @@ class PythonModel:
         object: Any,  # noqa: A002 - the config key users write
         name: str | None = None,
         version: str | None = None,
-        device: str = "cpu",
+        device: str = "auto",
         batch_size: int | None = None,
         fingerprint_source: bool = True,
     ):
@@ -82,11 +90,20 @@ class PythonModel:
         self.batch_size = batch_size or getattr(self.object, "batch_size", None)
         self.fingerprint_source = fingerprint_source
 
+    @property
+    def fingerprinted_options(self) -> tuple[str, ...]:
+        """The object's options its own ``fingerprint()`` identifies (``object.<name>``)."""
+        return tuple(f"object.{k}" for k in getattr(self.object, "fingerprinted_options", ()) or ())
+
     def fingerprint(self) -> dict[str, Any]:
         """The object's class and the code it runs: its module and the user modules it imports
-        (wfeval/models/identity.py); ``fingerprint_source: false`` keeps only the class name."""
+        (wfeval/models/identity.py; ``fingerprint_source: false`` keeps only the class name), and
+        what the object's own optional ``fingerprint()`` says."""
         cls = type(self.object)
         out: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
+        own = getattr(self.object, "fingerprint", None)
+        if callable(own):
+            out["object"] = dict(own() or {})
         if self.fingerprint_source:
             out["code"] = code_identity(cls)
             if cls.__module__ in out["code"]["files"]:

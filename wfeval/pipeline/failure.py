@@ -7,6 +7,10 @@
   that is a file) is a :class:`StorageError`: exit 1, the path and the cause, status ``failed``;
   it is never recorded as a failure of the model.
 - A model whose ``setup()`` raises is a :class:`ModelSetupError`: exit 1, status ``failed``.
+- A stored input, reference or output found corrupt or missing while a model or a metric reads it,
+  or a full disk under a metric, is a :class:`StorageError` too (:func:`storage_fault`): never a
+  failed generation blamed on the model, never a metric error that quietly lowers a coverage.
+- User code that ends the process (``sys.exit``) is a :class:`UserCodeExited`: exit 1, named.
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ def run_end(exc: BaseException, run_dir: Any) -> tuple[str, dict, str, dict]:
                 {"signal": stop.signal_name, "resume": f"python -m wfeval.resume {run_dir}"})
     reason = describe_os_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
     fields: dict[str, Any] = {"error": reason}
-    if isinstance(exc, OSError):
+    if isinstance(exc, (OSError, StorageError)):
         fields["failure_kind"] = "storage"
     elif isinstance(exc, ModelSetupError):
         fields["failure_kind"] = "model_setup"
@@ -113,6 +117,7 @@ _HINTS = {
     errno.ENOTDIR: "a file is in the way where a folder is needed",
     errno.EEXIST: "a file is in the way where a folder is needed",
     errno.EISDIR: "a folder is in the way where a file is needed",
+    errno.ELOOP: "remove the link (a run folder copied from elsewhere may hold one), or choose another run folder",
 }
 
 
@@ -132,3 +137,42 @@ def storage_error(exc: OSError, what: str = "cannot write") -> StorageError:
     error = StorageError(f"{what} {describe_os_error(exc)}")
     error.errno = exc.errno  # type: ignore[attr-defined]
     return error
+
+
+#: errno values that are never a model's or a metric's fault
+STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def storage_fault(exc: BaseException) -> StorageError | None:
+    """The storage fault behind ``exc`` (anywhere in its chain), or None: a corrupt or missing object
+    of the store (an :class:`~wfeval.storage.artifacts.ArtifactError` with ``store_object``), a full
+    disk, a quota, a read-only file system. Such a failure is the store's, never the sample's."""
+    from wfeval.storage.artifacts import ArtifactError
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, StorageError):
+            return exc
+        if isinstance(exc, ArtifactError) and exc.store_object:
+            error = StorageError(f"{exc.path}: a stored object is corrupt or missing ({exc}) — it is the store's "
+                                 "fault, not the model's or the data's: run the same command again (inputs and "
+                                 "references are put again from the benchmark, outputs regenerated), or choose "
+                                 "another run.store_dir")
+            error.path = str(exc.path)  # type: ignore[attr-defined]
+            return error
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+            return storage_error(exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class UserCodeExited(CleanError):
+    """User code (a model, a policy, a metric) called ``sys.exit`` / raised ``SystemExit``: a run never
+    ends because user code said so, and never with exit status 0."""
+
+
+def user_exit(exc: SystemExit, who: str) -> UserCodeExited:
+    return UserCodeExited(f"{who} ended the process (SystemExit({exc.code!r}), e.g. sys.exit) instead of returning "
+                          "or raising; the run is stopped, nothing of it is counted: make it return its outputs, "
+                          "or raise an exception to fail one sample")

@@ -30,6 +30,7 @@ from wfeval.benchmarks.base import INPUT_ERROR, input_error
 from wfeval.config.run_config import check_fail_on_error
 from wfeval.models.protocol import Generated, NotGenerated
 from wfeval.pipeline.contract import ContractViolation, OutputContract, check_outputs
+from wfeval.pipeline.failure import storage_fault, user_exit
 from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, check_object
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.metric_rows import request_identity as request_key  # a request's content, artifacts by hash
@@ -122,6 +123,9 @@ def _outcome(request: GenerationRequest, out: Any, store: ArtifactStore, model_i
     if isinstance(out, NotGenerated):
         return _not_generated(request, str(out), model_id, "not_generated", out.metadata)
     if isinstance(out, BaseException):
+        fault = storage_fault(out)  # a corrupt stored input, a full disk: the store's, never the model's
+        if fault is not None:
+            raise fault from out
         return _failure(request, out, model_id)
     metadata: dict[str, Any] = {}
     if isinstance(out, Generated):
@@ -151,6 +155,9 @@ def generate_batch(
             outputs = list(model.generate(list(batch)))
         if len(outputs) != len(batch):
             raise RuntimeError(f"model returned {len(outputs)} outputs for {len(batch)} requests")
+    except SystemExit as exc:  # never let a model end the run, least of all with status 0
+        raise user_exit(exc, f"model {getattr(model, 'name', type(model).__name__)!r} (generating sample "
+                             f"{batch[0].sample_id!r})") from None
     except Exception as exc:
         if len(batch) == 1:
             return [_outcome(batch[0], exc, store, model_id, None, contract)]

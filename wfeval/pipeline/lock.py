@@ -8,6 +8,7 @@ process gets :class:`RunLocked` (exit 2) naming the holder.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import platform
@@ -40,7 +41,14 @@ def run_lock(run_dir: Path) -> Iterator[Path]:
     except ImportError:  # pragma: no cover - not POSIX: no lock
         yield path
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    from wfeval.storage.safe_io import NOFOLLOW, refuse_link
+
+    try:  # never through a link: `.wfeval.lock -> ~/victim` must not truncate the victim
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            refuse_link(path)
+        raise
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

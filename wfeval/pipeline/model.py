@@ -4,7 +4,9 @@ A world model only has to implement ``generate(requests)`` (see :mod:`wfeval.mod
 ``name``, ``version``, ``batch_size``, ``fingerprint()``, ``setup()`` and ``close()`` are
 optional. :class:`ModelHandle` reads them once, so nothing downstream probes the model, and
 computes the model's identity (the key of its cached generations), which covers the code the
-model runs (:mod:`wfeval.models.identity`) unless its ``fingerprint()`` gives ``code`` itself.
+model runs (:mod:`wfeval.models.identity`) unless its ``fingerprint()`` gives ``code`` itself, and
+the content of every existing file or folder an option names (``option_files``: a checkpoint
+overwritten in place is another model, :func:`wfeval.models._files.option_files`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
+from wfeval.models._files import option_files
 from wfeval.models.identity import code_identity
 from wfeval.utils.hashing import sha256_json
 
@@ -50,6 +53,10 @@ class ModelHandle:
         version = str(getattr(model, "version", ""))
         fingerprint_method = _optional(model, "fingerprint")
         fingerprint = {"code": code_identity(model), **(dict(fingerprint_method() or {}) if fingerprint_method else {})}
+        # a checkpoint named by an option: retrained in place = another model (unless fingerprint() covers it)
+        files = option_files(dict(model_cfg), skip=frozenset(getattr(model, "fingerprinted_options", ()) or ()))
+        if files:
+            fingerprint["option_files"] = files
         return cls(
             model=model, name=str(getattr(model, "name", type(model).__name__)), version=version,
             key=model_key(model_cfg, version, fingerprint), target=model_cfg.get("_target_"),

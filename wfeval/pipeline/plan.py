@@ -25,6 +25,7 @@ from wfeval.protocols.base import ProtocolRun
 from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
 from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.metric_rows import metric_digest
 from wfeval.utils.hashing import sha256_json
 
 
@@ -46,6 +47,7 @@ class RunPlan:
     metric_selection: dict[str, str] | None = None  # metric id -> the rule that selected it
     protocol_entry: dict[str, Any] | None = None  # what the manifest records of the protocol (wfeval.protocols)
     finalize: Callable[[list, ArtifactStore], list] | None = None  # closed loop / planning: replayed references
+    recompute: frozenset[str] = frozenset()  # run.recompute: metrics whose rows no cache serves
 
     @property
     def scorer(self) -> BenchmarkScorer | None:
@@ -58,6 +60,7 @@ class RunPlan:
             aggregation = self.metrics.effective_aggregation(m_id)
             metrics[m_id] = {"version": str(metric.version),
                              "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+                             "identity": metric_digest(metric),  # a resume keeps rows only of the same code
                              "aggregator": aggregation.aggregator if aggregation else None,
                              "statistics": list(aggregation.statistics) if aggregation else []}
         return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
@@ -71,8 +74,13 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     driver.check_task(setting)
     nodes, selection = build.metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
+    recompute = cfg.run.recompute_of(metrics)
+    for metric_id in recompute:  # FVD: its features and reference statistics too
+        if callable(force := getattr(metrics[metric_id], "force_recompute", None)):
+            force()
     if cfg.run.from_run:
-        return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection)
+        return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection,
+                                   recompute=recompute)
     bench = build.build_benchmark(cfg)
     try:
         contract = build_contract(cfg.section("model"), task)
@@ -102,7 +110,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
                    benchmark_id=bench.spec.benchmark_id, benchmark_entry=benchmark_entry,
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
                    protocol_entry=driver.record(setting), metric_selection=selection,
-                   finalize=getattr(model.model, "finalize", None))
+                   finalize=getattr(model.model, "finalize", None), recompute=recompute)
 
 
 def _choice(group: str) -> str | None:

@@ -11,6 +11,7 @@ they go: what a run holds per sample is what results read (:mod:`wfeval.results.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import time
@@ -28,7 +29,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
 from wfeval.config.trust import check_config
 from wfeval.pipeline import build, spool
-from wfeval.pipeline.failure import ModelSetupError, storage_error
+from wfeval.pipeline.failure import ModelSetupError, storage_error, user_exit
 from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
 from wfeval.pipeline.plan import RunPlan, plan_run
@@ -43,7 +44,7 @@ from wfeval.results.sample_table import ResultTable
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.metric_rows import ResultCache
-from wfeval.storage.rundir import FILES, utc_now
+from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
 
 Pairs = list[tuple[GenerationRequest, GenerationResult]]
@@ -67,10 +68,15 @@ def run_from_config(cfg: DictConfig, output_dir: str | os.PathLike[str]) -> RunS
     with contextlib.ExitStack() as held:
         try:
             Path(output_dir).mkdir(parents=True, exist_ok=True)
+            check_no_links(Path(output_dir))  # a run folder is data: never write through a link in it
             held.enter_context(run_lock(Path(output_dir)))
         except OSError as exc:
-            raise storage_error(exc, "cannot create the run folder:") from None
-        return _run(config, output_dir)
+            raise storage_error(exc, "cannot use the run folder:" if exc.errno == errno.ELOOP
+                                else "cannot create the run folder:") from None
+        try:
+            return _run(config, output_dir)
+        except SystemExit as exc:  # user code ending the process where no narrower place caught it
+            raise user_exit(exc, "user code (a model, policy, metric or benchmark)") from None
 
 
 def _run(config: RunConfig, output_dir: str | os.PathLike[str]) -> RunSummary:
@@ -188,6 +194,8 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             model.setup()
         except (ConfigError, KeyboardInterrupt):
             raise
+        except SystemExit as exc:
+            raise user_exit(exc, f"model {model.name!r}: setup()") from None
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
@@ -203,7 +211,10 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
             status = "completed"
         finally:
             steps.close()
-            model.close()
+            try:
+                model.close()
+            except SystemExit as exc:
+                raise user_exit(exc, f"model {model.name!r}: close()") from None
             progress.close()
     finally:
         if hook is not None:
@@ -218,7 +229,8 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
     of unchanged samples and metric versions; rows go to metrics.jsonl, sample rows to samples.jsonl,
     and what results need of each sample to the returned :class:`~wfeval.results.sample_table.ResultTable`."""
     rundir = recorder.rundir
-    reuse = Reuse(rundir, plan.metrics, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
+    kept = {m: metric for m, metric in plan.metrics.items() if m not in plan.recompute}  # run.recompute: none kept
+    reuse = Reuse(rundir, kept, rundir.file(PARTIAL_GENERATIONS), recorder.previous) \
         if recorder.previous is not None else None
     rundir.replace(PARTIAL_GENERATIONS, FILES.generations)
     pairs = stored_pairs(rundir.file(FILES.generations), offsets)
@@ -243,7 +255,8 @@ def _score(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progres
                 if failed is not None:
                     failed.add_metric(result)
 
-            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache)
+            per_metric = score_all(plan.metrics, chunk, done=done, on_result=on_result, cache=cache,
+                                   recompute=plan.recompute)
             rows_out.flush()
             table.add([q for q, _ in chunk], per_metric,
                       {m: [chunk_offsets[(m, r.sample_id)] for r in per_metric[m]] for m in table.rows})

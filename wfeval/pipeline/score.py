@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -22,9 +23,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.benchmarks.base import INPUT_ERROR
 from wfeval.metrics.outcomes import errored, scored, skipped
+from wfeval.pipeline.failure import storage_fault, user_exit
+from wfeval.stats import check_bounds
 from wfeval.storage.artifacts import ArtifactError, preloaded, read_array
-from wfeval.storage.metric_rows import ResultCache, identity_value, metric_identity
+from wfeval.storage.metric_rows import ResultCache, identity_value, metric_digest, metric_identity
 from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
+from wfeval.storage.safe_io import open_nofollow
 from wfeval.utils.hashing import sha256_json
 
 BLOCK = 8  # samples per block: bounds the arrays held (two blocks at a time)
@@ -40,7 +44,7 @@ def _missing_reason(missing: list[str], result: GenerationResult) -> str:
 class Reuse:
     """Metric rows a resumed run keeps: those of samples whose generation is the one they scored
     (the same ``generations.jsonl`` record before and now), for metrics whose version did not
-    change. Only their places in ``metrics.jsonl`` are held; :meth:`rows` reads a chunk's rows.
+    change (version and identity: code, options, callables). Only their places in ``metrics.jsonl`` are held; :meth:`rows` reads a chunk's rows.
 
     Every other row is dropped from ``metrics.jsonl`` before the new ``generations.jsonl`` takes
     its place: a row is valid only against the generation records it was checked against, and a
@@ -54,8 +58,8 @@ class Reuse:
         unchanged = {sample_id for _, row in line_offsets(records)
                      if isinstance(sample_id := request_sample_id(row), str) and before.get(sample_id) == sha256_json(row)}
         del before
-        versions_before = {m: v.get("version") for m, v in previous_manifest.get("metrics", {}).items()}
-        current = {m for m, metric in metrics.items() if versions_before.get(m) == str(metric.version)}
+        before = {m: v for m, v in (previous_manifest.get("metrics") or {}).items() if isinstance(v, Mapping)}
+        current = {m for m, metric in metrics.items() if m in before and _same_metric(before[m], metric)}
         self.path, self.metric_ids = rundir.file(FILES.metrics), sorted(current)
         self.offsets: dict[tuple[str, str], int] = {}  # (metric id, sample id) -> its latest row
         rows = 0
@@ -72,7 +76,7 @@ class Reuse:
         temporary = self.path.with_name(f".{self.path.name}.compact")
         kept = sorted(self.offsets.items(), key=lambda item: item[1])
         offsets: dict[tuple[str, str], int] = {}
-        with self.path.open("rb") as old, temporary.open("wb") as new:
+        with self.path.open("rb") as old, open_nofollow(temporary, "wb") as new:
             for key, offset in kept:
                 old.seek(offset)
                 offsets[key] = new.tell()
@@ -97,6 +101,14 @@ class Reuse:
                 handle.seek(self.offsets[key])
                 found[key] = MetricResult.from_dict(json.loads(handle.readline()))
         return found
+
+
+def _same_metric(recorded: Mapping[str, Any], metric: Any) -> bool:
+    """A metric whose rows a resumed run may keep: the same version and, where the run recorded it,
+    the same identity (its code, options and callables: :func:`~wfeval.storage.metric_rows.metric_digest`)."""
+    if recorded.get("version") != str(metric.version):
+        return False
+    return "identity" not in recorded or recorded["identity"] == metric_digest(metric)
 
 
 def _penalised(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
@@ -125,11 +137,43 @@ def score_one(metric_id: str, metric: Any, request: GenerationRequest, result: G
         out = metric.compute_sample(request, result)
         if not isinstance(out, MetricResult):
             raise TypeError(f"compute_sample returned {type(out).__name__}, expected MetricResult")
+    except SystemExit as exc:
+        raise user_exit(exc, f"metric {metric_id!r} (scoring sample {request.sample_id!r})") from None
     except Exception as exc:
+        fault = storage_fault(exc)  # a corrupt stored object, a full disk: the run's, never this sample's
+        if fault is not None:
+            raise fault from exc
         return errored(request.sample_id, metric_id, exc)
     if out.metric_id != metric_id or out.sample_id != request.sample_id:
         out = dataclasses.replace(out, metric_id=metric_id, sample_id=request.sample_id)
+    problem = bad_value(metric, out)
+    if problem:  # a value no mean may take in: this sample's row says why, the others are scored
+        return errored(request.sample_id, metric_id, ValueError(f"metric {metric_id!r} {problem}"))
     return out
+
+
+def bad_value(metric: Any, row: MetricResult) -> str | None:
+    """Why a scored row's value cannot be aggregated, or None: not a number (a set-level metric's
+    ``ok`` row without a value, FVD's, is fine), not finite, or outside the metric's declared range
+    (beyond rounding: 1e-6 of the range)."""
+    if row.status not in ("ok", "fail"):
+        return None
+    value = row.normalized_value if row.normalized_value is not None else row.raw_value
+    if value is None or isinstance(value, bool):
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, complex):
+        return f"returned {type(value).__name__} {str(value)[:80]!r} for sample {row.sample_id!r}, not a number"
+    if not math.isfinite(value):
+        return f"returned {value!r} for sample {row.sample_id!r}: values must be finite"
+    try:
+        low, high = check_bounds(getattr(metric, "bounds", None))
+    except (TypeError, ValueError):
+        return None
+    slack = 1e-6 * max(1.0, abs(low or 0.0), abs(high or 0.0))
+    if (low is not None and value < low - slack) or (high is not None and value > high + slack):
+        span = f"[{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}]"
+        return f"returned {value:g} for sample {row.sample_id!r}, outside its declared range {span}"
+    return None
 
 
 def _refs(request: GenerationRequest, result: GenerationResult) -> Iterable[Any]:
@@ -160,10 +204,13 @@ def _score_blocks(
     cache: ResultCache | None = None,
     block: int = BLOCK,
     variants: Mapping[str, Any] | None = None,
+    recompute: Iterable[str] = (),
 ) -> dict[str, list[MetricResult]]:
     """Per metric id, one row per pair in pair order; ``done`` rows (a resumed run) are reused as
     they are (``on_result(row, True)``), cached rows are new rows of this run (``on_result(row, False)``).
-    ``variants``: per metric id, what else changes its rows (the core's ``on_failure``)."""
+    ``variants``: per metric id, what else changes its rows (the core's ``on_failure``); ``recompute``:
+    metric ids whose cached rows are not served (their new rows are cached)."""
+    recompute = frozenset(recompute)
     rows: dict[str, list[MetricResult | None]] = {m: [None] * len(pairs) for m in metrics}
     keys: dict[tuple[str, int], tuple[str, str]] = {}
     todo: list[list[str]] = [[] for _ in pairs]  # metric ids to compute, per pair
@@ -183,7 +230,7 @@ def _score_blocks(
                 if parts[i] is None:
                     parts[i] = cache.sample_part(request, result)
                 keys[(metric_id, i)] = digest, cache.key_of(digest, metric_id, parts[i])
-                hit = cache.get(*keys[(metric_id, i)])
+                hit = cache.get(*keys[(metric_id, i)]) if metric_id not in recompute else None
                 if hit is not None:
                     if hit.metric_id != metric_id or hit.sample_id != request.sample_id:
                         hit = MetricResult.from_dict({**hit.to_dict(), "metric_id": metric_id,
@@ -228,14 +275,16 @@ def score_all(
     done: Mapping[tuple[str, str], MetricResult],
     on_result: Callable[[MetricResult, bool], None],
     cache: Any = None,
+    recompute: Iterable[str] = (),
 ) -> dict[str, list[MetricResult]]:
     """Per metric id, one result per pair (reusing ``done[(metric_id, sample_id)]``, then the
-    store's metric-result ``cache``); a :class:`~wfeval.results.MetricSet` also says what a failed
-    generation does to each metric (``on_failure``, part of the cached rows' identity)."""
+    store's metric-result ``cache``, except for the ``recompute`` ids); a :class:`~wfeval.results.MetricSet`
+    also says what a failed generation does to each metric (``on_failure``, part of the cached rows' identity)."""
     on_failure = getattr(metrics, "on_failure", {})
 
     def one(metric_id: str, metric: Any, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         return score_one(metric_id, metric, request, result, on_failure.get(metric_id, "exclude"))
 
     return _score_blocks(metrics, pairs, done=done, on_result=on_result, score_one=one, cache=cache,
-                         variants={m: {"on_failure": on_failure.get(m, "exclude")} for m in metrics})
+                         variants={m: {"on_failure": on_failure.get(m, "exclude")} for m in metrics},
+                         recompute=recompute)

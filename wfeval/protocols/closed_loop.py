@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from wfeval.api import ActionSpace
 from wfeval.config.errors import ConfigError
 from wfeval.models.base import continuous_actions, initial_frame
 from wfeval.models.protocol import Generated
@@ -54,6 +55,7 @@ class ClosedLoopDriver(Driver):
         horizon = len(request.controls.get("actions") or ())
         seed = int(request.generation.get("seed") or 0)
         frame = initial_frame(request)
+        frame.flags.writeable = False  # stored as frame 0: the policy gets a copy of every frame
         started = time.perf_counter()
         state = self.model.start(request)
         rows: list[dict] = [{"step": 0, "call": "start", "actions": [], "frames": 0,
@@ -61,8 +63,9 @@ class ClosedLoopDriver(Driver):
         frames, chosen = [frame[None]], []
         for t in range(horizon):
             began = time.perf_counter()
-            action = self.policy.act(frame, PolicyContext(request, t, tuple(chosen), names, horizon, seed, space))
-            action = self._checked(action, space, t)
+            context = PolicyContext(request, t, tuple(chosen), names, horizon, seed, space)
+            action = self.policy.act(frame.copy(), context)  # a copy: nothing it does reaches the stored video
+            action = self._checked(action, space, t, len(names))
             policy_seconds = time.perf_counter() - began
             state, out, seconds = timed_step(self.model, state, [action])
             frame = out[-1]
@@ -74,12 +77,17 @@ class ClosedLoopDriver(Driver):
                          {"steps": rows, "protocol": self.protocol,
                           "closed_loop": {"actions": chosen, "policy": self.policy_name}})
 
-    def _checked(self, action: Any, space: Any, step: int) -> Any:
+    def _checked(self, action: Any, space: Any, step: int, n_actions: int) -> Any:
         """The policy's action as the model gets it: a discrete id as an int; a continuous action as a
         read-only array of the space's shape and dtype, after checking it belongs to the space (a wrong
-        shape, NaN or a value out of bounds is this sample's failure, naming the policy and the step)."""
+        shape, NaN, a value out of bounds, a non-integral or unknown id is this sample's failure, naming
+        the policy and the step: never a crash of the run in the simulator's replay)."""
         if space is None:
-            return int(action) if isinstance(action, (int, np.integer)) else action
+            problem = ActionSpace.discrete(n=n_actions).problem([action], first=step)
+            if problem:
+                raise ValueError(f"policy {self.policy_name!r} at step {step}: {problem} (the benchmark's "
+                                 f"{n_actions} actions are ids 0..{n_actions - 1})")
+            return int(action)
         return continuous_actions([action], space, f"policy {self.policy_name!r} at step {step}")[0]
 
     def finalize(self, pairs, store):

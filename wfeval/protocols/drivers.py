@@ -42,7 +42,8 @@ def replay_references(pairs: list[tuple[GenerationRequest, GenerationResult]], s
                       key: str) -> list[tuple[GenerationRequest, GenerationResult]]:
     """Each generated sample's request with its actions replaced by the ones the rollout chose
     (``result.metadata[key]["actions"]``; the benchmark's script kept as ``scripted_actions``) and
-    its reference video by those actions simulated from the sample's start."""
+    its reference video by those actions simulated from the sample's start. A rollout whose actions
+    the simulator refuses (a bad value a policy returned) becomes that sample's failure, with the reason."""
     out = []
     for request, result in pairs:
         info = result.metadata.get(key) if result.status == "ok" else None
@@ -50,7 +51,13 @@ def replay_references(pairs: list[tuple[GenerationRequest, GenerationResult]], s
             out.append((request, result))
             continue
         actions = list(info["actions"])
-        video, metadata = simulate(request, actions)
+        try:
+            video, metadata = simulate(request, actions)
+        except Exception as exc:  # noqa: BLE001 - a chosen action the simulator refuses fails this sample only
+            out.append((request, dataclasses.replace(
+                result, status="failed", artifacts={}, stop_reason="", error=f"{type(exc).__name__}: the benchmark's "
+                f"simulator could not replay the {key} actions of sample {request.sample_id!r}: {exc}")))
+            continue
         controls = {**request.controls, "actions": actions,
                     "scripted_actions": list(request.controls.get("scripted_actions",
                                                                   request.controls.get("actions") or ()))}

@@ -50,7 +50,7 @@ class Planner:
                  score: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         outs = step_many(model, [state] * len(plans), [[int(a) for a in p] for p in plans])
         who = str(getattr(model, "name", "") or type(model).__name__)
-        frames = np.stack([check_step_output(o, plans.shape[1], who) for o in outs])  # N×H×h×w×3
+        frames = np.stack([check_step_output(o, plans.shape[1], who, copy=False) for o in outs])  # a copy: N×H×h×w×3
         dist = score(frames)  # N×H pixels to the goal
         scores = (dist + TIME_PENALTY_PX * np.arange(1, plans.shape[1] + 1)).min(axis=1)
         return scores, frames[:, 0]
@@ -121,7 +121,7 @@ class PlanningDriver(Driver):
         env = self.environment(request)
         seed = int(request.generation.get("seed") or 0)
         rng = np.random.default_rng((self.planner.seed, seed))
-        frames, executed, rows = [initial_frame(request)[None]], [], []
+        frames, executed, rows = [initial_frame(request)[None]], [], []  # each a copy of its own
         for t in range(env.max_steps):
             if env.at_goal:
                 break

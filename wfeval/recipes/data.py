@@ -11,7 +11,9 @@ model sees the kind of action sequences it is evaluated on.
 - ``gridworld``: episodes of the procedural world (``wfeval.benchmarks.gridworld.world``) with the
   benchmark's world spec;
 - ``atari`` (``atari_pong`` …, the ``games`` extra): trajectories of the ALE simulator with the
-  benchmark's pinned ``env``, ``warmup_steps`` skipped, frames area-resized like the benchmark's.
+  benchmark's pinned ``env``, ``warmup_steps`` skipped, frames area-resized like the benchmark's;
+- ``memory_maze`` (the ``maze3d`` extra): mazes of Memory Maze with the benchmark's ``env``, driven by
+  its explore-and-revisit policy (16 episodes × 128 steps unless ``data`` says otherwise).
 """
 
 from __future__ import annotations
@@ -26,6 +28,16 @@ from typing import Any
 import numpy as np
 
 EXCLUDE_FIRST = 4096
+#: (episodes, steps) when the config leaves them null: 128 × 16 by default; Memory Maze builds a maze
+#: per episode (about 3 s), so fewer, longer episodes (training windows are drawn at any start)
+DATA_DEFAULTS = {"memory_maze": (16, 128)}
+DEFAULT_EPISODES, DEFAULT_STEPS = 128, 16
+
+
+def data_size(family: str | None, episodes: int | None, steps: int | None) -> tuple[int, int]:
+    """The episodes and steps to record: the configured ones, else the family's defaults."""
+    default = DATA_DEFAULTS.get(str(family), (DEFAULT_EPISODES, DEFAULT_STEPS))
+    return (default[0] if episodes is None else int(episodes)), (default[1] if steps is None else int(steps))
 
 
 @dataclass
@@ -110,21 +122,26 @@ def _record_gridworld(bench: Any, episodes: int, steps: int, seed: int) -> Recor
 
 
 def _record_game(bench: Any, episodes: int, steps: int, seed: int) -> Recording:
-    from wfeval.benchmarks.recorded.policy import sticky_actions
+    from wfeval.benchmarks.recorded.policy import POLICIES, sticky_actions
     from wfeval.benchmarks.recorded.resize import area_resize
 
     excluded = _evaluation_seeds(bench, "trajectory_seed", bench.num_trajectories)
     seeds, dropped = _training_seeds(bench.family, seed, episodes, excluded)
     n_actions = len(bench.action_names)
     p = 0.0 if bench.policy.kind == "uniform" else float(bench.policy.repeat_probability)
+    own = bench.policy.kind not in POLICIES  # a family's own policy (Memory Maze's explore_revisit) acts on the state
     sim = bench.simulator()
     clips, acts = [], []
-    for s in seeds:
-        sequence = sticky_actions(s, bench.warmup_steps + steps, n_actions, p)
+    for e, s in enumerate(seeds):
+        n = bench.warmup_steps + steps
+        actor = bench.policy.actor(s, e, n, n_actions) if own else None
+        sequence = [] if own else sticky_actions(s, n, n_actions, p)
         first = sim.reset(s)
         shots = [first] if bench.warmup_steps == 0 else []
-        for t, a in enumerate(sequence):
-            frame = sim.step(a).frame
+        for t in range(n):
+            if own:
+                sequence.append(int(actor(t, sim)))
+            frame = sim.step(sequence[t]).frame
             if t + 1 >= bench.warmup_steps:
                 shots.append(frame)
         clips.append(area_resize(np.stack(shots), bench.resize))
@@ -132,6 +149,7 @@ def _record_game(bench: Any, episodes: int, steps: int, seed: int) -> Recording:
     bench.close()
     info = {"seed_namespace": f"wfeval.recipes/{bench.family}/<data.seed>/<episode>",
             "evaluation_seeds_excluded": len(excluded), "dropped_seeds": dropped,
-            "policy": {"kind": "sticky", "p_repeat": p}, "warmup_steps": bench.warmup_steps,
+            "policy": bench.policy.identity() if own else {"kind": "sticky", "p_repeat": p},
+            "warmup_steps": bench.warmup_steps,
             "env": dict(bench.env), "resize": bench.resize}
     return Recording(np.stack(clips), np.asarray(acts, np.int64), tuple(bench.action_names), seeds, info)

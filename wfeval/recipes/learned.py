@@ -61,6 +61,8 @@ def _source_sha256() -> str:
 
 class LearnedModel:
     name = "learned"
+    #: options whose files fingerprint() already identifies (not hashed again: wfeval/models/_files.py)
+    fingerprinted_options = ("checkpoint",)  # by the weights' sha256 (fingerprint): not the sidecar's timings
     version = "1.0"
 
     def __init__(self, checkpoint: str, name: str = "learned", device: str = "auto", batch_size: int | None = None):

@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import io
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -32,6 +31,7 @@ import numpy as np
 
 from wfeval.api import ArtifactRef
 from wfeval.storage import layout
+from wfeval.storage.safe_io import atomic_write_bytes  # noqa: F401 - the name other modules import
 
 NPY_MEDIA_TYPE = "application/x-npy"
 ZSTD_MEDIA_TYPE = "application/x-npy+zstd"  # the canonical .npy bytes, one zstd frame (content checksum on)
@@ -46,8 +46,8 @@ _PRELOADED: dict[str, np.ndarray] = {}  # sha256 → verified array (wfeval.stor
 
 @contextlib.contextmanager
 def preloaded(arrays: Mapping[str, np.ndarray]) -> Iterator[None]:
-    """Within the block, :func:`read_array` of a ref whose sha256 is a key returns that array
-    (read-only, already verified) instead of reading the file again."""
+    """Within the block, :func:`read_array` of a ref whose sha256 is a key returns that array (read-only,
+    already verified: nothing user code does to it reaches the next reader) instead of reading again."""
     for array in arrays.values():
         array.flags.writeable = False
     _PRELOADED.update(arrays)
@@ -59,7 +59,14 @@ def preloaded(arrays: Mapping[str, np.ndarray]) -> Iterator[None]:
 
 
 class ArtifactError(RuntimeError):
-    """An artifact cannot be read: missing file, bad checksum, or unreadable content."""
+    """An artifact cannot be read: missing file, bad checksum, or unreadable content.
+
+    ``path``: the file, when known; ``store_object``: whether it is an object of a content-addressed
+    store (wfeval wrote it: a problem with it is a storage fault, never the model's or the data's)."""
+
+    def __init__(self, message: str, path: Path | None = None, store_object: bool = False):
+        super().__init__(message)
+        self.path, self.store_object = path, store_object
 
 
 class ArtifactCorrupt(ArtifactError):
@@ -68,29 +75,9 @@ class ArtifactCorrupt(ArtifactError):
     ``path`` is the object's file; ``discarded`` says whether it was removed from the store (an
     object of the store is, so the next ``put_array`` of the same content writes it again)."""
 
-    def __init__(self, message: str, path: Path, discarded: bool):
-        super().__init__(message)
-        self.path, self.discarded = path, discarded
-
-
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file.
-
-    The rename is atomic, which protects against a killed or crashed process. ``durable``
-    also flushes the file to disk first (fsync), which protects against a power loss too.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    def __init__(self, message: str, path: Path, discarded: bool, store_object: bool | None = None):
+        super().__init__(message, path, discarded if store_object is None else store_object)
+        self.discarded = discarded
 
 
 def array_bytes(array: np.ndarray) -> bytes:
@@ -106,8 +93,7 @@ def media_type_of(path: Path) -> str:
 
 
 def _zstd():
-    import zstandard
-
+    import zstandard  # noqa: PLC0415 - lazy: a process that stores nothing never loads it
     return zstandard
 
 
@@ -154,14 +140,16 @@ class ArtifactStore:
     def put_array(
         self, array: np.ndarray, *, kind: str, metadata: Mapping[str, Any] | None = None
     ) -> ArtifactRef:
-        """Store ``array`` (once) and return a ref to it."""
+        """Store ``array`` (once) and return a ref to it. An object already there is checked against
+        the array in hand and rewritten when it differs (a corrupt object is rebuilt from its source:
+        the benchmark that puts its inputs and references again on every run, the model's output)."""
         array = np.asarray(array)
         data = array_bytes(array)
         sha256 = hashlib.sha256(data).hexdigest()
         path = self.object_path(sha256)
-        if not path.exists():
-            path = self.object_path(sha256, self.media_type)
-            atomic_write_bytes(path, encode(data, self.media_type), durable=self.durable)
+        if not path.exists() or not _holds(path, data):
+            path = self.object_path(sha256, self.media_type) if not path.exists() else path
+            atomic_write_bytes(path, encode(data, media_type_of(path)), durable=self.durable)
         else:  # its age is its last use: `python -m wfeval.store prune --older-than` keeps it
             try:
                 os.utime(path)
@@ -187,6 +175,17 @@ class ArtifactStore:
         return path
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the object file at ``path`` decodes to exactly ``data`` (False: corrupt, unreadable)."""
+    try:
+        stored = path.read_bytes()
+        if media_type_of(path) == ZSTD_MEDIA_TYPE:
+            stored = _zstd().ZstdDecompressor().decompress(stored)
+    except Exception:  # noqa: BLE001 - an unreadable or broken zstd frame is a corrupt object
+        return False
+    return stored == data
+
+
 def _is_store_object(path: Path, sha256: str) -> bool:
     """A file of a content-addressed store (``objects/ab/<sha>.npy[.zst]``): safe to discard."""
     return (path.parent.parent.name == layout.OBJECTS and path.parent.name == sha256[:2]
@@ -202,7 +201,8 @@ def _corrupt(ref: ArtifactRef, path: Path, why: str) -> ArtifactCorrupt:
         except OSError:
             pass
     note = "; discarded from the store" if discarded else ""
-    return ArtifactCorrupt(f"artifact {ref.kind!r} at {path}: {why} (file changed or corrupt){note}", path, discarded)
+    return ArtifactCorrupt(f"artifact {ref.kind!r} at {path}: {why} (file changed or corrupt){note}", path, discarded,
+                           store_object=bool(ref.sha256 and _is_store_object(path, ref.sha256)))
 
 
 def _path_of(ref: ArtifactRef, store: ArtifactStore | None) -> Path:
@@ -215,7 +215,8 @@ def _npy_bytes(ref: ArtifactRef, path: Path, *, verify: bool) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ArtifactError(f"artifact {ref.kind!r}: cannot read {path}: {exc.strerror or exc}") from exc
+        raise ArtifactError(f"artifact {ref.kind!r}: cannot read {path}: {exc.strerror or exc}", path,
+                            bool(ref.sha256 and _is_store_object(path, ref.sha256))) from exc
     if media_type_of(path) == ZSTD_MEDIA_TYPE:
         zstandard = _zstd()
         try:

@@ -1,12 +1,19 @@
 """On-disk caches of I3D features, keyed by content so they are reused across models and runs.
 
-* :class:`FeatureStore`: one ``.npy`` feature vector per video under
-  ``<root>/features/<weights sha256[:16]>-<recipe digest[:16]>/ab/<video sha256>.npy``; the
-  :class:`~wfeval.api.ArtifactRef` returned for it (with its own sha256) is what a per-sample
-  FVD result persists, so an aggregate can be rebuilt from ``metrics.jsonl`` alone.
+* :class:`FeatureStore`: the ``.npy`` feature vector of a video under
+  ``<root>/features/<weights sha256[:16]>-<recipe digest[:16]>/ab/<video sha256>/<sha256>.npy``,
+  named by the sha256 of its own bytes. The :class:`~wfeval.api.ArtifactRef` returned for it is
+  what a per-sample FVD result persists, so an aggregate can be rebuilt from ``metrics.jsonl``
+  alone. Stored content is never replaced: I3D's bytes depend on the thread count, so the same
+  video computed again elsewhere (another run, another machine sharing the cache, after a prune)
+  may give other bytes; they go to a file of their own and every row keeps pointing at the bytes
+  it was computed from. :meth:`FeatureStore.get` hands out an existing file only after checking
+  its bytes against its name (a corrupt one is removed). Files of older caches
+  (``ab/<video sha256>.npy``) are still read.
 * :class:`ReferenceStatsCache`: the float64 sums of a whole reference set under
   ``<root>/reference_stats/<key>.npz``, the key being the sha256 of (the sorted sha256s of the
-  reference videos, the recipe digest, the weights sha256).
+  reference *feature files*, the recipe digest, the weights sha256): statistics of other bytes
+  are never served.
 """
 
 from __future__ import annotations
@@ -37,36 +44,69 @@ class FeatureStore:
         self.folder = self.root / layout.FEATURES / f"{weights_sha256[:16]}-{recipe_digest[:16]}"
 
     def path(self, video_sha256: str) -> Path:
+        """Where an older cache kept the one feature file of a video (still read, never written)."""
         return self.folder / video_sha256[:2] / f"{video_sha256}.npy"
 
-    def _ref(self, video_sha256: str, data: bytes, shape: Sequence[int], dtype: str) -> ArtifactRef:
-        return ArtifactRef(kind=FEATURE_KIND, uri=str(self.path(video_sha256)), sha256=hashlib.sha256(data).hexdigest(),
+    def _dir(self, video_sha256: str) -> Path:
+        return self.folder / video_sha256[:2] / video_sha256
+
+    def _ref(self, video_sha256: str, path: Path, data: bytes, shape: Sequence[int], dtype: str) -> ArtifactRef:
+        return ArtifactRef(kind=FEATURE_KIND, uri=str(path), sha256=hashlib.sha256(data).hexdigest(),
                            media_type=NPY_MEDIA_TYPE, shape=tuple(shape), dtype=dtype,
                            metadata={"video_sha256": video_sha256, "recipe_digest": self.recipe_digest,
                                      "weights_sha256": self.weights_sha256})
 
+    def has(self, video_sha256: str) -> bool:
+        """Whether features of the video may be cached (cheap: nothing is read)."""
+        folder = self._dir(video_sha256)
+        found = folder.is_dir() and any(p.suffix == ".npy" for p in folder.iterdir())
+        return found or self.path(video_sha256).exists()
+
     def get(self, video_sha256: str) -> ArtifactRef | None:
-        """A ref to the cached features of the video, or None (missing or unreadable)."""
+        """A ref to cached features of the video whose bytes match their name (the first by name), or
+        None. A file whose bytes do not match is corrupt: it is removed, never served."""
+        folder = self._dir(video_sha256)
         try:
-            data = self.path(video_sha256).read_bytes()
+            names = sorted(p.name for p in folder.iterdir() if p.suffix == ".npy" and not p.name.startswith("."))
+        except OSError:
+            names = []
+        for name in names:
+            path = folder / name
+            try:
+                data = path.read_bytes()
+                if hashlib.sha256(data).hexdigest() != name[:-len(".npy")]:
+                    path.unlink(missing_ok=True)
+                    continue
+                array = np.load(io.BytesIO(data), allow_pickle=False)
+            except (OSError, ValueError, EOFError):
+                continue
+            return self._ref(video_sha256, path, data, array.shape, str(array.dtype))
+        legacy = self.path(video_sha256)
+        try:
+            data = legacy.read_bytes()
             array = np.load(io.BytesIO(data), allow_pickle=False)
         except (OSError, ValueError, EOFError):
             return None
-        return self._ref(video_sha256, data, array.shape, str(array.dtype))
+        return self._ref(video_sha256, legacy, data, array.shape, str(array.dtype))
 
     def put(self, video_sha256: str, features: np.ndarray) -> ArtifactRef:
+        """Keep ``features`` under the sha256 of their bytes (nothing is replaced: the same bytes are
+        the same file, other bytes another file) and return a ref to them."""
         data = array_bytes(np.asarray(features))
-        atomic_write_bytes(self.path(video_sha256), data)
-        return self._ref(video_sha256, data, features.shape, str(features.dtype))
+        path = self._dir(video_sha256) / f"{hashlib.sha256(data).hexdigest()}.npy"
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return self._ref(video_sha256, path, data, features.shape, str(features.dtype))
 
 
 def reference_set_sha256(video_sha256s: Sequence[str]) -> str:
-    """Content hash of a reference set: its videos' sha256s, sorted (order-free, duplicates count)."""
+    """Content hash of a set: its members' sha256s, sorted (order-free, duplicates count)."""
     return hashlib.sha256("\n".join(sorted(video_sha256s)).encode()).hexdigest()
 
 
 class ReferenceStatsCache:
-    """Accumulated statistics of reference sets, keyed by (set hash, recipe digest, weights sha256)."""
+    """Accumulated statistics of reference sets, keyed by (the hash of the set of feature files, recipe
+    digest, weights sha256)."""
 
     def __init__(self, root: str | Path):
         self.folder = layout.folder(Path(root).expanduser().resolve(), layout.REFERENCE_STATS)

@@ -3,9 +3,12 @@
 For every (metric, sample) scoring first looks the row up in a :class:`ResultCache` under
 ``<store>/results/<metric digest[:16]>/ab/<key>.json``; the key is the sha256 of
 
-* the metric's identity and config: class path, declared version, wfeval's version, every
-  public attribute of the metric object (its resolved options, device included) and what its
-  optional ``cache_identity()`` adds (FVD: the sha256 of the weights the spec resolves to), and
+* the metric's identity and config: class path, declared version, wfeval's version, the code of
+  a user's metric class (its module and the user modules it imports, by content:
+  :func:`wfeval.utils.code_identity.code_identity`), every public attribute of the metric object
+  (its resolved options, device included; a callable option by its qualified name and code, an
+  object by its class's code and state) and what its optional ``cache_identity()`` adds (FVD: the
+  sha256 of the weights the spec resolves to), and
 * what it reads: the request (:func:`wfeval.pipeline.generate.request_key`: content hashes of
   inputs and references, controls, metadata) and the generation result with artifact locations
   replaced by their content hashes.
@@ -13,7 +16,9 @@ For every (metric, sample) scoring first looks the row up in a :class:`ResultCac
 So a rerun, a resume or a sweep rescoring the same generations costs only what changed. Only
 ``ok``/``fail`` rows of deterministic built-in metrics (or of a metric declaring
 ``cacheable = True``) are cached; skips and errors are recomputed; a cached row whose own
-artifact refs (FVD's feature files) are gone is recomputed.
+artifact refs (FVD's feature files) are gone or hold other bytes is recomputed, and such a row is
+never written. ``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their
+new rows replace the cached ones).
 
 """
 
@@ -26,6 +31,7 @@ from typing import Any, Mapping
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.storage import layout
+from wfeval.utils.code_identity import code_identity, value_identity
 from wfeval.utils.hashing import canonical_json, sha256_json
 
 CACHED_STATUSES = ("ok", "fail")
@@ -33,33 +39,36 @@ _NOT_CONFIG = {"confidence", "seed"}  # aggregation-only options: they do not ch
 
 
 def identity_value(value: Any) -> Any:
-    """A value as a metric identity holds it: plain data; an object only by its type."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): identity_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [identity_value(v) for v in value]
-        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
-    if hasattr(value, "__dataclass_fields__"):
-        return {"__type__": type(value).__qualname__, **{k: identity_value(getattr(value, k)) for k in value.__dataclass_fields__}}
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"  # an object: only its type counts
+    """A value as a metric identity holds it (:func:`wfeval.utils.code_identity.value_identity`):
+    plain data as itself, a callable by its qualified name and code, an object by its class's code
+    and state -- never only by its type."""
+    return value_identity(value)
 
 
-def metric_identity(metric: Any) -> dict[str, Any] | None:
-    """What defines a metric's per-sample rows, or None when its rows must not be cached."""
+def metric_identity(metric: Any, *, cacheable_only: bool = True) -> dict[str, Any] | None:
+    """What defines a metric's per-sample rows, or None when its rows must not be cached (unless
+    ``cacheable_only`` is False: a resumed run compares every metric's identity)."""
     cls = type(metric)
     builtin = cls.__module__.startswith("wfeval.")
-    if not (getattr(metric, "cacheable", builtin) and getattr(metric, "reproducibility", "deterministic")
-            == "deterministic"):
+    if cacheable_only and not (getattr(metric, "cacheable", builtin) and getattr(
+            metric, "reproducibility", "deterministic") == "deterministic"):
         return None
     config = {k: identity_value(v) for k, v in sorted(vars(metric).items())
               if not k.startswith("_") and k not in _NOT_CONFIG}
     extra = getattr(metric, "cache_identity", None)  # what the options do not show (FVD: the weights' sha256)
     if callable(extra):
         config["__identity__"] = identity_value(extra())
-    return {"class": f"{cls.__module__}.{cls.__qualname__}", "version": str(getattr(metric, "version", "")),
-            "wfeval": _version(), "config": config}
+    identity = {"class": f"{cls.__module__}.{cls.__qualname__}", "version": str(getattr(metric, "version", "")),
+                "wfeval": _version(), "config": config}
+    if not builtin:  # a user's metric: the code it runs (its module and the user modules it imports)
+        identity["code"] = code_identity(cls)
+    return identity
+
+
+def metric_digest(metric: Any) -> str:
+    """The sha256 of a metric's full identity (code, options, callables), cacheable or not: what a
+    resumed run compares before it keeps a metric's rows (``manifest.json``: ``metrics.<id>.identity``)."""
+    return sha256_json(metric_identity(metric, cacheable_only=False))
 
 
 def _version() -> str:
@@ -88,6 +97,21 @@ def _content(result: GenerationResult) -> dict[str, Any]:
     data = result.to_dict()
     data["artifacts"] = {k: v.get("sha256") or v.get("uri") for k, v in data.get("artifacts", {}).items()}
     return data
+
+
+#: files a cached row names are checked against their sha256 up to this size (FVD's features: ~2 KB)
+VERIFY_BYTES = 1 << 20
+
+
+def _intact(ref: Any) -> bool:
+    """Whether the file a row names is there and (up to :data:`VERIFY_BYTES`) holds the bytes it names."""
+    path = Path(ref.uri.removeprefix("file://"))
+    try:
+        if not ref.sha256 or path.stat().st_size > VERIFY_BYTES:
+            return path.exists()
+        return hashlib.sha256(path.read_bytes()).hexdigest() == ref.sha256
+    except OSError:
+        return False
 
 
 class ResultCache:
@@ -124,14 +148,15 @@ class ResultCache:
             row = MetricResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
             return None
-        if any(not Path(ref.uri.removeprefix("file://")).exists() for ref in row.artifact_refs.values()):
-            return None  # e.g. FVD's feature file was deleted: recompute it
+        if not all(_intact(ref) for ref in row.artifact_refs.values()):
+            return None  # e.g. FVD's feature file was deleted or holds other bytes: recompute the row
         return row
 
     def put(self, digest: str, key: str, row: MetricResult) -> None:
         from wfeval.storage.artifacts import atomic_write_bytes
 
-        if row.status in CACHED_STATUSES:
+        # a row whose files are not what it names (a storage problem, not the sample's) is never cached
+        if row.status in CACHED_STATUSES and all(_intact(ref) for ref in row.artifact_refs.values()):
             try:
                 atomic_write_bytes(self._path(digest, key), json.dumps(row.to_dict()).encode("utf-8"), durable=False)
             except OSError:

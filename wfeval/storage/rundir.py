@@ -1,7 +1,9 @@
 """The run directory: every file a run writes, appended or replaced atomically as it goes.
 
 :data:`FILES` names every file of a run folder (format version :data:`RUN_FORMAT_VERSION`,
-documented in docs/run-directory.md) and of a sweep folder; no other module spells a name.
+documented in docs/run-directory.md) and of a sweep folder; no other module spells a name. A run
+folder is data anyone could have written: no file of it is written through a symbolic link
+(:mod:`wfeval.storage.safe_io`; :func:`check_no_links` before anything is written).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from wfeval.storage.artifacts import atomic_write_bytes
+from wfeval.storage.safe_io import atomic_write_bytes, open_nofollow
 
 RUN_FORMAT_VERSION = "wfeval.run/1"
 
@@ -100,7 +102,7 @@ class JsonlWriter:
             self._open()
 
     def _open(self) -> None:
-        self._handle = self.path.open("wb" if self.truncate else "ab")
+        self._handle = open_nofollow(self.path, "wb" if self.truncate else "ab")  # never through a link
         self.offset = self._handle.tell()
         if self.offset:
             with self.path.open("rb") as check:
@@ -194,6 +196,18 @@ def line_offsets(path: Path) -> Iterator[tuple[int, dict]]:
                 continue
 
 
+def check_no_links(run_dir: Path) -> None:
+    """Raise ``OSError(ELOOP)`` naming the first symbolic link among the files a run, a resume or
+    Hydra writes in ``run_dir`` (and its ``.hydra`` folder), before any of them is written."""
+    from wfeval.storage.safe_io import refuse_link
+
+    run_dir = Path(run_dir)
+    names = [getattr(FILES, f) for f in FILES.__dataclass_fields__]
+    names += [FILES.partial(n) for n in (FILES.generations, FILES.samples)] + [f".{FILES.metrics}.compact"]
+    for name in names:
+        refuse_link(run_dir / name)
+
+
 class RunDirectory:
     def __init__(self, path: str | Path, *, create: bool = True):
         self.path = Path(path)
@@ -216,7 +230,7 @@ class RunDirectory:
 
     def append(self, name: str, row: Mapping[str, Any]) -> None:
         """Append one JSON line and flush it, so a kill loses at most the line being written."""
-        with self.file(name).open("a", encoding="utf-8") as handle:
+        with open_nofollow(self.file(name), "a") as handle:  # a link at events.jsonl: refused (ELOOP)
             handle.write(_dumps(row) + "\n")
             handle.flush()
 

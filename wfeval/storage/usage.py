@@ -119,26 +119,39 @@ def _decoded_bytes(ref: dict) -> int:
         return size
 
 
+#: the files of a run folder that name objects: its generations (also while a run is still writing
+#: them), and its metric rows (FVD's feature files; any object a metric stored)
+REFERENCING_FILES = (FILES.generations, FILES.partial(FILES.generations), FILES.metrics)
+
+
 def kept_references(run_roots: Iterable[Path]) -> Kept:
-    """The objects kept runs reference (their generations.jsonl: inputs, references, outputs), and the
-    dataset files they read in place (which the store does not hold)."""
+    """The objects kept runs reference (their generations.jsonl -- or the one a running run is still
+    writing -- and metrics.jsonl: inputs, references, outputs, metric artifacts), and the dataset files
+    they read in place (which the store does not hold)."""
     from wfeval.storage.artifacts import FILE_MEDIA_TYPE
 
     kept = Kept()
     for root in run_roots:
         if not root.is_dir():
             continue
-        for record in sorted(root.rglob(FILES.generations)):
-            kept.runs.append(record.parent)
+        records = sorted({path for name in REFERENCING_FILES for path in root.rglob(name)})
+        kept.runs.extend(sorted({path.parent for path in records}))
+        for record in records:
             try:
-                for line in record.read_text(encoding="utf-8").splitlines():
-                    if line.strip():
-                        for ref in _refs(json.loads(line)):
-                            if ref.get("media_type") == FILE_MEDIA_TYPE:
-                                kept.files.add(ref["uri"])
-                                kept.file_contents[ref["sha256"]] = _decoded_bytes(ref)
-                            else:
-                                kept.shas.add(ref["sha256"])
+                lines = [line for line in record.read_text(encoding="utf-8").splitlines() if line.strip()]
+                for number, line in enumerate(lines, 1):
+                    try:
+                        row = json.loads(line)
+                    except ValueError:
+                        if number == len(lines):
+                            continue  # a torn last line (a writer killed, or still writing) names nothing whole
+                        raise
+                    for ref in _refs(row):
+                        if ref.get("media_type") == FILE_MEDIA_TYPE:
+                            kept.files.add(ref["uri"])
+                            kept.file_contents[ref["sha256"]] = _decoded_bytes(ref)
+                        else:
+                            kept.shas.add(ref["sha256"])
             except (OSError, ValueError) as exc:
                 kept.unreadable.append(f"{record}: {exc}")
     return kept

@@ -73,7 +73,9 @@ class FolderBenchmark:
         self.fps = self.info.fps or fps
         self.check_complete = check_complete
         self.split, self.subset = split, tuple(subset)
-        self._records = self._select(records)
+        usable = self._select(records)
+        refused = [r for r in mf.refused_records(self.problems, {r.sample_id for r in records}) if self._wanted(r)]
+        self._records = sorted([*usable, *refused], key=lambda r: r.line)  # a refused line counts against coverage
         self._lines = {r.sample_id: r.line for r in self._records}
         self._files = {r.sample_id: {**r.inputs, **{f"reference.{k}": p for k, p in r.references.items()}}
                        for r in self._records}
@@ -117,6 +119,11 @@ class FolderBenchmark:
                               + self.report())
         return chosen
 
+    def _wanted(self, record: mf.Record) -> bool:
+        """Whether the split/subset filters select ``record`` (a refused line's placeholder too)."""
+        return (self.split is None or record.split == self.split) and (
+            not self.subset or any(fnmatch.fnmatchcase(record.sample_id, p) for p in self.subset))
+
     def _escaping(self, record: mf.Record) -> list[str]:
         """Files of ``record`` that resolve outside the dataset root (a symlink leaving it), unless
         ``follow_symlinks``; each is the sample's input error."""
@@ -135,7 +142,8 @@ class FolderBenchmark:
         return out
 
     def records(self) -> list[mf.Record]:
-        """The selected, usable manifest lines in file order (cheap: nothing decoded)."""
+        """The selected manifest lines in file order (cheap: nothing decoded); a refused line is a
+        placeholder record (``refused``: why) that becomes an input-error sample."""
         return list(self._records)
 
     def line_of(self, sample_id: str) -> int | None:
@@ -154,6 +162,8 @@ class FolderBenchmark:
 
         inputs, references = {}, {}
         errors = list(record.missing) + list(self._escapes.get(record.sample_id, ()))
+        if record.refused:  # the line is a sample nothing can be read of: it counts, as an input error
+            errors = [f"{mf.MANIFEST} line {record.line} refused: {'; '.join(record.refused)}"]
         actions = record.actions
         if not errors:
             for target, files, slot in ((inputs, record.inputs, "image"), (references, record.references, "video")):
@@ -204,7 +214,9 @@ class FolderBenchmark:
             controls["action_space"] = self.info.action_space.to_dict()
         controls.update(record.controls)
         metadata = dict(record.metadata)
-        if errors:
+        if errors and record.refused:
+            metadata[INPUT_ERROR] = errors[0]
+        elif errors:
             metadata[INPUT_ERROR] = "; ".join(errors)
             known = {(p.line, p.message) for p in self.problems}
             self.problems += [mf.Problem(record.line, e, record.sample_id, refused=False)

@@ -38,6 +38,7 @@ class Problem:
     message: str
     sample_id: str | None = None
     refused: bool = True
+    split: str | None = None  # the refused line's split, when it could be read (it still counts there)
 
     def __str__(self) -> str:
         where = f"{MANIFEST}:{self.line}" if self.line else DATASET_JSON
@@ -64,6 +65,7 @@ class Record:
     controls: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     missing: tuple[str, ...] = ()  # "<field> '<path>': file not found" for each file that is not there
+    refused: tuple[str, ...] = ()  # a refused line, kept as a sample that counts against coverage: why
 
 
 @dataclass(frozen=True)
@@ -255,12 +257,34 @@ def read_manifest(root: Path) -> tuple[list[Record], list[Problem], int]:
         elif sample_id is not None:
             first_line[sample_id] = number
         if errors:
-            problems.extend(Problem(number, e, sample_id=sample_id) for e in errors)
+            split = data.get("split", DEFAULT_SPLIT) if isinstance(data, dict) else None
+            problems.extend(Problem(number, e, sample_id=sample_id, split=split if isinstance(split, str) else None)
+                            for e in errors)
             continue
         records.append(_with_missing_files(root, record))
     if n_lines == 0:
         raise ValueError(f"{path}: the manifest has no sample lines")
     return records, problems, n_lines
+
+
+def refused_records(problems: list[Problem], taken: set[str]) -> list[Record]:
+    """One placeholder record per refused line, in line order: the line is still a sample of the
+    dataset, whose inputs could not be read, so it counts against coverage (``refused`` says why).
+    Its id is the line's own when it was readable and unused, else ``refused-line-<N>``."""
+    by_line: dict[int, list[Problem]] = {}
+    for problem in problems:
+        if problem.refused and problem.line:
+            by_line.setdefault(problem.line, []).append(problem)
+    out = []
+    for line, found in sorted(by_line.items()):
+        own = found[0].sample_id
+        sample_id = own if own and own not in taken and not unsafe_id_reason(own) else f"refused-line-{line}"
+        while sample_id in taken:
+            sample_id += "_"
+        taken.add(sample_id)
+        out.append(Record(line=line, sample_id=sample_id, split=found[0].split or DEFAULT_SPLIT,
+                          refused=tuple(p.message for p in found)))
+    return out
 
 
 def _with_missing_files(root: Path, record: Record) -> Record:

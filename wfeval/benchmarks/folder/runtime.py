@@ -20,17 +20,18 @@ class FolderRuntime:
 
     def summary(self, context: RunContext) -> dict[str, Any]:
         bench = self.benchmark
-        refused = [p for p in bench.problems if p.refused]
-        unreadable = [r.sample_id for r in context.requests if input_error(r)]
-        usable = len(context.requests) - len(unreadable)
-        considered = len(context.requests) + len({p.line for p in refused})
+        refused = {r.sample_id for r in bench.records() if r.refused}  # samples of their own (input errors)
+        unreadable = [r.sample_id for r in context.requests if input_error(r) and r.sample_id not in refused]
+        counted = [r for r in context.requests if r.sample_id in refused]
+        usable = len(context.requests) - len(unreadable) - len(counted)
+        considered = len(context.requests)
         return {
             "root": str(bench.root),
             "lines": bench.n_lines,
-            "samples": len(context.requests),
+            "samples": len(context.requests) - len(counted),
             "usable": usable,
             "unreadable": len(unreadable),
-            "refused_lines": len({p.line for p in refused}),
+            "refused_lines": len(counted),
             "coverage": usable / considered if considered else 0.0,
             "problems": [p.to_dict() for p in sorted(bench.problems, key=lambda p: (p.line or 0, p.message))],
         }

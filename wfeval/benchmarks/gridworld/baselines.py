@@ -44,6 +44,37 @@ def _needs_world(request: GenerationRequest) -> str | None:
             "benchmark provides")
 
 
+def _on_recorded_game(request: GenerationRequest) -> bool:
+    """A simulator-recorded sample (atari_*, crafter, memory_maze): continued through its saved state."""
+    return "world" not in request.metadata and "simulator" in request.metadata
+
+
+def _needs_simulator(request: GenerationRequest) -> str | None:
+    if "world" in request.metadata or "simulator" in request.metadata:
+        return None
+    return ("needs a simulator state: the gridworld's world (metadata['world']) or a recorded game's "
+            "snapshot (metadata['simulator'])")
+
+
+def _noop_of(request: GenerationRequest) -> int:
+    names = [str(n).lower() for n in (request.controls.get("action_names") or ())]
+    return names.index("noop") if "noop" in names else 0
+
+
+class _GameSimulators:
+    """The recorded games' simulators a baseline keeps (one per game config), closed with it."""
+
+    def _sims(self) -> dict:
+        return self.__dict__.setdefault("_simulators", {})
+
+    def close(self) -> None:
+        for sim in self._sims().values():
+            close = getattr(sim, "close", None)
+            if callable(close):
+                close()
+        self._sims().clear()
+
+
 @dataclass(frozen=True)
 class SimState:
     """Step state of the simulator baselines (immutable: ``step`` returns a new one)."""
@@ -202,8 +233,9 @@ class StaticModel(_Baseline):
         return StepOutput(state, np.repeat(state[None], len(actions), axis=0))
 
 
-class RandomActionsModel(_Baseline):
-    """The true simulator driven by seeded random actions of the same length."""
+class RandomActionsModel(_GameSimulators, _Baseline):
+    """The true simulator driven by seeded random actions of the same length (on a recorded game,
+    sticky random actions seeded by (``seed``, sample id), as ``game_random_actions`` draws them)."""
 
     name = "random_actions"
 
@@ -212,17 +244,46 @@ class RandomActionsModel(_Baseline):
         self.seed = seed
         self.p_repeat = p_repeat
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return _needs_simulator(request)
+
     def _rng_seed(self, request: GenerationRequest) -> int:
         return (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
 
+    def _game_seed(self, request: GenerationRequest) -> tuple[int, int]:
+        n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
+        digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
+        return int.from_bytes(digest[:4], "little"), n_actions
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         n = len(actions_of(request))
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import continue_game, sticky_actions
+
+            seed, n_actions = self._game_seed(request)
+            return continue_game(request, sticky_actions(seed, n, n_actions, self.p_repeat), self._sims())
         video, _ = world.rollout(_world_state(request),
                                  world.sample_actions(self._rng_seed(request), n, p_repeat=self.p_repeat))
         return video
 
-    def start(self, request: GenerationRequest) -> SimState:
+    def start(self, request: GenerationRequest) -> Any:
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import start_game
+
+            return SourceState(start_game(request), extra=self._game_seed(request))
         return SimState(_world_state(request), extra=self._rng_seed(request))
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if not isinstance(state, SourceState):
+            return super().step(state, actions)
+        from wfeval.benchmarks.recorded.baselines import step_game, sticky_actions
+
+        seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
+        end = state.t + len(actions)
+        own = sticky_actions(seed, end, n_actions, self.p_repeat)[state.t:]
+        frames, inner = step_game(state.inner, own, self._sims())
+        return StepOutput(SourceState(inner, end, state.extra), frames)
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         # its own actions, a prefix-stable sequence: the same as generate's for the same step count
@@ -307,8 +368,9 @@ class BlurModel(OracleModel):
         return (gaussian_blur(frames, self.kernel_size, self.sigma) if len(frames) else frames), state
 
 
-class LaggedModel(_Baseline):
-    """The true simulator with every action applied ``lag`` steps late (``noop`` first)."""
+class LaggedModel(_GameSimulators, _Baseline):
+    """The true simulator with every action applied ``lag`` steps late (``noop`` first; on a
+    recorded game the action named noop, else action 0)."""
 
     name = "lagged"
 
@@ -318,15 +380,38 @@ class LaggedModel(_Baseline):
             raise ValueError(f"model.lag must be >= 0, got {lag}")
         self.lag = int(lag)
 
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        return _needs_simulator(request)
+
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         actions = actions_of(request)
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import continue_game
+
+            late = ((_noop_of(request),) * self.lag + tuple(int(a) for a in actions))[: len(actions)]
+            return continue_game(request, list(late), self._sims())
         noop = world.ACTIONS.index("noop")
         late = ((noop,) * self.lag + actions)[: len(actions)]
         video, _ = world.rollout(_world_state(request), late)
         return video
 
-    def start(self, request: GenerationRequest) -> SimState:
+    def start(self, request: GenerationRequest) -> Any:
+        if _on_recorded_game(request):
+            from wfeval.benchmarks.recorded.baselines import start_game
+
+            return SourceState(start_game(request), extra=(_noop_of(request),) * self.lag)
         return SimState(_world_state(request), pending=(world.ACTIONS.index("noop"),) * self.lag)
+
+    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        if not isinstance(state, SourceState):
+            return super().step(state, actions)
+        from wfeval.benchmarks.recorded.baselines import step_game
+
+        queue = tuple(state.extra) + tuple(int(a) for a in actions)
+        n = len(actions)
+        frames, inner = step_game(state.inner, list(queue[:n]), self._sims())
+        return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         queue = state.pending + tuple(int(a) for a in actions)

@@ -58,6 +58,7 @@ class RecordedBenchmark:
 
     family = ""
     option_schemas: dict[str, Any] = {"policy": Policy}  # the behaviour policy's options
+    policy_class = Policy  # a family may extend the behaviour policies (e.g. one acting on the game's state)
 
     def __init__(
         self,
@@ -92,7 +93,7 @@ class RecordedBenchmark:
         if resize is not None and (len(resize) != 2 or not all(isinstance(n, int) and n > 0 for n in resize)):
             raise ConfigError(f"benchmark.resize must be null (native) or [height, width], got {resize!r}")
         try:
-            self.policy = Policy(**dict(policy or {}))
+            self.policy = self.policy_class(**dict(policy or {}))
         except (TypeError, ValueError) as exc:
             raise ConfigError(str(exc) if "benchmark." in str(exc) else f"benchmark.policy: {exc}") from exc
         self.split, self.seed, self.fps = split, int(seed), float(fps)
@@ -179,7 +180,7 @@ class RecordedBenchmark:
         started = time.perf_counter()
         sim = self.simulator()
         seed = self.trajectory_seed(trajectory)
-        actions = self.policy.actions(seed, trajectory, self.n_steps, len(self.action_names))
+        actor = self.policy.actor(seed, trajectory, self.n_steps, len(self.action_names))
         starts = [self.window_start(j) for j in range(self.windows_per_trajectory)]
         needed = {k for s in starts for k in range(s, s + self.context_frames + self.horizon)}
         boundary = {s + self.context_frames - 1: j for j, s in enumerate(starts)}
@@ -187,10 +188,12 @@ class RecordedBenchmark:
         first = sim.reset(seed)
         if 0 in needed:
             frames[0] = first
-        steps, snapshots = [], {}
-        for t, action in enumerate(actions):
+        steps, snapshots, actions = [], {}, []
+        for t in range(self.n_steps):
             if t in boundary:
                 snapshots[boundary[t]] = sim.snapshot()
+            action = int(actor(t, sim))
+            actions.append(action)
             step = sim.step(action)
             steps.append(step)
             if t + 1 in needed:

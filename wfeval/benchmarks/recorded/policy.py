@@ -17,7 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -100,6 +100,12 @@ class Policy:
         if self.kind == "uniform":
             return {"kind": "uniform"}
         return {"kind": "sticky", "repeat_probability": float(self.repeat_probability)}
+
+    def actor(self, seed: int, trajectory: int, n: int, n_actions: int) -> Callable[[int, Any], int]:
+        """``actor(t, simulator) -> action`` for step ``t``: these policies ignore the simulator and
+        play their precomputed actions; a family's policy may act on the simulator's state."""
+        actions = self.actions(seed, trajectory, n, n_actions)
+        return lambda t, simulator: actions[t]
 
     def actions(self, seed: int, trajectory: int, n: int, n_actions: int) -> list[int]:
         if self.kind == "file":

@@ -12,6 +12,7 @@ from pathlib import Path
 from wfeval.report.leaderboard.model import Board, rank_text
 from wfeval.report.rows import markdown_table
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_write_bytes  # replaces a link, never writes through it
 
 DEFAULT_WIDTH = 100
 
@@ -112,6 +113,6 @@ def write_leaderboard(board: Board, folder: Path) -> list[Path]:
     """``<folder>/leaderboard.md`` and ``leaderboard.csv`` (the sweep's and ``compare --out``'s: one writer)."""
     folder.mkdir(parents=True, exist_ok=True)
     md, table = folder / FILES.leaderboard_md, folder / FILES.leaderboard_csv
-    md.write_text(render_markdown(board), encoding="utf-8")
-    table.write_text(render_csv(board), encoding="utf-8")
+    atomic_write_bytes(md, render_markdown(board).encode("utf-8"), durable=False)
+    atomic_write_bytes(table, render_csv(board).encode("utf-8"), durable=False)
     return [md, table]

@@ -1,0 +1,56 @@
+"""Memory Maze benchmarks (``benchmark=memory_maze``, ``memory_maze_long``, ``memory_maze_15x15``):
+first-person 3D frames recorded offline from seeded mazes under an explore-and-revisit policy."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.benchmarks.memory_maze import simulator
+from wfeval.benchmarks.memory_maze.policy import MazePolicy
+from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
+from wfeval.config.errors import ConfigError
+from wfeval.storage.artifacts import ArtifactStore
+
+
+class MemoryMazeBenchmark(RecordedBenchmark):
+    """See :class:`~wfeval.benchmarks.recorded.adapter.RecordedBenchmark` for the sample layout.
+
+    ``env`` pins the maze ``size`` (9, 11, 13 or 15 cells), the ``camera_resolution`` (64) and
+    ``good_visibility``. Each trajectory is one Memory Maze episode (seeded layout, targets and
+    start), so it must end before the episode's time limit (1,000 steps at 9×9, 4,000 at 15×15).
+    Beside the recorded fields, ``metadata["maze"]`` holds the exact state a memory or pose measure
+    needs: the layout, the targets' positions and colours, the pose at the last context frame, and
+    what is not static scenery (``border_px``: the target-colour border; ``moving_objects``: none);
+    ``metadata["step_info"]`` the true pose after every future step (``x``, ``y`` in cells,
+    ``heading`` in radians, ``target_index``).
+    """
+
+    family = "memory_maze"
+    policy_class = MazePolicy
+    option_schemas = {"env": simulator.DEFAULTS, "policy": MazePolicy}
+
+    def __init__(self, env: Mapping[str, Any] | None = None, **options: Any):
+        config = simulator.check_config(env or {})
+        super().__init__(env=config, **options)
+        limit = simulator.steps_per_episode(config)
+        if self.n_steps >= limit:
+            raise ConfigError(f"benchmark: a trajectory of {self.n_steps} steps (warmup_steps + windows_per_trajectory "
+                              f"× (context_frames + horizon) − 1) does not fit in one {config['size']}×{config['size']} "
+                              f"Memory Maze episode ({limit} steps); record fewer windows or a shorter horizon")
+
+    def sample_metadata(self) -> dict[str, Any]:
+        return {"game": f"memory_maze_{self.env['size']}x{self.env['size']}"}
+
+    def materialize(self, record: tuple[int, int], *, store: ArtifactStore, task: WorldTaskConfig,
+                    protocol: EvaluationProtocolSpec) -> GenerationRequest:
+        request = super().materialize(record, store=store, task=task, protocol=protocol)
+        state = request.metadata["simulator"]["state"]
+        # what is static: the whole scene (walls, floor, targets); only the view moves with the agent,
+        # and the frame's border (border_px wide) shows the current target's colour, which changes
+        # when a target is reached (step_info.target_index)
+        maze = {**state["maze"], "start_pose": dict(state["pose"]), "border_px": int(2 * math.sqrt(self.env["camera_resolution"] // 64)),
+                "moving_objects": []}
+        return dataclasses.replace(request, metadata={**request.metadata, "maze": maze})

@@ -1,0 +1,251 @@
+"""``pose_error``: which pose does a generated frame show? Recovered by rendering, no learned network.
+
+The simulator can draw the view from any pose (:meth:`~.simulator.MemoryMazeSimulator.render_pose`).
+For a generated frame, :func:`recover_pose` searches the pose whose render is closest to it
+(mean squared error over the frame without its target-colour border), starting from the
+commanded pose — the true pose after the sample's actions:
+
+1. *coarse*: the commanded pose turned in steps of 30 degrees and moved by ±0.5 cell along x and
+   y (``COARSE``: 15 renders), plus the poses of the sample's true path (its start and every step:
+   a frozen or late model shows one of them), ranked by their error;
+2. *refine*: pattern search from the two best coarse poses — the six neighbours (±position step
+   along x and y, ±heading step), or if none is better the eight that move and turn at once; move
+   to the best that lowers the error, else halve both steps — from 0.25 cell and 16 degrees down
+   to ``min_position_step`` (1/64 cell) and ``min_heading_step`` (0.5 degree).
+
+An exact frame (the oracle's) matches the commanded pose with error 0 before any move, so its
+pose error is exactly 0. Resolution (tests/benchmarks/test_memory_maze_pose.py,
+docs/memory-maze.md): known offsets from 0.05 cell and 3 degrees up to 0.25 cell and 60 degrees
+are recovered to within 0.03 cell and 2 degrees. It measures geometry, not pixel quality: a noisy
+or blurred frame of the right pose scores about 0, a frozen or late one the distance it lags by;
+a frame that shows no pose of the maze lands wherever its error is smallest.
+
+:class:`PoseError` (``metric=pose_error``) reports, per sample, the mean position error in cells
+over the evaluated frames (every ``stride``-th, and the last) and, in its components, the mean
+and per-frame heading error in degrees, the recovered and commanded poses and the renders spent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.metrics.base import DescribedMetric
+from wfeval.metrics.outcomes import scored, skipped
+from wfeval.storage.artifacts import read_array
+
+Pose = tuple[float, float, float]  # x, y (cells), heading (radians)
+COARSE: tuple[tuple[float, float, float], ...] = tuple(
+    [(0.0, 0.0, math.radians(d)) for d in range(0, 360, 30)]
+    + [(dx, dy, 0.0) for dx, dy in ((0.5, 0), (-0.5, 0), (0, 0.5), (0, -0.5))]
+)
+
+
+def wrap(angle: float) -> float:
+    """An angle in radians, wrapped to [-pi, pi)."""
+    return (angle + math.pi) % (2 * math.pi) - math.pi
+
+
+@dataclass(frozen=True)
+class Recovered:
+    pose: Pose
+    error: float  # MSE of the best render (uint8 levels squared)
+    renders: int
+
+
+def recover_pose(render: Callable[[Pose], np.ndarray], frame: np.ndarray, start: Pose, *,
+                 candidates: Sequence[Pose] = (), border: int = 2, position_step: float = 0.25,
+                 heading_step: float = math.radians(16), min_position_step: float = 1 / 64,
+                 min_heading_step: float = math.radians(0.5), coarse: bool = True, starts: int = 2) -> Recovered:
+    """The pose whose render is closest to ``frame`` (search from ``start``; see the module doc).
+
+    ``candidates``: more poses the coarse stage tries (the metric passes the true path's poses).
+    The refinement runs from the ``starts`` best coarse poses; the best result wins (ties: the
+    earlier start)."""
+    target = np.asarray(frame, dtype=np.float64)
+    if border:
+        target = target[border:-border, border:-border]
+    renders = 0
+
+    def cost(pose: Pose) -> float:
+        nonlocal renders
+        renders += 1
+        image = np.asarray(render(pose), dtype=np.float64)
+        if border:
+            image = image[border:-border, border:-border]
+        return float(np.mean((image - target) ** 2))
+
+    first = (float(start[0]), float(start[1]), wrap(float(start[2])))
+    first_cost = cost(first)
+    if first_cost == 0.0:
+        return Recovered(first, 0.0, renders)
+    scored_poses = [(first_cost, 0, first)]
+    if coarse:
+        poses = [(first[0] + dx, first[1] + dy, wrap(first[2] + dh)) for dx, dy, dh in COARSE[1:]]
+        poses += [(float(p[0]), float(p[1]), wrap(float(p[2]))) for p in candidates]
+        scored_poses += [(cost(p), i + 1, p) for i, p in enumerate(poses)]
+    scored_poses.sort(key=lambda item: (item[0], item[1]))
+    best, best_cost = scored_poses[0][2], scored_poses[0][0]
+    for c0, _, pose0 in scored_poses[:max(1, int(starts))]:
+        pose, c = _refine(cost, pose0, c0, position_step, heading_step, min_position_step, min_heading_step)
+        if c < best_cost:
+            best, best_cost = pose, c
+        if best_cost == 0.0:
+            break
+    return Recovered(best, best_cost, renders)
+
+
+def _refine(cost: Callable[[Pose], float], best: Pose, best_cost: float, ds: float, dh: float,
+            min_ds: float, min_dh: float) -> tuple[Pose, float]:
+    """Pattern search: move to the best of the six axis neighbours that lowers the error, else of
+    the eight that move and turn at once (a step back and a turn can look alike), else halve the steps."""
+    while best_cost > 0.0 and (ds >= min_ds or dh >= min_dh):
+        step_best, step_cost = None, best_cost
+        axis = ((ds, 0, 0), (-ds, 0, 0), (0, ds, 0), (0, -ds, 0), (0, 0, dh), (0, 0, -dh))
+        coupled = tuple((mx, my, s * dh) for mx, my, _ in axis[:4] for s in (1, -1))
+        for moves in (axis, coupled):
+            for mx, my, mh in moves:
+                pose = (best[0] + mx, best[1] + my, wrap(best[2] + mh))
+                c = cost(pose)
+                if c < step_cost:
+                    step_best, step_cost = pose, c
+            if step_best is not None:
+                break
+        if step_best is None:
+            ds, dh = ds / 2, dh / 2
+        else:
+            best, best_cost = step_best, step_cost
+    return best, best_cost
+
+
+def pose_offsets(recovered: Pose, commanded: Pose) -> tuple[float, float]:
+    """(position error in cells, absolute heading error in degrees)."""
+    return (math.hypot(recovered[0] - commanded[0], recovered[1] - commanded[1]),
+            abs(math.degrees(wrap(recovered[2] - commanded[2]))))
+
+
+def commanded_poses(request: GenerationRequest) -> list[tuple[Pose, int | None, Any]] | None:
+    """The true pose, current target and walker joints after each future step
+    (``metadata['step_info']``), or None."""
+    info = request.metadata.get("step_info") or {}
+    if not all(k in info for k in ("x", "y", "heading")):
+        return None
+    n = len(info["x"])
+    targets = info.get("target_index") or [None] * n
+    joints = info.get("qpos") or [None] * n
+    return [((float(x), float(y), float(h)), t, q)
+            for x, y, h, t, q in zip(info["x"], info["y"], info["heading"], targets, joints)]
+
+
+class PoseRenderer:
+    """Renders poses in a sample's maze (its saved simulator state); simulators kept per config."""
+
+    def __init__(self) -> None:
+        self._simulators: dict[str, Any] = {}
+
+    def simulator(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.recorded.baselines import _simulator, simulator_info
+
+        info = simulator_info(request)
+        sim = _simulator(info, self._simulators)
+        sim.restore(info["state"])
+        return sim
+
+    def close(self) -> None:
+        for sim in self._simulators.values():
+            sim.close()
+        self._simulators.clear()
+
+
+def render_poses(request: GenerationRequest, poses: Sequence[Pose], renderer: PoseRenderer | None = None,
+                 target_index: int | None = None) -> np.ndarray:
+    """The frames seen from ``poses`` in the sample's maze (``N×H×W×3`` uint8): what the family
+    offers a memory measure that needs the view of a place (issue 23's revisits)."""
+    own = renderer is None
+    renderer = renderer or PoseRenderer()
+    try:
+        sim = renderer.simulator(request)
+        if target_index is not None:
+            sim.set_target(int(target_index))
+        return np.stack([sim.render_pose(*p) for p in poses]) if poses else np.empty((0, 0, 0, 3), np.uint8)
+    finally:
+        if own:
+            renderer.close()
+
+
+class PoseError(DescribedMetric):
+    """Mean distance (cells) between the pose each generated frame shows and the commanded pose."""
+
+    name = "pose_error"
+    aliases = ("position_heading_error",)
+    version = "1.0"
+    higher_is_better = False
+    family = "control"
+    capability = "action_control"
+    output_unit = "cells"
+    display_name = "Pose error"
+    description = ("Distance between the pose a generated frame shows (recovered by matching renders of "
+                   "the maze) and the pose the actions lead to; heading error in the components.")
+    variant = "render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border"
+    required_artifacts = ("generated_video",)
+    bounds = (0.0, None)
+
+    def __init__(self, stride: int = 4, coarse: bool = True, confidence: float = 0.95, seed: int = 0):
+        super().__init__(confidence, seed)
+        if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
+            raise ValueError(f"metric.pose_error.stride must be an integer >= 1, got {stride!r}")
+        self.stride, self.coarse = int(stride), bool(coarse)
+        self._renderer: PoseRenderer | None = None
+
+    def frames(self, n: int) -> list[int]:
+        """Indices (1-based into the video) of the evaluated frames: every ``stride``-th and the last."""
+        picked = list(range(self.stride, n + 1, self.stride))
+        return picked if picked and picked[-1] == n else picked + [n]
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        sim_info = request.metadata.get("simulator")
+        if not isinstance(sim_info, Mapping) or sim_info.get("family") != "memory_maze":
+            return skipped(request.sample_id, self.name, "needs a Memory Maze sample (a pose the benchmark can render)")
+        poses = commanded_poses(request)
+        if not poses:
+            return skipped(request.sample_id, self.name, "no true poses in the request (metadata['step_info'])")
+        video = read_array(result.artifacts["generated_video"])
+        if video.ndim != 4 or video.shape[0] != len(poses) + 1:
+            return skipped(request.sample_id, self.name,
+                           f"generated video shape {video.shape}: {len(poses)} steps need {len(poses) + 1} frames")
+        self._renderer = self._renderer or PoseRenderer()
+        sim = self._renderer.simulator(request)
+        start = (request.metadata.get("maze") or {}).get("start_pose")
+        path = ([(start["x"], start["y"], start["heading"])] if start else []) + [p for p, _, _ in poses]
+        rows = []
+        for k in self.frames(len(poses)):
+            commanded, target, joints = poses[k - 1]
+            if target is not None:
+                sim.set_target(int(target))
+            found = recover_pose(lambda p: sim.render_pose(*p, qpos=joints), video[k], commanded, candidates=path,
+                                 coarse=self.coarse)
+            position, heading = pose_offsets(found.pose, commanded)
+            rows.append((k, position, heading, found))
+        position_errors = [r[1] for r in rows]
+        heading_errors = [r[2] for r in rows]
+        components = {
+            "frames": [r[0] for r in rows],
+            "per_frame": position_errors,
+            "heading_error_deg": float(np.mean(heading_errors)),
+            "per_frame_heading_error_deg": heading_errors,
+            "recovered": [list(r[3].pose) for r in rows],
+            "commanded": [list(poses[r[0] - 1][0]) for r in rows],
+            "match_mse": [r[3].error for r in rows],
+            "renders": int(sum(r[3].renders for r in rows)),
+        }
+        return scored(request.sample_id, self.name, float(np.mean(position_errors)), components=components,
+                      diagnostics={"variant": self.variant, "stride": self.stride})
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
