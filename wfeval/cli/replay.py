@@ -40,7 +40,7 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     units = {m: unit_of(document, m) for m in results}
     title = f"{manifest['model']['name']} on {manifest['benchmark']['id']}  (replayed {run_dir})"
     print(results_table(results, title=title, units=units))
-    print(f"wrote {out.path / 'results.json'} and {out.path / 'results.md'}")
+    print(f"wrote {out.path / FILES.results} and {out.path / FILES.results_md}")
     return document
 
 

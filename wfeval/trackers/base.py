@@ -61,7 +61,7 @@ class Tracker(Callback):
                          sweep_dir=sweep)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
-        merged = Path(str(config.hydra.sweep.dir)) / "merged"
+        merged = Path(str(config.hydra.sweep.dir)) / FILES.merged
         if (merged / FILES.results).is_file():
             self._log_folder(merged, sweep_dir=merged.parent)
 

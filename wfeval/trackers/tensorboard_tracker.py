@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from wfeval.storage.rundir import FILES
 from wfeval.trackers.base import Tracker
 from wfeval.trackers.record import RunRecord, safe_key
 
@@ -40,9 +41,9 @@ class TensorBoardTracker(Tracker):
             writer.add_text("config", "```yaml\n" + yaml.safe_dump(record.config, sort_keys=False) + "```", 0)
             writer.add_text("overrides", " ".join(record.overrides) or "(none)", 0)
             writer.add_text("status", record.status + (f": {record.error}" if record.error else ""), 0)
-            md = record.run_dir / "results.md"
+            md = record.run_dir / FILES.results_md
             if md.is_file():
-                writer.add_text("results.md", md.read_text(encoding="utf-8"), 0)
+                writer.add_text(FILES.results_md, md.read_text(encoding="utf-8"), 0)
         finally:
             writer.close()
         artifacts = folder / "artifacts"
