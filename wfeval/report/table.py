@@ -67,7 +67,7 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
         note = "" if agg.valid else str(agg.diagnostics.get("reason", "invalid"))
         if agg.valid and isinstance(agg.diagnostics.get("ceiling"), float):  # idm_accuracy: what it reads against
             chance = agg.diagnostics.get("chance")
-            note = f"IDM ceiling {_fmt(agg.diagnostics['ceiling'])}, chance {_fmt(chance)}"
+            note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
         if agg.skip_breakdown and agg.valid:
             skips = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
             note = f"{note}; {skips}" if note else skips
