@@ -1,6 +1,7 @@
 """The fixed cost of ``wfeval.evaluate`` inside a training loop, over the cost of generating and scoring.
 
-Run: ``python benchmarks/in_training.py [--samples 32] [--calls 8] [--rounds 2] [--baseline CHECKOUT] [--profile]``
+Run: ``python benchmarks/in_training.py [--samples 32] [--calls 8] [--rounds 2] [--baseline CHECKOUT] [--profile]
+[--this-override KEY=VALUE]``
 
 A training loop calls ``wfeval.evaluate(model=net, benchmark="gridworld", model_version=step)``
 every N steps on 32 gridworld samples with the benchmark's default metrics; the model's weights
@@ -99,13 +100,13 @@ def worker(args: argparse.Namespace) -> None:
     import wfeval
 
     work = Path(args.work)
-    overrides = [f"benchmark.num_samples={args.samples}", f"run.store_dir={work / 'store'}"]
+    overrides = [f"benchmark.num_samples={args.samples}", f"run.store_dir={work / 'store'}", *args.override]
     model = TrainedModel()
     rows = []
     profile = None
     for call in range(args.calls + 1):
         model.step, model.seconds, model.cpu_seconds = call + 1000 * args.round, 0.0, 0.0
-        run_dir = work / "runs" / f"call{call}"
+        run_dir = work / "runs" / f"round{args.round}-call{call}"  # a fresh folder per call of every round
         if args.profile and call == args.calls:
             import cProfile
 
@@ -137,7 +138,8 @@ def worker(args: argparse.Namespace) -> None:
 def _side(code: Path, args: argparse.Namespace, work: Path, round_: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code), "WFEVAL_CACHE": str(work / "cache")}
     cmd = [sys.executable, __file__, "--worker", "--work", str(work), "--samples", str(args.samples),
-           "--calls", str(args.calls), "--round", str(round_)] + (["--profile"] if args.profile else [])
+           "--calls", str(args.calls), "--round", str(round_)] + (["--profile"] if args.profile else []) \
+        + [f"--override={o}" for o in (args.this_override if code == ROOT else [])]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=work)
     if done.returncode:
         raise SystemExit(done.stderr[-4000:])
@@ -153,6 +155,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--baseline", type=Path, default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--this-override", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for this checkout's calls only (e.g. run.overlap=false)")
+    parser.add_argument("--override", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--work", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)

@@ -1,14 +1,12 @@
 """One 2-D continuous-action dataset in four formats (LeRobot v3, HDF5, video + npy, dataset folder)
-runs open loop and autoregressive with PSNR, SSIM and FVD, through the CLI, with known numbers:
+runs open loop and autoregressive with PSNR, SSIM, LPIPS (staged test weights) and FVD, through the
+CLI, with known numbers:
 
-- ``model=oracle`` (the reference video itself): PSNR 100 (capped), SSIM 1, FVD 0;
+- ``model=oracle`` (the reference video itself): PSNR 100 (capped), SSIM 1, LPIPS 0, FVD 0;
 - ``ShiftedReference`` (the reference + 8 levels on every generated frame; frame 0 is the given
   initial frame and the suites skip it): PSNR exactly ``20·log10(255/8)`` = 30.069 dB, the same
-  SSIM and FVD under both protocols, and on the two lossless formats (HDF5, folder) the same values;
+  SSIM, LPIPS and FVD under both protocols, and on the two lossless formats (HDF5, folder) the same values;
 - ``model=precomputed`` with the shifted videos as files: the same PSNR from files.
-
-LPIPS (another engineer's metric) joins ``METRICS`` here once it lands; its staged test weights go
-into the same runs.
 """
 
 from __future__ import annotations
@@ -22,9 +20,11 @@ import pytest
 from wfeval_test_datasets import CAMERA, write_all
 
 from tests.conftest import ROOT, cli_env, only_run_dir, read_jsonl, run_cli
+from tests.features._lpips import lpips_test_overrides
 from tests.features._weights import require_i3d_weights
 
-METRICS = "metric=[psnr,ssim,fvd]"  # + lpips when it lands (issue 25, item 4)
+METRICS = "metric=[psnr,ssim,lpips,fvd]"
+MEASURES = ("psnr", "ssim", "lpips", "fvd")
 SHIFT = 8
 SHIFTED_PSNR = 20 * math.log10(255 / SHIFT)
 FORMATS = {
@@ -45,13 +45,13 @@ def work(tmp_path_factory):
     paths = write_all(root / "data")
     env = cli_env(WFEVAL_TRUST="wfeval_test_models.,wfeval_test_plugins.,wfeval_test_datasets.",
                   SVT_LOG="1")
-    return root, paths, env
+    return root, paths, env, lpips_test_overrides(root / "lpips")
 
 
 def _sweep(work, fmt: str, model: list[str], name: str) -> dict[str, dict]:
-    root, paths, env = work
+    root, paths, env, lpips = work
     sweep = root / "sweeps" / f"{fmt}_{name}"
-    proc = run_cli(["-m", *FORMATS[fmt](paths[fmt]), *model, "protocol=open_loop,autoregressive", METRICS,
+    proc = run_cli(["-m", *FORMATS[fmt](paths[fmt]), *model, "protocol=open_loop,autoregressive", METRICS, *lpips,
                     f"metric.fvd.feature_dir={root / 'features'}", f"run.store_dir={root / 'store'}",
                     "run.progress=off", f"hydra.sweep.dir={sweep}"], cwd=root, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -83,6 +83,7 @@ def test_the_oracle_is_exact_in_every_format_and_protocol(runs, fmt):
         results = run["results"]
         assert _value(results, "psnr") == 100.0, (fmt, protocol)
         assert _value(results, "ssim") == pytest.approx(1.0, abs=1e-6)
+        assert _value(results, "lpips") == 0.0  # identical frames: exactly 0
         assert _value(results, "fvd") == pytest.approx(0.0, abs=1e-6)
         assert results["benchmark"]["action_space"]["kind"] == "continuous"
         assert results["benchmark"]["action_space"]["shape"] == [2]
@@ -90,18 +91,19 @@ def test_the_oracle_is_exact_in_every_format_and_protocol(runs, fmt):
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_shifted_model_scores_the_closed_form_psnr_in_every_format_and_protocol(runs, fmt):
-    values = {p: {m: _value(run["results"], m) for m in ("psnr", "ssim", "fvd")}
+    values = {p: {m: _value(run["results"], m) for m in MEASURES}
               for p, run in runs[fmt]["shifted"].items()}
     assert values["open_loop"]["psnr"] == pytest.approx(SHIFTED_PSNR, abs=1e-4)
     assert values["open_loop"] == values["autoregressive"]  # the same frames through generate and step
     assert 0.9 < values["open_loop"]["ssim"] < 1.0 and values["open_loop"]["fvd"] > 0
+    assert values["open_loop"]["lpips"] > 0
 
 
 def test_lossless_formats_give_identical_numbers(runs):
     for model in ("oracle", "shifted"):
         for protocol in ("open_loop", "autoregressive"):
             a, b = (runs[f][model][protocol]["results"] for f in ("folder", "hdf5"))
-            for metric in ("psnr", "ssim", "fvd"):
+            for metric in MEASURES:
                 assert _value(a, metric) == _value(b, metric), (model, protocol, metric)
 
 
@@ -128,7 +130,7 @@ def test_precomputed_shifted_files_score_the_closed_form_psnr(work, tmp_path):
     from wfeval.benchmarks.episodes import LeRobotBenchmark
     from wfeval.storage.artifacts import ArtifactStore, read_array
 
-    root, paths, env = work
+    root, paths, env, _ = work
     bench = LeRobotBenchmark(str(paths["lerobot"]))
     videos = tmp_path / "videos"
     videos.mkdir()
@@ -145,7 +147,7 @@ def test_precomputed_shifted_files_score_the_closed_form_psnr(work, tmp_path):
 
 
 def test_command_models_get_action_vectors_in_requests_and_json_steps(work, tmp_path):
-    root, paths, env = work
+    root, paths, env, _ = work
     step = f"model.step_argv=[{sys.executable},{ROOT / 'examples/command_model/step_model.py'}]"
     gen = f"model.argv=[{sys.executable},{ROOT / 'examples/command_model/model.py'},'{{requests}}']"
     for protocol in ("open_loop", "autoregressive"):
@@ -165,7 +167,7 @@ def test_export_dataset_of_a_reader_writes_a_folder_with_the_same_samples(work, 
     from wfeval.benchmarks.folder import FolderBenchmark, write_dataset
     from wfeval.storage.artifacts import ArtifactStore
 
-    _, paths, _ = work
+    _, paths, _, _ = work
     store = ArtifactStore(tmp_path / "store")
     args = dict(store=store, task=WorldTaskConfig("t"), protocol=EvaluationProtocolSpec("open_loop"))
     original = LeRobotBenchmark(str(paths["lerobot"])).requests(**args)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.conftest import MAZE_SMALL, compose, read_jsonl, run_cli, only_run_dir
+from tests.conftest import MAZE_SMALL, compose, read_jsonl, run_cli
 from wfeval.pipeline.runner import run_from_config
 
 LIMIT = 2  # the first two samples of the one recorded trajectory

@@ -84,7 +84,10 @@ def test_joblib_launcher_runs_jobs_in_parallel_processes_and_summarises(tmp_path
 
 
 def test_submitit_local_launcher_runs_the_same_sweep(tmp_path):
+    # the submitit folder without %j, as docs/scaling.md says: submitit's local controller races the
+    # submitting process for the %j folder on a loaded machine
     proc = run_cli(["-m", "model=oracle,static", "hydra/launcher=submitit_local",
+                    "hydra.launcher.submitit_folder=${hydra.sweep.dir}/.submitit",
                     f"run.store_dir={tmp_path / 'store'}", "benchmark.num_samples=4", "run.progress=off"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     sweep = only_run_dir(tmp_path / "outputs" / "multirun")

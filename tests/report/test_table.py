@@ -21,3 +21,13 @@ def test_table_shows_value_interval_counts_and_skip_reason():
     assert "[0.3006, 0.9544]" in rate_line  # Wilson 95% for 3/4
     fvd_line = next(line for line in lines if line.startswith("b.fvd"))
     assert "n/a" in fvd_line and "0/1" in fvd_line
+
+
+def test_an_idm_accuracy_line_shows_the_ceiling_and_the_chance_level_beside_the_value():
+    import dataclasses
+
+    rows = [scored(f"s{i}", "idm_accuracy", v) for i, v in enumerate([0.5, 0.75, 1.0])]
+    agg = default_aggregate("idm_accuracy", rows)
+    agg = dataclasses.replace(agg, diagnostics={**agg.diagnostics, "ceiling": 0.8125, "chance": 0.21875})
+    line = next(x for x in results_table({"b.idm_accuracy": agg}).splitlines() if x.startswith("b.idm_accuracy"))
+    assert "IDM ceiling 0.8125, chance 0.2188" in line and "0.75" in line

@@ -81,3 +81,15 @@ def test_compare_and_the_report_show_it(tmp_path):
     section = page._usefulness(runs)
     assert section and section["models"] == ["a", "b", "c", "d"]
     assert any(row[1] == "open_loop:gridworld.mse" and row[2] == "+0.80" for row in section["rows"])
+
+
+def test_a_resample_in_which_a_side_does_not_vary_is_left_out_of_the_interval_never_counted_as_zero():
+    # goal_success takes two values over 7 models (as the gridworld baselines'): many resamples draw one
+    # value only; a measure that orders the models exactly as their success has ρ = 1 in every other one
+    success = {"m0": 1.0, "m1": 1.0, "m2": 1.0, "m3": 1.0, "m4": 0.0, "m5": 0.0, "m6": 0.0}
+    docs = []
+    for model, value in success.items():
+        docs.append(document(model, "open_loop", {"psnr": value * 50 + 10}, DIRECTIONS))
+        docs.append(document(model, "planning", {"goal_success": value}, DIRECTIONS))
+    [row] = [r for r in usefulness(docs).rows if r["measure"].endswith("psnr")]
+    assert row["rho"] == pytest.approx(1.0) and (row["low"], row["high"]) == (1.0, 1.0)

@@ -22,7 +22,7 @@ def test_a_policy_zeroing_the_frame_in_place_cannot_change_the_oracles_psnr(monk
     assert ran.code == 0, ran.err
     assert ran.value("gridworld.psnr") == 100.0 and ran.results["gridworld.psnr"]["n_valid"] == 3
     assert ran.value("gridworld.ssim") == 1.0
-    assert ran.table_line("gridworld.psnr").split()[1:5] == ["100", "[100,", "100]", "3/3"]
+    assert ran.table_line("gridworld.psnr").split()[1:6] == ["100", "dB", "[100,", "100]", "3/3"]
 
 
 def test_the_frame_a_policy_zeroed_at_step_0_is_stored_as_the_initial_frame(monkeypatch, capsys, tmp_path):

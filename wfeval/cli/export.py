@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from wfeval.report.rows import ROW_FIELDS, find_results, fmt, load_document, markdown_table, rows
+from wfeval.report.numbers import fmt
+from wfeval.report.rows import ROW_FIELDS, find_results, load_document, markdown_table, rows
 
 
 def render(records: list[dict], fmt_name: str) -> str:

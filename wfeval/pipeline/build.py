@@ -1,4 +1,8 @@
-"""From a composed config to the objects of one run; every failure names the config key."""
+"""From a composed config to the objects of one run; every failure names the config key.
+
+Which metrics a run scores (their config nodes) is :mod:`wfeval.pipeline.metric_nodes`'s; the
+config's sections and nodes as the pipeline reads them, :mod:`wfeval.pipeline.nodes`'s (both
+importable from here as before)."""
 
 from __future__ import annotations
 
@@ -8,31 +12,16 @@ from omegaconf import DictConfig, OmegaConf
 
 from wfeval.api import ContractError, EvaluationProtocolSpec, Metric, WorldTaskConfig
 from wfeval.benchmarks.base import BenchmarkAdapter
-from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
+from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
-from wfeval.config.trust import check_config
 from wfeval.metrics.device import with_device
-from wfeval.metrics.selection import metric_choice_is_explicit, requested_metrics, select_metrics
 from wfeval.models.protocol import has_generate, has_step_interface
+from wfeval.pipeline.metric_nodes import compose_metric_nodes, metric_nodes, metric_nodes_with_rules  # noqa: F401
 from wfeval.pipeline.model import ModelHandle
+from wfeval.pipeline.nodes import node, section, to_plain
 from wfeval.pipeline.select import check_request_fits_task, check_requests_fit_task, iter_requests, select_requests  # noqa: F401
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
-
-
-def to_plain(node: Any) -> Any:
-    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
-
-
-def section(cfg: DictConfig | RunConfig, key: str) -> Any:
-    """The plain, resolved section ``key``: a copy of the run config's one resolution, or converted
-    from a composed node (tests, commands that compose without running)."""
-    return cfg.section(key) if isinstance(cfg, RunConfig) else to_plain(cfg.get(key))
-
-
-def node(cfg: DictConfig | RunConfig, key: str) -> Any:
-    """The composed node ``key`` (what Hydra instantiates)."""
-    return (cfg.cfg if isinstance(cfg, RunConfig) else cfg).get(key)
 
 
 def build_task(cfg: DictConfig | RunConfig) -> WorldTaskConfig:
@@ -56,7 +45,8 @@ def build_protocol_class(cfg: DictConfig | RunConfig) -> Any:
     """The protocol's class built from the config with its own options (``protocol._target_``: one
     class + one YAML, wfeval/protocols/base.py)."""
     protocol = instantiate_node("protocol", node(cfg, "protocol"), drop=PROTOCOL_CORE_KEYS)
-    missing = [m for m in ("identity", "record", "check_task", "check", "drive") if not callable(getattr(protocol, m, None))]
+    missing = [m for m in ("identity", "record", "check_task", "check", "drive")
+               if not callable(getattr(protocol, m, None))]
     if missing:
         raise ConfigError(f"protocol: {type(protocol).__name__} is not a protocol: it lacks {', '.join(missing)} "
                           "(subclass wfeval.protocols.base.Protocol, docs/protocols.md)")
@@ -118,123 +108,7 @@ def build_benchmark(cfg: DictConfig | RunConfig) -> BenchmarkAdapter:
     return bench
 
 
-def metric_nodes(cfg: DictConfig | RunConfig) -> dict[str, Any]:
-    """Selected metric configs plus ``extra_metrics`` (resolved from the metric group)."""
-    return metric_nodes_with_rules(cfg)[0]
-
-
-def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any], dict[str, str]]:
-    """The metric configs in selection order, and the rule that selected each
-    (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
-    from wfeval.config.plugins import metric_ids
-
-    root = cfg.cfg if isinstance(cfg, RunConfig) else cfg
-    chosen = {str(k): v for k, v in root.metric.items()}
-    # `+metric.<id>.<key>=value` for a metric a protocol, task or extra_metrics adds: options laid over
-    # its config file once it is composed (such a node has no _target_ of its own)
-    options = {k: v for k, v in chosen.items() if isinstance(v, (DictConfig, Mapping)) and "_target_" not in v}
-    chosen = {k: v for k, v in chosen.items() if k not in options}
-    explicit = metric_choice_is_explicit(root)
-    unknown = [m for m in requested_metrics() or () if m not in chosen and m not in options]
-    if unknown:  # the suite is an optional default, so Hydra passes over a metric= option it cannot find
-        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
-    if not chosen and not explicit:  # a benchmark of the user's own: its metrics, from their config files
-        chosen = compose_metric_nodes(metric_ids((section(cfg, "benchmark") or {}).get("metrics")))
-        check_config({"metric": {k: to_plain(v) for k, v in chosen.items()}})
-    try:
-        selection = select_metrics(chosen=list(chosen), explicit=explicit,
-                                   protocol=section(cfg, "protocol"), task=section(cfg, "task"),
-                                   extra=[str(m) for m in root.extra_metrics])
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
-    nodes, rules = dict(chosen), {m: next(s.rule for s in selection if s.metric_id == m) for m in chosen}
-    for rule in ("protocol", "task", "extra_metrics"):
-        wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
-        if wanted:
-            before = set(nodes)
-            added = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
-            added = {k: OmegaConf.merge(v, options[k]) if k in options else v for k, v in added.items()}
-            check_config({"metric": {k: to_plain(v) for k, v in added.items()}})  # composed after the run's check
-            nodes.update(added)
-            rules.update({k: rule for k in nodes if k not in before})
-    if not nodes:
-        raise ConfigError("no metric selected: use metric=[...] or extra_metrics=[...]")
-    unused = sorted(set(options) - set(nodes))
-    if unused:
-        raise ConfigError(f"metric.{unused[0]}: options given for a metric this run does not score (no protocol, "
-                          f"task or extra_metrics adds it); add it with extra_metrics=[{unused[0]}] or metric=[...]")
-    return nodes, rules
-
-
-def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
-    """Config nodes for metric ids: the metric group's config files first; otherwise the metric
-    registry (built-in aliases such as ``peak_signal_noise_ratio``, and third-party metrics
-    registered in the ``wfeval.metrics`` entry-point group, built with their defaults)."""
-    from hydra import compose, initialize_config_module
-    from hydra.core.global_hydra import GlobalHydra
-
-    from wfeval.metrics.registry import REGISTRY, UnknownMetricError
-
-    searchpath = _run_searchpath()  # extra_metrics finds what metric= finds: the run's search path too
-    available = _metric_options(searchpath)
-    from_files: list[str] = []
-    from_registry: dict[str, Any] = {}
-    for metric_id in ids:
-        if metric_id in available:
-            from_files.append(metric_id)
-            continue
-        try:
-            cls = REGISTRY.load(metric_id)
-        except UnknownMetricError:
-            names = sorted({*available, *REGISTRY.ids()})
-            raise ConfigError("extra_metrics: " + unknown_choice_message("metric", metric_id, names)) from None
-        canonical = str(getattr(cls, "name", metric_id))
-        if canonical in available:  # an alias of a metric with a config file: use its config
-            from_files.append(canonical)
-        else:
-            from_registry[metric_id] = {"_target_": f"{cls.__module__}.{cls.__qualname__}"}
-    nodes: dict[str, Any] = {}
-    if from_files:
-        overrides = [*searchpath, f"metric=[{','.join(dict.fromkeys(from_files))}]"]
-        try:
-            if GlobalHydra.instance().is_initialized():
-                nodes.update(compose(config_name="config", overrides=overrides).metric)
-            else:
-                with initialize_config_module("wfeval.conf", version_base="1.3"):
-                    nodes.update(compose(config_name="config", overrides=overrides).metric)
-        except Exception as exc:
-            from wfeval.config.errors import yaml_error_message
-
-            malformed = yaml_error_message(exc)
-            if malformed is None:
-                raise
-            raise ConfigError(f"extra_metrics: {malformed}") from None
-    nodes.update(from_registry)
-    return nodes
-
-
 METRIC_RULE_KEYS = METRIC_CORE_KEYS  # read by the core, never seen by the metric
-
-
-def _run_searchpath() -> list[str]:
-    """``hydra.searchpath=[...]`` of the running Hydra job (none outside one, e.g. the compose API)."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        paths = list(HydraConfig.get().searchpath)
-    except Exception:  # not inside a Hydra job
-        return []
-    return [f"hydra.searchpath=[{','.join(paths)}]"] if paths else []
-
-
-def _metric_options(searchpath: list[str]) -> list[str]:
-    if searchpath:
-        from hydra.core.global_hydra import GlobalHydra
-
-        if GlobalHydra.instance().is_initialized():
-            loader = GlobalHydra.instance().config_loader()
-            return sorted(set(loader.get_group_options("metric", config_name="config", overrides=searchpath)))
-    return group_options("metric")
 
 
 def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> MetricSet:
@@ -242,21 +116,21 @@ def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> Metric
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
     these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device)."""
     metrics, aggregation, on_failure = {}, {}, {}
-    for metric_id, node in ((m, with_device(n, device)) for m, n in nodes.items()):
-        has_aggregation = isinstance(node, (DictConfig, Mapping)) and "aggregation" in node
-        drop = [k for k in METRIC_RULE_KEYS if isinstance(node, (DictConfig, Mapping)) and k in node]
-        metric = instantiate_node(f"metric.{metric_id}", node, drop=drop)
+    for metric_id, metric_node in ((m, with_device(n, device)) for m, n in nodes.items()):
+        has_aggregation = isinstance(metric_node, (DictConfig, Mapping)) and "aggregation" in metric_node
+        drop = [k for k in METRIC_RULE_KEYS if isinstance(metric_node, (DictConfig, Mapping)) and k in metric_node]
+        metric = instantiate_node(f"metric.{metric_id}", metric_node, drop=drop)
         if not isinstance(metric, Metric):
             raise ConfigError(
                 f"metric.{metric_id}: {type(metric).__name__} does not implement the Metric protocol "
                 "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
             )
         try:
-            aggregation[metric_id] = resolve_aggregation(metric, to_plain(node["aggregation"]) if has_aggregation
+            aggregation[metric_id] = resolve_aggregation(metric, to_plain(metric_node["aggregation"]) if has_aggregation
                                                          else None)
         except ValueError as exc:
             raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
-        choice = node.get("on_failure") if isinstance(node, (DictConfig, Mapping)) else None
+        choice = metric_node.get("on_failure") if isinstance(metric_node, (DictConfig, Mapping)) else None
         on_failure[metric_id] = check_on_failure(metric_id, metric, choice if choice is not None else "exclude")
         metrics[metric_id] = metric
     return MetricSet(metrics, aggregation, on_failure)

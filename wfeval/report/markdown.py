@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wfeval.report.rows import fmt, markdown_table, rows
+from wfeval.report.numbers import HYPHEN, fmt
+from wfeval.report.rows import markdown_table, rows
 from wfeval.report.units import with_unit
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
@@ -17,8 +18,8 @@ def results_markdown(document: dict[str, Any]) -> str:
              f"dataset `{str(document['benchmark'].get('dataset_hash'))[:12]}` · "
              f"{document['benchmark'].get('n_samples', '?')} samples", ""]
     body = [[r["measurement"], with_unit(fmt(r["value"]), r["unit"]),
-             f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else "-",
-             r["ci_method"] or "-", f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
+             f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else HYPHEN,
+             r["ci_method"] or HYPHEN, f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
     card = document.get("scorecard") or {}
     if card.get("components"):

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Mapping
 
 from wfeval.api import AggregateResult
+from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.units import with_unit
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
@@ -50,14 +51,6 @@ class FailureTally:
         self.metric_reasons.setdefault(_anonymous(reason, result.sample_id), Counter())[result.metric_id] += 1
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -70,11 +63,11 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
     rows = [("measurement", "value", "95% CI", "valid/total", "skipped", "note")]
     for key, agg in results.items():
         ci = agg.confidence_interval
-        interval = f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci else "-"
+        interval = f"[{fmt(ci.get('low'))}, {fmt(ci.get('high'))}]" if ci else HYPHEN
         note = "" if agg.valid else str(agg.diagnostics.get("reason", "invalid"))
         if agg.valid and isinstance(agg.diagnostics.get("ceiling"), float):  # idm_accuracy: what it reads against
             chance = agg.diagnostics.get("chance")
-            note = f"IDM ceiling {_fmt(agg.diagnostics['ceiling'])}, chance {_fmt(chance)}"
+            note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
         if agg.skip_breakdown and agg.valid:
             skips = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
             note = f"{note}; {skips}" if note else skips
@@ -83,7 +76,7 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
         covered = f"{agg.n_valid}/{agg.n_total}"
         if agg.n_total and agg.n_valid < agg.n_total:  # the value rests on part of the samples: say how much
             covered += f" ({agg.n_valid / agg.n_total:.0%})"
-        value = with_unit(_fmt(headline(agg)), units.get(key, "")) if agg.valid else "n/a"
+        value = with_unit(fmt(headline(agg)), units.get(key, "")) if agg.valid else "n/a"
         rows.append((key, value, interval, covered, str(agg.n_skipped), _clip(note, 70)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]

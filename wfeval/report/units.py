@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from wfeval.report.numbers import EN_DASH, HYPHEN
+
 DIMENSIONLESS = ("fraction", "score", "index", "fvd", "ratio", "share", "rate")
 SHORT = {"levels^2": "levels²", "× real time": "× real time", "real steps": "steps"}
 
@@ -34,7 +36,7 @@ def unit_of(document: Mapping[str, Any] | None, measurement: str) -> str:
 
 def with_unit(text: str, unit: str) -> str:
     """``"28.1"`` + ``"dB"`` → ``"28.1 dB"``; ``×`` is written against the number (``1.9×``)."""
-    if not unit or text in ("", "-", "–", "n/a", "missing"):
+    if not unit or text in ("", HYPHEN, EN_DASH, "n/a", "missing"):
         return text
     if unit.startswith("×"):
         return f"{text}{unit}"

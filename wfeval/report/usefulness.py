@@ -128,10 +128,15 @@ def usefulness(documents: Iterable[Mapping[str, Any]], *, n_resamples: int = 100
                 rho, low, high = None, None, None
             else:
                 rho = spearman(x, y)
-                draws = [spearman(x[i], y[i], constant=0.0) for i in (rng.integers(0, len(x), len(x))
-                                                                       for _ in range(n_resamples))]
+                draws = np.array([spearman(x[i], y[i]) for i in (rng.integers(0, len(x), len(x))
+                                                                  for _ in range(n_resamples))])
+                # a resample in which one side does not vary has no correlation (NaN): left out, never
+                # counted as 0 (with few models that pulled every interval down to 0); the interval is
+                # given only when most resamples have one
+                draws = draws[~np.isnan(draws)]
                 alpha = (1 - confidence) / 2
-                low, high = float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha))
+                low, high = (float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha))) \
+                    if len(draws) >= n_resamples / 2 else (None, None)
             table.rows.append({"target": target, "measure": measure, "rho": rho, "low": low, "high": high,
                                "n": len(both), "models": [b[2] for b in both]})
     table.rows.sort(key=lambda r: (table.targets.index(r["target"]), -(r["rho"] if r["rho"] is not None else -2)))

@@ -173,7 +173,8 @@ def _tree_size(folder: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def du(store: Path, run_roots: list[Path], out=sys.stdout) -> dict:
+def du(store: Path, run_roots: list[Path], out=None) -> dict:
+    out = out or sys.stdout  # the stdout of the call, not of the import (a test runner swaps it)
     objs = list(objects(store))
     by_codec: dict[str, list[StoredObject]] = {}
     for obj in objs:
@@ -213,7 +214,8 @@ def du(store: Path, run_roots: list[Path], out=sys.stdout) -> dict:
 
 
 def prune(store: Path, run_roots: list[Path], *, older_than: float | None, max_size: int | None,
-          dry_run: bool = False, now: float | None = None, out=sys.stdout) -> dict:
+          dry_run: bool = False, now: float | None = None, out=None) -> dict:
+    out = out or sys.stdout  # the stdout of the call, not of the import
     if older_than is None and max_size is None:
         raise ValueError("prune needs --older-than and/or --max-size")
     now = time.time() if now is None else now

@@ -15,8 +15,10 @@ Debian 12 packages the renderer needs (found in a bare ``debootstrap --variant=m
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ def configure() -> dict[str, str]:
     for name in ("absl", "OpenGL.acceleratesupport"):  # INFO lines on every import under Hydra's logging
         if logging.getLogger(name).level < logging.WARNING:
             logging.getLogger(name).setLevel(logging.WARNING)
+    _absl_to_process_stderr()
     os.environ.setdefault("MUJOCO_GL", "egl")
     if os.environ["MUJOCO_GL"] == "egl":
         os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
@@ -45,6 +48,22 @@ def configure() -> dict[str, str]:
     keys = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "LIBGL_ALWAYS_SOFTWARE", "__EGL_VENDOR_LIBRARY_FILENAMES",
             "MUJOCO_EGL_DEVICE_ID", "GALLIUM_DRIVER")
     return {k: os.environ[k] for k in keys if k in os.environ}
+
+
+def _absl_to_process_stderr() -> None:
+    """absl (imported by dm_control) makes its handler on import, writing to the ``sys.stderr`` of that
+    moment, and closes that stream when logging is configured again (Hydra's job logging does, on every
+    run in the process) unless it is the ``sys.stderr`` of *that* moment: a run in a process whose
+    stderr was swapped in between (a test runner's capture, a notebook) closed the swapped-out stream,
+    someone else's. Its stream becomes the process's own stderr, which it never closes."""
+    try:
+        from absl import logging as absl_logging
+    except ImportError:
+        return
+    handler = getattr(absl_logging.get_absl_handler(), "python_handler", None)
+    if handler is not None and sys.__stderr__ is not None and handler.stream is not sys.__stderr__:
+        with handler.lock or contextlib.nullcontext():
+            handler.stream = sys.__stderr__
 
 
 def require() -> None:
@@ -61,7 +80,6 @@ def import_tasks() -> Any:
     """``memory_maze.tasks``, imported quietly with the renderer configured first."""
     configure()
     require()
-    import contextlib
     import io
     import logging
     import warnings

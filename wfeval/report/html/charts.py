@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Iterable, Sequence
 
+from wfeval.report.numbers import significant
+
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
 WIDTH = 520
@@ -125,7 +127,7 @@ def off_scale(levels: Sequence[float | None], spans: Sequence[Sequence[float | N
 
 
 def _label(value: float) -> str:
-    return f"{value:.4g}"
+    return significant(value)
 
 
 def _uri(body: list[str], height: int) -> str:

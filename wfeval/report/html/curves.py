@@ -17,7 +17,7 @@ import math
 import random
 from typing import Any, Callable
 
-from wfeval.report.html.values import number
+from wfeval.report.numbers import number
 
 CURVE_KEYS: tuple[tuple[str, Callable[[dict, int], int], str], ...] = (  # key → (x of item i, what x means)
     ("per_frame", lambda c, i: int(c.get("first_frame") or 0) + i, "frame"),

@@ -20,7 +20,8 @@ import numpy as np
 
 from wfeval.report.html.columns import Codes, Column, IdColumn, MetricRows, decode
 from wfeval.report.html.curves import Horizon
-from wfeval.report.html.values import number, status_of
+from wfeval.report.html.values import status_of
+from wfeval.report.numbers import number
 from wfeval.storage import rundir
 
 MAX_SAMPLE_ROWS = 2000

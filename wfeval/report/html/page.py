@@ -5,8 +5,10 @@ The leaderboard is :mod:`wfeval.report.leaderboard`'s, the one ``compare`` print
 in the same order with the same numbers. Each run takes its row's name and colour. A sweep over
 several benchmarks gets a section per benchmark (a column of the leaderboard). Everything here
 reads :class:`~wfeval.report.html.load.RunData`; per-run data comes from :func:`section_parts`
-(streamed from the run files), charts are drawn by :mod:`.charts`, the samples' sections and the
-viewer come from :mod:`.samples`, provenance from :mod:`.provenance`.
+(streamed from the run files), charts are drawn by :mod:`.charts`, the leaderboard's tables come
+from :mod:`.board`, the paired comparisons from :mod:`.comparisons`, the samples' sections and the
+viewer from :mod:`.samples`, provenance from :mod:`.provenance`. A new part of the page is a
+module of its own and one key of :func:`context`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import math
 from typing import Any, Sequence
 
 from wfeval.report.html import charts
+from wfeval.report.html.board import board_tables
+from wfeval.report.html.comparisons import comparisons
 from wfeval.report.html.load import RunData
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import (
@@ -28,77 +32,10 @@ from wfeval.report.html.samples import (
     viewer,
     viewer_ids,
 )
-from wfeval.report.html.values import fmt, headline, higher_is_better, number
-from wfeval.report.leaderboard import Board, Column, Row, leaderboard
+from wfeval.report.html.values import fmt, headline, higher_is_better
+from wfeval.report.leaderboard import Board, Column, leaderboard
+from wfeval.report.numbers import EN_DASH, number
 from wfeval.report.units import unit_of
-
-# -- the leaderboard ---------------------------------------------------------------------------
-
-def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]:
-    cell = board.cell(row, column, metric)
-    if cell.value is None:
-        return {"text": cell.text, "sort": "", "title": cell.missing or cell.text, "cls": "missing",
-                "interval": "", "coverage": ""}
-    agg = board.aggregate(row, column, metric) or {}
-    ci, diag = agg.get("confidence_interval") or {}, agg.get("diagnostics") or {}
-    coverage = diag.get("coverage", cell.n_valid / cell.n_total if cell.n_total else 0.0)
-    breakdown = "; ".join(f"{n}× {reason}" for reason, n in (agg.get("skip_breakdown") or {}).items())
-    title = (f"{ci.get('method', 'no')} interval at {ci.get('level', '')}; {cell.n_valid}/{cell.n_total} valid, "
-             f"coverage {fmt(coverage, 3)}" + (f"; not scored: {breakdown}" if breakdown else ""))
-    short = cell.n_total and cell.n_valid < cell.n_total
-    return {"text": fmt(cell.value) + (" ≈" if cell.tie else ""), "sort": repr(cell.value), "title": title,
-            "cls": "low-coverage" if short else "",
-            "interval": f"[{fmt(cell.low)}, {fmt(cell.high)}]" if cell.low is not None else "",
-            "coverage": f"{cell.n_valid}/{cell.n_total}" if short else ""}
-
-
-def _eligibility(board: Board, row: Row, column: Column) -> dict[str, Any]:
-    entry = row.entries.get(column.key)
-    if entry is None:
-        return {"state": "none", "text": "no run", "reasons": []}
-    if entry.document is None:
-        return {"state": "failed", "text": f"run {entry.status}", "reasons": [entry.error] if entry.error else []}
-    text = board.eligible_text(row, column)
-    return {"state": "yes" if text == "yes" else "no", "text": text, "reasons": board.reasons(row, column)}
-
-
-def board_tables(board: Board) -> dict[str, Any]:
-    """The headline table (models × benchmarks) and one detail table per benchmark, as cells."""
-    headline_rows = []
-    for row in board.rows:
-        headline_rows.append({
-            "rank": row.rank, "label": row.label, "name": row.name, "color": _color(board, row), "run": "",
-            "cells": [_cell(board, row, c, c.primary) if c.primary else {"text": "-", "sort": "", "cls": "missing",
-                                                                        "title": "", "interval": "", "coverage": ""}
-                      for c in board.columns],
-            "scores": [{"text": board.score_text(row, c), "sort": _sort(board.score(row, c))} for c in board.columns],
-            "eligible": [_eligibility(board, row, c) for c in board.columns],
-        })
-    details = {}
-    for column in board.columns:
-        rows = []
-        for row in board.column_rows(column):
-            entry = row.entries[column.key]
-            rows.append({"rank": board.column_rank(row, column), "label": row.label, "name": row.name,
-                         "color": _color(board, row), "run": entry.folder,
-                         "cells": [_cell(board, row, column, m) for m in column.measurements],
-                         "score": board.score_text(row, column), "score_sort": _sort(board.score(row, column)),
-                         "eligible": _eligibility(board, row, column)})
-        details[column.key] = {"title": board.column_title(column), "rows": rows,
-                               "headings": [{"key": column.measurement(m), "text": column.heading(m)}
-                                            for m in column.measurements]}
-    return {"sort": board.sort_label(), "columns": [{"key": c.key, "heading": c.heading(c.primary) if c.primary
-                                                     else "-"} for c in board.columns],
-            "rows": headline_rows, "details": details, "legend": board.legend(), "several": len(board.columns) > 1}
-
-
-def _sort(value: float | None) -> str:
-    return "" if value is None else repr(value)
-
-
-def _color(board: Board, row: Row) -> str:
-    return charts.color(board.rows.index(row))
-
 
 # -- charts ------------------------------------------------------------------------------------
 
@@ -256,7 +193,7 @@ def _sample_rows(runs: list[RunData], tables: list[dict[str, Any]]) -> dict[str,
     for run, table in zip(runs, tables):
         for r in table["rows"]:
             values = dict(zip(table["metrics"], r["cells"]))
-            cells = [values.get(m, ("–", "")) for m in metrics]
+            cells = [values.get(m, (EN_DASH, "")) for m in metrics]
             states = {r["status"] or "ok"} | {text for text, sort in cells if not sort and text in ("skip", "error")}
             state = "failed" if (r["status"] or "ok") not in ("ok", "completed") else (
                 "error" if "error" in states else "skip" if "skip" in states else "ok")
@@ -265,61 +202,6 @@ def _sample_rows(runs: list[RunData], tables: list[dict[str, Any]]) -> dict[str,
         if table["more"]:
             more.append(f"{run.label}: {table['more']} more in metrics.jsonl")
     return {"metrics": metrics, "rows": rows, "more": more, "models": [r.label for r in runs]}
-
-
-# -- comparisons -------------------------------------------------------------------------------
-
-def comparisons(board: Board, baseline: str | None, alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Per benchmark with two or more models: every model against the baseline (``baseline``: a
-    row's name; default: the benchmark's top-ranked model), paired on the shared samples, one Holm
-    family per benchmark."""
-    from wfeval.report.paired import NotComparable, adjust_family, compare_runs
-
-    out = []
-    for column in board.columns:
-        rows = [r for r in board.column_rows(column) if r.entries[column.key].document is not None]
-        if len(rows) < 2:
-            continue
-        chosen = [r for r in rows if baseline in (r.label, r.name, r.key.get("model"))] if baseline else rows[:1]
-        if not chosen:
-            out.append({"key": column.key, "baseline": baseline, "error": f"no model named {baseline!r} here",
-                        "rows": [], "headings": [], "refused": [], "family": 0})
-            continue
-        base = chosen[0]
-        done, refused = [], []
-        for row in rows:
-            if row is base:
-                continue
-            try:
-                done.append((row, compare_runs(row.entries[column.key], base.entries[column.key], label_a=row.label,
-                                               label_b=base.label, adjust=False)))
-            except NotComparable as exc:
-                refused.append({"label": row.label, "reason": str(exc), "color": _color(board, row)})
-        adjust_family([c for _, c in done])
-        headings = [column.measurement(m) for m in column.measurements]
-        table = []
-        for row, comparison in done:
-            by_measurement = {d.measurement: d for d in comparison.differences}
-            cells = []
-            for m in headings:
-                d = by_measurement.get(m)
-                if d is None or d.reason:
-                    cells.append({"text": "–", "interval": "", "cls": "ns", "title": d.reason if d else "not in both"})
-                    continue
-                verdict = d.verdict(alpha, row.label, base.label)
-                cls = "better" if verdict == f"{row.label} better" else "worse" if verdict == f"{base.label} better" \
-                    else "ns" if verdict == "not significant" else "differs"
-                sign = "+" if d.estimate and d.estimate > 0 else ""
-                cells.append({"text": f"{sign}{fmt(d.estimate)}", "interval": f"[{fmt(d.low)}, {fmt(d.high)}]",
-                              "cls": cls, "title": f"{verdict}; p = {fmt(d.p)}, Holm-adjusted {fmt(d.p_adjusted)}; "
-                                                   f"n = {d.n} shared samples; {d.method}"})
-            table.append({"label": row.label, "color": _color(board, row), "n": comparison.shared, "cells": cells,
-                          "notes": comparison.notes})
-        family = sum(1 for _, c in done for d in c.differences if d.p is not None)
-        out.append({"key": column.key, "baseline": base.label, "rows": table, "refused": refused, "error": "",
-                    "headings": [{"key": m, "text": m.split(".", 1)[-1]} for m in headings], "family": family,
-                    "alpha": alpha})
-    return out
 
 
 # -- the context -------------------------------------------------------------------------------
@@ -337,7 +219,6 @@ def pictures(sections: list[dict[str, Any]]) -> list[tuple[str, str]]:
                     uri = strip.data_uri if strip is not None else None
                     item["pic"] = classes.setdefault(uri, f"pic-{len(classes)}") if uri else ""
     return [(name, uri) for uri, name in classes.items()]
-
 
 
 def context(runs: list[RunData], title: str, baseline: str | None = None, alpha: float = 0.05) -> dict[str, Any]:
@@ -372,13 +253,6 @@ def context(runs: list[RunData], title: str, baseline: str | None = None, alpha:
         "usefulness": _usefulness(runs),
         "limits": {"sample_rows": MAX_SAMPLE_ROWS, "ids": MAX_IDS},
     }
-
-
-def _usefulness(runs: list[RunData]) -> dict[str, Any] | None:
-    """Which measure predicts usefulness across the runs' models (:mod:`wfeval.report.usefulness`)."""
-    from wfeval.report.usefulness import section
-
-    return section([{**(run.results or {}), "_run_dir": str(run.path)} for run in runs if run.results])
 
 
 def _usefulness(runs: list[RunData]) -> dict[str, Any] | None:

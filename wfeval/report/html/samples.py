@@ -16,6 +16,7 @@ from wfeval.report.html.columns import decode, sort_by
 from wfeval.report.html.digest import MAX_IDS, MAX_SAMPLE_ROWS
 from wfeval.report.html.load import RunData
 from wfeval.report.html.values import fmt, higher_is_better
+from wfeval.report.numbers import EN_DASH, significant
 
 __all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "MAX_VIEWER", "failures", "pictured", "sample_table",
            "sample_values", "strip_ids", "strips", "viewer", "viewer_ids"]
@@ -53,7 +54,7 @@ def _actions(request: dict[str, Any]) -> str:
 
 def _vector(action: list) -> str:
     """A continuous action as a vector: ``(0.12, -0.5)`` (4 significant digits; nested for 2-D)."""
-    parts = [_vector(v) if isinstance(v, list) else f"{v:.4g}" if isinstance(v, (int, float)) else str(v)
+    parts = [_vector(v) if isinstance(v, list) else significant(v) if isinstance(v, (int, float)) else str(v)
              for v in action]
     return "(" + ", ".join(parts) + ")"
 
@@ -65,7 +66,7 @@ def sample_values(run: RunData, sample_id: str) -> list[tuple[str, str]]:
         if row is None:
             continue
         status, value = table.cell(row)
-        out.append((metric, fmt(value) if status in ("ok", "fail") and value is not None else status or "–"))
+        out.append((metric, fmt(value) if status in ("ok", "fail") and value is not None else status or EN_DASH))
     return out
 
 
@@ -184,13 +185,13 @@ def sample_table(run: RunData) -> dict[str, Any]:
         for metric in metrics:
             row = places[metric].get(sample_id)
             if row is None:
-                cells.append(("–", ""))
+                cells.append((EN_DASH, ""))
                 continue
             state, value = run.metrics[metric].cell(row)
             if state in ("ok", "fail") and value is not None:
                 cells.append((fmt(value), repr(value)))
             else:
-                cells.append((state or "–", ""))
+                cells.append((state or EN_DASH, ""))
         rows.append({"id": sample_id, "status": status.get(sample_id, ""), "cells": cells})
     return {"label": run.label, "metrics": metrics, "rows": rows, "more": max(0, count - MAX_SAMPLE_ROWS)}
 

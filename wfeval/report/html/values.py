@@ -1,32 +1,24 @@
-"""Reading values out of results and metric rows: the headline number, a row's value, formatting."""
+"""Reading values out of results and metric rows: the headline number, a row's value; the page's
+numbers (:mod:`wfeval.report.numbers`, with an en dash for a missing one)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Iterable
 
+from wfeval.report.numbers import EN_DASH, number
+from wfeval.report.numbers import fmt as _fmt
 from wfeval.results import headline as results_headline
 
 if TYPE_CHECKING:
     from wfeval.report.html.load import RunData
 
+__all__ = ["fmt", "number", "headline", "measurements_of", "higher_is_better", "status_of", "row_value"]
+
 
 def fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:.{digits}g}"
-    return str(value)
-
-
-def number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    """A value as the HTML report shows it: :func:`wfeval.report.numbers.fmt` with ``missing`` =
+    :data:`~wfeval.report.numbers.EN_DASH` (``–``)."""
+    return _fmt(value, digits, missing=EN_DASH)
 
 
 def headline(agg: dict[str, Any]) -> float | None:

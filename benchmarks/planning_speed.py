@@ -1,0 +1,72 @@
+"""Planning at speed: ``task=goal_reaching`` wall time, this checkout against a baseline, same successes.
+
+Run: ``python benchmarks/planning_speed.py [--baseline CHECKOUT] [--models oracle] [--samples 32] [--rounds 1]``
+
+Each (side, model) is one ``python -m wfeval task=goal_reaching model=<m>`` process (``PYTHONPATH`` =
+that side's checkout; a baseline made with ``git archive`` of an older commit), in its own empty
+store and run folder, the sides alternating ``--rounds`` times. Printed per model: the wall seconds
+of each side (median over rounds), the ratio baseline / this, and whether the two sides'
+``goal_success`` rows (sample → success, steps) are identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(checkout: Path, model: str, samples: int, work: Path) -> tuple[float, dict]:
+    run_dir = work / "run"
+    env = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    argv = [sys.executable, "-m", "wfeval", "task=goal_reaching", f"model={model}", f"benchmark.num_samples={samples}",
+            "run.progress=off", "run.report=false", f"run.store_dir={work / 'store'}", f"hydra.run.dir={run_dir}"]
+    began = time.perf_counter()
+    proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if proc.returncode:
+        raise SystemExit(f"{checkout}: {' '.join(argv[2:])} failed:\n{proc.stderr[-2000:]}")
+    outcomes = {}
+    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["metric_id"] in ("goal_success", "steps_to_goal"):
+            outcomes[(row["sample_id"], row["metric_id"])] = row.get("raw_value")
+    return seconds, outcomes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, default=None, help="an older checkout (git archive) to compare with")
+    parser.add_argument("--models", default="oracle")
+    parser.add_argument("--samples", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    for model in args.models.split(","):
+        times: dict[str, list[float]] = {s: [] for s in sides}
+        outcomes: dict[str, dict] = {}
+        for _ in range(args.rounds):
+            for side, checkout in sides.items():
+                with tempfile.TemporaryDirectory() as tmp:
+                    seconds, outcomes[side] = run(checkout, model, args.samples, Path(tmp))
+                times[side].append(seconds)
+        medians = {s: statistics.median(t) for s, t in times.items()}
+        successes = sum(1 for (_, m), v in outcomes["this"].items() if m == "goal_success" and v)
+        line = f"{model}: this {medians['this']:.1f} s, {successes}/{args.samples} goals reached"
+        if "baseline" in sides:
+            same = outcomes["this"] == outcomes["baseline"]
+            line += (f"; baseline {medians['baseline']:.1f} s; baseline/this {medians['baseline'] / medians['this']:.2f}x;"
+                     f" same successes and steps: {same}")
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

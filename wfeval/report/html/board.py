@@ -1,0 +1,81 @@
+"""The leaderboard as the page shows it: the headline table (models × benchmarks) and one detail
+table per benchmark, as cells (value, interval, coverage, tooltip) and eligibility.
+
+The board is :mod:`wfeval.report.leaderboard`'s, the one ``compare`` prints: the same rows in the
+same order with the same numbers; each row keeps one colour across the page (:func:`row_color`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wfeval.report.html import charts
+from wfeval.report.html.values import fmt
+from wfeval.report.leaderboard import Board, Column, Row
+
+
+def row_color(board: Board, row: Row) -> str:
+    """The colour of a leaderboard row (its model) wherever the page shows it."""
+    return charts.color(board.rows.index(row))
+
+
+def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]:
+    cell = board.cell(row, column, metric)
+    if cell.value is None:
+        return {"text": cell.text, "sort": "", "title": cell.missing or cell.text, "cls": "missing",
+                "interval": "", "coverage": ""}
+    agg = board.aggregate(row, column, metric) or {}
+    ci, diag = agg.get("confidence_interval") or {}, agg.get("diagnostics") or {}
+    coverage = diag.get("coverage", cell.n_valid / cell.n_total if cell.n_total else 0.0)
+    breakdown = "; ".join(f"{n}× {reason}" for reason, n in (agg.get("skip_breakdown") or {}).items())
+    title = (f"{ci.get('method', 'no')} interval at {ci.get('level', '')}; {cell.n_valid}/{cell.n_total} valid, "
+             f"coverage {fmt(coverage, 3)}" + (f"; not scored: {breakdown}" if breakdown else ""))
+    short = cell.n_total and cell.n_valid < cell.n_total
+    return {"text": fmt(cell.value) + (" ≈" if cell.tie else ""), "sort": repr(cell.value), "title": title,
+            "cls": "low-coverage" if short else "",
+            "interval": f"[{fmt(cell.low)}, {fmt(cell.high)}]" if cell.low is not None else "",
+            "coverage": f"{cell.n_valid}/{cell.n_total}" if short else ""}
+
+
+def _eligibility(board: Board, row: Row, column: Column) -> dict[str, Any]:
+    entry = row.entries.get(column.key)
+    if entry is None:
+        return {"state": "none", "text": "no run", "reasons": []}
+    if entry.document is None:
+        return {"state": "failed", "text": f"run {entry.status}", "reasons": [entry.error] if entry.error else []}
+    text = board.eligible_text(row, column)
+    return {"state": "yes" if text == "yes" else "no", "text": text, "reasons": board.reasons(row, column)}
+
+
+def _sort(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def board_tables(board: Board) -> dict[str, Any]:
+    """The headline table (models × benchmarks) and one detail table per benchmark, as cells."""
+    headline_rows = []
+    for row in board.rows:
+        headline_rows.append({
+            "rank": row.rank, "label": row.label, "name": row.name, "color": row_color(board, row), "run": "",
+            "cells": [_cell(board, row, c, c.primary) if c.primary else {"text": "-", "sort": "", "cls": "missing",
+                                                                        "title": "", "interval": "", "coverage": ""}
+                      for c in board.columns],
+            "scores": [{"text": board.score_text(row, c), "sort": _sort(board.score(row, c))} for c in board.columns],
+            "eligible": [_eligibility(board, row, c) for c in board.columns],
+        })
+    details = {}
+    for column in board.columns:
+        rows = []
+        for row in board.column_rows(column):
+            entry = row.entries[column.key]
+            rows.append({"rank": board.column_rank(row, column), "label": row.label, "name": row.name,
+                         "color": row_color(board, row), "run": entry.folder,
+                         "cells": [_cell(board, row, column, m) for m in column.measurements],
+                         "score": board.score_text(row, column), "score_sort": _sort(board.score(row, column)),
+                         "eligible": _eligibility(board, row, column)})
+        details[column.key] = {"title": board.column_title(column), "rows": rows,
+                               "headings": [{"key": column.measurement(m), "text": column.heading(m)}
+                                            for m in column.measurements]}
+    return {"sort": board.sort_label(), "columns": [{"key": c.key, "heading": c.heading(c.primary) if c.primary
+                                                     else "-"} for c in board.columns],
+            "rows": headline_rows, "details": details, "legend": board.legend(), "several": len(board.columns) > 1}
