@@ -87,6 +87,10 @@ NOT_RUN = {
         "`my_pkg` is the reader's package; README's `my_models.drift.DriftModel` line runs",
     ("docs/performance.md", "python -m wfeval.store --store /data/wfeval_store --runs /data/runs du"):
         "`/data/...` stand for the reader's shared disk; `python -m wfeval.store du` runs",
+    ("docs/metrics.md", "python benchmarks/new_measures.py --families gridworld,atari_pong,crafter --out new_measures.json"):
+        "a measurement script: 45 runs of 32 samples (tens of minutes)",
+    ("README.md", "python -m wfeval.recipes.train_idm benchmark=<name>"):
+        "trains an inverse-dynamics model (minutes); tests/recipes/test_idm.py trains small ones",
     ("docs/protocols.md", "python -m wfeval task=controllability +metric.idm_accuracy.idm.checkpoint=outputs/idm/mine"):
         "`outputs/idm/mine` is an IDM the reader trained on their own data",
 }
