@@ -17,18 +17,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wfeval.config.errors import ConfigError
+from wfeval.utils.hashing import file_sha256
 
 FORMAT = "wfeval.recipes.checkpoint/1"
 WEIGHTS, SIDECAR = "model.pt", "model.json"
 TRAIN_HINT = "train one with: python -m wfeval.recipes.train benchmark=<name>"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def paths(checkpoint: str | os.PathLike) -> tuple[Path, Path]:

@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.utils.hashing import file_sha256
+
 FORMAT = "wfeval.recipes.idm/1"
 WEIGHTS, SIDECAR = "idm.pt", "idm.json"
 SHIPPED_DIR = Path(__file__).resolve().parent / "weights"
@@ -44,14 +46,6 @@ SHIPPED: dict[str, dict[str, str]] = {
 
 class CheckpointError(ValueError):
     """An IDM checkpoint that cannot be used (missing, unreadable, or not the content pinned)."""
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def paths(checkpoint: str | os.PathLike) -> tuple[Path, Path]:
