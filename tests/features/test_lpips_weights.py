@@ -124,7 +124,7 @@ def test_torchvisions_own_download_is_taken_from_the_torch_hub_cache(tmp_path, t
 
 def test_missing_weights_name_the_command_and_a_run_never_fetches(tmp_path, monkeypatch):
     monkeypatch.setattr(lw, "download", lambda *a, **k: pytest.fail("a run must not download"))
-    monkeypatch.setattr(lw.subprocess, "run", lambda *a, **k: pytest.fail("a run must not call pip"))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("a run must not call pip"))
     for net, name in (("alex", "alexnet-owt-7be5be79.pth"), ("vgg", "vgg16-397923af.pth")):
         with pytest.raises(WeightsUnavailable) as err:
             resolve_lpips_weights(net, root=tmp_path)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.request
@@ -40,7 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from wfeval.features.weights import WeightsUnavailable
+from wfeval.features.weights import WeightsUnavailable, pip_download
 from wfeval.storage.artifacts import atomic_write_bytes
 from wfeval.utils.hashing import file_sha256
 from wfeval.utils.paths import cache_dir
@@ -168,18 +167,7 @@ def _verified_heads(data: bytes, net: str, where: str) -> bytes:
 # -- staging (the fetch command) -----------------------------------------------------------------
 def fetch_heads_wheel(dest: Path, *, timeout: float = 600) -> Path:
     """``pip download --no-deps --only-binary :all: lpips==0.1.4 -d dest``; the verified wheel."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-           "--disable-pip-version-check", "-q", HEADS_REQUIREMENT, "-d", str(dest)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise WeightsUnavailable(f"fetching {HEADS_REQUIREMENT} with pip failed: {exc}") from exc
-    wheel = dest / HEADS_WHEEL
-    if proc.returncode != 0 or not wheel.is_file():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise WeightsUnavailable(f"fetching {HEADS_REQUIREMENT} with pip failed (exit {proc.returncode}): "
-                                 + " | ".join(tail))
-    return wheel
+    return pip_download(HEADS_REQUIREMENT, HEADS_WHEEL, dest, binary=True, timeout=timeout)
 
 
 def stage_heads(net: str, root: str | os.PathLike[str] | None = None, *, source: Path | None = None,

