@@ -85,6 +85,8 @@ def _composed(overrides: tuple[str, ...]) -> Composed:
 
             from wfeval.config import ConfigError, register_schemas
             from wfeval.config.errors import friendly_message
+            from wfeval.metrics.selection import requested_metrics
+            from wfeval.pipeline.metric_nodes import refuse_unknown_requested
 
             if not _SCHEMAS:
                 register_schemas()
@@ -97,21 +99,12 @@ def _composed(overrides: tuple[str, ...]) -> Composed:
                     if message is None:
                         raise
                     raise ConfigError(message.removeprefix("Config error: ")) from None
-            _check_requested_metrics(node, overrides)
+            # what the command line refuses in build: an unknown metric= option (Hydra's job is not
+            # there to ask, so the overrides of this call say what was requested)
+            refuse_unknown_requested(requested_metrics(overrides), node.get("metric") or {})
             OmegaConf.set_readonly(node, True)
             _COMPOSED[overrides] = Composed(node, OmegaConf.to_container(node, resolve=False))
         return _COMPOSED[overrides]
-
-
-def _check_requested_metrics(node: Any, overrides: Sequence[str]) -> None:
-    """A ``metric=`` option that is not a metric is refused, as on the command line: the benchmark's
-    suite is an optional default, so composing passes over an option it cannot find."""
-    from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
-    from wfeval.metrics.selection import requested_metrics
-
-    unknown = [m for m in requested_metrics(overrides) or () if m not in (node.get("metric") or {})]
-    if unknown:
-        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
 
 
 def _class_path(obj: Any) -> str:

@@ -22,6 +22,14 @@ def metric_nodes(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     return metric_nodes_with_rules(cfg)[0]
 
 
+def refuse_unknown_requested(requested: list[str] | None, composed: Any) -> None:
+    """A ``metric=`` option that composing left out is not a metric: refused, naming it (the
+    benchmark's suite is an optional default, so Hydra passes over an option it cannot find)."""
+    unknown = [m for m in requested or () if m not in composed]
+    if unknown:
+        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
+
+
 def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """The metric configs in selection order, and the rule that selected each
     (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
@@ -34,9 +42,7 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
     options = {k: v for k, v in chosen.items() if isinstance(v, (DictConfig, Mapping)) and "_target_" not in v}
     chosen = {k: v for k, v in chosen.items() if k not in options}
     explicit = metric_choice_is_explicit(root)
-    unknown = [m for m in requested_metrics() or () if m not in chosen and m not in options]
-    if unknown:  # the suite is an optional default, so Hydra passes over a metric= option it cannot find
-        raise ConfigError(unknown_choice_message("metric", unknown[0], group_options("metric")))
+    refuse_unknown_requested(requested_metrics(), {*chosen, *options})
     if not chosen and not explicit:  # a benchmark of the user's own: its metrics, from their config files
         chosen = compose_metric_nodes(metric_ids((section(cfg, "benchmark") or {}).get("metrics")))
         check_config({"metric": {k: to_plain(v) for k, v in chosen.items()}})
