@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from tests.conftest import SUPPORT_CONF, compose, only_run_dir, read_jsonl, run_cli
 from wfeval.api import GenerationResult
 from wfeval.metrics.base import default_aggregate
@@ -77,23 +79,28 @@ def test_an_autoregressive_run_prints_latency_in_milliseconds_and_progress_in_sa
     assert "score: 3/3 samples in" in proc.stderr  # samples, not sample × metric pairs (6)
 
 
-def test_goal_reaching_is_eligible_on_its_own_defaults_and_ranked_by_goal_success(tmp_path):
-    """The samples task=goal_reaching builds have the hash the task pins for gridworld; the run's
-    rules hold it to that hash and rank it by goal success (a full run's verdict: the golden
-    script's goal_reaching case, benchmarks/results_golden.py)."""
+@pytest.mark.parametrize("task, primary", [("goal_reaching", "goal_success"), ("memory", "revisit_error"),
+                                           ("policy_evaluation", "policy_rank_correlation"),
+                                           ("controllability", "action_sensitivity")])
+def test_each_task_is_eligible_on_its_own_defaults_and_ranked_by_its_own_measure(tmp_path, task, primary):
+    """The samples a task builds have the hash the rules hold them to (the task's own pin where its
+    samples differ from the benchmark's default task), and leaderboards rank the task by its own
+    measure (a full run's verdict: the golden script's goal_reaching case, benchmarks/results_golden.py)."""
     from wfeval.pipeline import build
     from wfeval.results import dataset_hash
     from wfeval.storage.artifacts import ArtifactStore
 
-    cfg = compose(["task=goal_reaching"])
+    cfg = compose([f"task={task}"])
     requests = build.select_requests(build.build_benchmark(cfg), store=ArtifactStore(tmp_path),
                                      task=build.build_task(cfg), protocol=build.build_protocol(cfg), limit=None,
                                      shard=None)
     rules = build.benchmark_rules(cfg)
     assert len(requests) == rules["evidence"]["min_valid"]["default"] == 32
-    assert dataset_hash(requests) == rules["evidence"]["dataset_hash"] == cfg.task.metadata.dataset_hash.gridworld
-    assert rules["evidence"]["dataset_hash"] != cfg.benchmark.evidence.dataset_hash  # other samples than the default task's
-    assert rules["scorecard"]["primary"] == "goal_success"
+    assert dataset_hash(requests) == rules["evidence"]["dataset_hash"]
+    pinned = ((cfg.task.get("metadata") or {}).get("dataset_hash") or {}).get("gridworld")
+    if task in ("goal_reaching", "policy_evaluation", "memory"):  # other samples than the default task's
+        assert rules["evidence"]["dataset_hash"] == pinned != cfg.benchmark.evidence.dataset_hash
+    assert rules["scorecard"]["primary"] == primary
     plain = build.benchmark_rules(compose([]))  # the default task keeps the benchmark's own hash and primary
     assert plain["evidence"]["dataset_hash"] == cfg.benchmark.evidence.dataset_hash
     assert plain["scorecard"]["primary"] == "psnr"
