@@ -119,3 +119,53 @@ def test_a_failing_generation_stops_the_scoring_thread_and_the_run_ends_as_witho
     assert manifest["status"] == "failed"
     assert not (tmp_path / "run" / "results.json").exists()
     assert not [t for t in threading.enumerate() if t.name.startswith("wfeval-score")]
+
+
+class WaitsForReferences:
+    """Its first batch waits (without the GIL) until the references have been prepared."""
+
+    name = "waits_for_references"
+
+    def __init__(self, prepared: list):
+        self.prepared, self.saw_prepared = prepared, None
+
+    def fingerprint(self):
+        return {"test": "overlap-references"}
+
+    def generate(self, requests):
+        if self.saw_prepared is None:
+            deadline = time.monotonic() + 30
+            while not self.prepared and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.saw_prepared = bool(self.prepared)
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+def test_what_needs_only_the_references_is_prepared_before_the_first_sample_is_generated(tmp_path, monkeypatch):
+    """A metric's prepare_references (FVD: the reference videos' features) runs on the scoring
+    thread as generation starts, over every sample's request; not for references that are replayed
+    after generation (closed loop), and not in a run that scores after generating."""
+    prepared: list[tuple[str, list[str]]] = []
+
+    def prepare_references(self, requests):
+        prepared.append((threading.current_thread().name, [r.references["video"].sha256 for r in requests]))
+
+    monkeypatch.setattr(PSNR, "prepare_references", prepare_references, raising=False)
+    model = WaitsForReferences(prepared)
+    common = ["benchmark.num_samples=24", "run.batch_size=8", "run.progress=off", "run.report=false"]
+    wfeval.evaluate(model=model, metrics=["psnr"], overrides=[*common, f"run.store_dir={tmp_path / 'store'}"],
+                    run_dir=tmp_path / "run")
+    assert model.saw_prepared is True
+    [(thread, shas)] = prepared
+    records = read_jsonl(tmp_path / "run" / "generations.jsonl")
+    assert thread == "wfeval-score_0"
+    assert shas == [r["request"]["references"]["video"]["sha256"] for r in records] and len(shas) == 24
+    prepared.clear()
+    monkeypatch.setattr(time, "monotonic", lambda: float("inf"))  # do not wait for what does not come
+    wfeval.evaluate(model=WaitsForReferences(prepared), metrics=["psnr"],
+                    overrides=[*common, "run.overlap=false", f"run.store_dir={tmp_path / 's2'}"],
+                    run_dir=tmp_path / "sequential")
+    run_from_config(compose([*common, "metric=[psnr]", "protocol=closed_loop", "policy=random",
+                             f"run.store_dir={tmp_path / 's3'}"]), tmp_path / "closed_loop")
+    assert prepared == []

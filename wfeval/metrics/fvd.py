@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -125,22 +125,33 @@ class FVD(BaseMetric):
         Best effort: a video that cannot be read or is too short is left to compute_sample, which
         reports it on its own sample. Holds at most one batch of clips. Returns the number extracted.
         """
+        return self._extract_missing(art for request, result in pairs
+                                     for art in (request.references.get(self.reference_key),
+                                                 result.artifacts.get(self.generated_key)))
+
+    def prepare_references(self, requests: Iterable[GenerationRequest]) -> int:
+        """Extract the missing features of the requests' reference videos: they do not depend on
+        the model, so an overlapped run extracts them while the model generates its first samples
+        (a video's features do not depend on its batch mates: the rows are those :meth:`prepare`
+        would make). Best effort, as :meth:`prepare`; returns the number extracted."""
+        return self._extract_missing(request.references.get(self.reference_key) for request in requests)
+
+    def _extract_missing(self, arts: Iterable[ArtifactRef | None]) -> int:
         if self._load():
             return 0
         store, pending, seen, done = self._store(), {}, set(), 0
-        for request, result in pairs:
-            for art in (request.references.get(self.reference_key), result.artifacts.get(self.generated_key)):
-                if art is None or not art.sha256 or art.sha256 in seen:
-                    continue
-                seen.add(art.sha256)
-                if art.sha256 in self._fresh or (not self._recompute and store.has(art.sha256)):
-                    continue
-                try:
-                    pending[art.sha256] = select_clip(read_array(art), self.clip, art.sha256)[0]
-                except (ArtifactError, ClipTooShort, ValueError):
-                    continue
-                if len(pending) >= self._network().batch_size:
-                    done += self._extract(store, pending)
+        for art in arts:
+            if art is None or not art.sha256 or art.sha256 in seen:
+                continue
+            seen.add(art.sha256)
+            if art.sha256 in self._fresh or (not self._recompute and store.has(art.sha256)):
+                continue
+            try:
+                pending[art.sha256] = select_clip(read_array(art), self.clip, art.sha256)[0]
+            except (ArtifactError, ClipTooShort, ValueError):
+                continue
+            if len(pending) >= self._network().batch_size:
+                done += self._extract(store, pending)
         return done + self._extract(store, pending)
 
     def _extract(self, store: FeatureStore, pending: dict[str, np.ndarray]) -> int:

@@ -93,7 +93,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
         # run.overlap: a fresh run scores its finished samples on a thread while the model generates
-        # (pipeline/scoring.py; started with the first unit); a resumed run reuses rows: it scores after
+        # (pipeline/scoring.py; started with generation); a resumed run reuses rows: it scores after
         overlap = run.overlap and plan.source_pairs is None and recorder.previous is None
         overlapped: list[Overlapped] = []
         failed = FailureTally()  # why samples were not generated or not scored: printed under the table
@@ -106,9 +106,14 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                     offsets.append(records.write({"request": request.to_dict(), "result": result.to_dict()}))
                 records.flush()
                 if overlap:
-                    if not overlapped:
-                        overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
                     overlapped[0].submit(offsets[start:])
+
+            def start_scoring() -> None:  # the generate phase has started: so has the scoring thread
+                # references known now (not replayed after generation, as closed loop's are) are
+                # prepared while the model generates its first samples (FVD: their features)
+                early = plan.requests if plan.finalize is None else None
+                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed,
+                                             requests=early))
 
             if plan.source_pairs is not None:
                 recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
@@ -118,7 +123,8 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
             else:
                 try:
                     _generate(plan, run, store, recorder, summary, keep,
-                              unit=overlap_unit(plan.model.batch_size or run.batch_size) if overlap else None)
+                              unit=overlap_unit(plan.model.batch_size or run.batch_size) if overlap else None,
+                              started=start_scoring if overlap else None)
                 except BaseException:
                     if overlapped:
                         overlapped[0].stop()
@@ -126,8 +132,6 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         if run.verify_artifacts:
             recorder.event("artifacts_verified", failed=verified.failed)
         if overlap:
-            if not overlapped:  # no sample at all
-                overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed))
             recorder.rundir.replace(PARTIAL_GENERATIONS, FILES.generations)  # the scoring thread reads its own handle
             table = overlapped[0].finish()
         else:
@@ -165,11 +169,12 @@ class Verified:
 
 
 def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: RunRecorder, summary: RunSummary,
-              keep: Callable[[Pairs], None], unit: int | None = None) -> None:
+              keep: Callable[[Pairs], None], unit: int | None = None,
+              started: Callable[[], None] | None = None) -> None:
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
     each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
     the reference) goes to ``keep`` in order: chunks of ``unit`` samples (overlapped scoring), else
-    :data:`~wfeval.pipeline.spool.CHUNK`."""
+    :data:`~wfeval.pipeline.spool.CHUNK`; ``started`` is called once the phase has begun."""
     requests = plan.requests
     requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
     timeout_s = run.sample_timeout_s
@@ -182,6 +187,8 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
                    sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
                    fail_on_error=run.fail_on_error, seed_mode=run.seed_mode,
                    output_contract=plan.contract.describe() if plan.contract else None)
+    if started is not None:
+        started()
     progress = Progress("generate", len(requests), run.progress)
     counts = {"failed": 0, "not_generated": 0, "timeouts": 0}
     steps = recorder.rundir.writer(FILES.steps)

@@ -26,7 +26,7 @@ import math
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO, Iterable, Sequence
 
 from wfeval.api import MetricResult
 from wfeval.benchmarks.base import apply_scorer
@@ -99,6 +99,20 @@ class Scoring:
             self.samples.write(row)
         self.busy += time.perf_counter() - began
 
+    def prepare_references(self, requests: Iterable[Any]) -> None:
+        """Each metric's optional ``prepare_references(requests)`` (FVD: the reference videos'
+        features), what it can do before any output exists; best effort, as ``prepare``: a
+        problem is met again, and reported on its sample, when the sample is scored."""
+        began = time.perf_counter()
+        for metric_id, metric in self.plan.metrics.items():
+            hook = getattr(metric, "prepare_references", None)
+            if callable(hook) and metric_id not in self.plan.recompute:
+                try:
+                    hook(requests)
+                except Exception:  # noqa: BLE001 - best effort, see the docstring
+                    pass
+        self.busy += time.perf_counter() - began
+
     def close(self, **fields: Any) -> ResultTable:
         self.rows_out.close()
         self.samples.close()
@@ -143,7 +157,7 @@ class Overlapped:
     """Scoring on one thread while the main thread generates (see the module doc)."""
 
     def __init__(self, plan: Any, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
-                 samples: int, failed: Any = None):
+                 samples: int, failed: Any = None, requests: Iterable[Any] | None = None):
         self.recorder = recorder
         self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=True, failed=failed)
         self.records: BinaryIO = recorder.rundir.file(PARTIAL_GENERATIONS).open("rb")  # kept across the rename
@@ -151,24 +165,36 @@ class Overlapped:
         self.pending: list[Future] = []
         self.failed: list[BaseException] = []
         self.waited = 0.0  # seconds the main thread waited for scoring at the end
+        if requests is not None:  # known before generation: the references' share of scoring starts now
+            self.pending.append(self.pool.submit(self._guarded, self.scoring.prepare_references,
+                                                 self._until_failed(requests)))
 
-    def _unit(self, offsets: list[int]) -> None:
+    def _until_failed(self, items: Iterable[Any]) -> Iterable[Any]:
+        for item in items:  # a failed run stops the preparation at its next item
+            if self.failed:
+                return
+            yield item
+
+    def _guarded(self, work: Any, *args: Any) -> None:
         if self.failed:
             return  # an earlier unit failed: the rest is dropped, the error is raised on the main thread
         try:
-            chunk = []
-            for offset in offsets:
-                self.records.seek(offset)
-                chunk.append(pair_of(json.loads(self.records.readline())))
-            self.scoring.score(chunk)
+            work(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             self.failed.append(exc)
+
+    def _unit(self, offsets: list[int]) -> None:
+        chunk = []
+        for offset in offsets:
+            self.records.seek(offset)
+            chunk.append(pair_of(json.loads(self.records.readline())))
+        self.scoring.score(chunk)
 
     def submit(self, offsets: Sequence[int]) -> None:
         """Queue the samples whose records (flushed) start at ``offsets``; raise a scoring error."""
         self.check()
         if offsets:
-            self.pending.append(self.pool.submit(self._unit, list(offsets)))
+            self.pending.append(self.pool.submit(self._guarded, self._unit, list(offsets)))
         self.pending = [f for f in self.pending if not f.done()]
 
     def check(self) -> None:

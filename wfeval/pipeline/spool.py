@@ -10,6 +10,7 @@ record format for all of them.
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 from array import array
@@ -28,7 +29,8 @@ class Spool(Sequence):
     """Items appended once, then read back by index, in order or in chunks. Each item is stored as
     the pickle of its plain form (``encode``: a request's or a pair's ``to_dict()``; pickle, unlike
     JSON, keeps every value's type, so what is read back equals what was written); an item that
-    cannot be pickled stays in memory as it is. ``apply`` is applied to each item as it is read."""
+    cannot be pickled stays in memory as it is. ``apply`` is applied to each item as it is read.
+    Reads are positioned (``os.pread``): generation and the overlapped scoring thread read at once."""
 
     def __init__(self, folder: str | Path | None, encode: Callable[[Any], Any], decode: Callable[[Any], Any]):
         self._file = tempfile.TemporaryFile(dir=folder, prefix=".wfeval.", suffix=".spool")
@@ -52,8 +54,8 @@ class Spool(Sequence):
 
     def _read(self, start: int, stop: int) -> list[Any]:
         offsets = self._offsets
-        self._file.seek(offsets[start])
-        data = memoryview(self._file.read(offsets[stop] - offsets[start]))
+        self._file.flush()  # positioned reads (no shared seek): two threads may read at once
+        data = memoryview(_pread(self._file.fileno(), offsets[stop] - offsets[start], offsets[start]))
         base = offsets[start]
         return [self.apply(self._held[i] if i in self._held else
                            self.decode(pickle.loads(data[offsets[i] - base:offsets[i + 1] - base])))
@@ -79,6 +81,17 @@ class Spool(Sequence):
 
     def close(self) -> None:
         self._file.close()
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    parts = []
+    while size > 0:
+        part = os.pread(fd, size, offset)
+        if not part:
+            raise EOFError(f"spool file ends {size} bytes early")
+        parts.append(part)
+        size, offset = size - len(part), offset + len(part)
+    return b"".join(parts)
 
 
 def request_spool(folder: str | Path | None = None) -> Spool:
