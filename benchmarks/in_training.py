@@ -132,7 +132,7 @@ def worker(args: argparse.Namespace) -> None:
     if profile is not None:
         import pstats
 
-        pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profile, stream=sys.stderr).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(45)
 
 
 def _side(code: Path, args: argparse.Namespace, work: Path, round_: int) -> dict:

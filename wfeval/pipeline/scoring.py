@@ -118,6 +118,8 @@ class Scoring:
         self.samples.close()
         self.progress.close()
         cache = self.cache
+        if cache is not None:
+            cache.close()  # the rows it writes in the background are on disk before the run ends
         self.recorder.event("phase_finished", phase="score", seconds=round(time.perf_counter() - self.started, 3),
                             **fields, **({"result_cache": {"hits": cache.hits, "misses": cache.misses}}
                                          if cache is not None else {}))
@@ -130,6 +132,8 @@ class Scoring:
                 writer.close()
             except OSError:
                 pass
+        if self.cache is not None:
+            self.cache.close()
         self.progress.close()
 
 

@@ -18,7 +18,9 @@ So a rerun, a resume or a sweep rescoring the same generations costs only what c
 ``cacheable = True``) are cached; skips and errors are recomputed; a cached row whose own
 artifact refs (FVD's feature files) are gone or hold other bytes is recomputed, and such a row is
 never written. ``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their
-new rows replace the cached ones).
+new rows replace the cached ones). Rows are written by a background thread (atomically, as
+before); :meth:`ResultCache.close` waits for them, and the scoring phase closes its cache before
+the run ends.
 
 """
 
@@ -26,11 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Mapping
 
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.storage import layout
+from wfeval.storage.safe_io import atomic_write_bytes
 from wfeval.utils.code_identity import code_identity, value_identity
 from wfeval.utils.hashing import canonical_json, sha256_json
 
@@ -120,6 +125,11 @@ class ResultCache:
     def __init__(self, root: str | Path):
         self.folder = layout.folder(root, layout.METRIC_ROWS)
         self.hits = self.misses = 0
+        # rows are written by one background thread (file creation is most of a row's cost, and a
+        # thread in a system call leaves the GIL to scoring); until written they are served from here
+        self._pending: dict[Path, bytes] = {}
+        self._lock = threading.Lock()
+        self._writer: ThreadPoolExecutor | None = None
 
     def key(self, identity: Mapping[str, Any], metric_id: str, request: GenerationRequest,
             result: GenerationResult) -> tuple[str, str]:
@@ -145,7 +155,8 @@ class ResultCache:
     def get(self, digest: str, key: str) -> MetricResult | None:
         path = self._path(digest, key)
         try:
-            row = MetricResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            data = self._pending.get(path)
+            row = MetricResult.from_dict(json.loads(data if data is not None else path.read_bytes()))
         except (OSError, ValueError, TypeError):
             return None
         if not all(_intact(ref) for ref in row.artifact_refs.values()):
@@ -153,11 +164,31 @@ class ResultCache:
         return row
 
     def put(self, digest: str, key: str, row: MetricResult) -> None:
-        from wfeval.storage.artifacts import atomic_write_bytes
-
+        """Cache ``row`` (written in the background: :meth:`close` waits for every write)."""
         # a row whose files are not what it names (a storage problem, not the sample's) is never cached
         if row.status in CACHED_STATUSES and all(_intact(ref) for ref in row.artifact_refs.values()):
+            path, data = self._path(digest, key), json.dumps(row.to_dict()).encode("utf-8")
+            with self._lock:
+                self._pending[path] = data
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="wfeval-result-cache")
+            self._writer.submit(self._write, path, data)
+
+    def _write(self, path: Path, data: bytes) -> None:
+        try:
             try:
-                atomic_write_bytes(self._path(digest, key), json.dumps(row.to_dict()).encode("utf-8"), durable=False)
-            except OSError:
-                pass  # a cache that cannot be written costs time, never a result
+                atomic_write_bytes(path, data, durable=False, parents=False)  # the folder is there, mostly
+            except FileNotFoundError:
+                atomic_write_bytes(path, data, durable=False)
+        except OSError:
+            pass  # a cache that cannot be written costs time, never a result
+        finally:
+            with self._lock:
+                if self._pending.get(path) is data:
+                    del self._pending[path]
+
+    def close(self) -> None:
+        """Wait until every row put is written (or failed to be: a cache costs time, never a result)."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
