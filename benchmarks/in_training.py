@@ -20,7 +20,8 @@ process (``PYTHONPATH`` = that checkout; a baseline made with ``git archive`` ne
   identity), the store, the run folder's files, aggregation and the statistics;
 
 median over the calls of all rounds, and a breakdown of the last call from its ``events.jsonl``.
-The sides alternate ``--rounds`` times. ``--profile`` prints the top of a cProfile of one warm call.
+The sides alternate ``--rounds`` times. ``--profile`` prints the top of a cProfile of one warm call
+(``PROFILE_SORT=tottime`` orders it by time spent in each function itself).
 """
 
 from __future__ import annotations
@@ -135,11 +136,11 @@ def worker(args: argparse.Namespace) -> None:
         pstats.Stats(profile, stream=sys.stderr).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(45)
 
 
-def _side(code: Path, args: argparse.Namespace, work: Path, round_: int) -> dict:
+def _side(code: Path, args: argparse.Namespace, work: Path, round_: int, overrides: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code), "WFEVAL_CACHE": str(work / "cache")}
     cmd = [sys.executable, __file__, "--worker", "--work", str(work), "--samples", str(args.samples),
            "--calls", str(args.calls), "--round", str(round_)] + (["--profile"] if args.profile else []) \
-        + [f"--override={o}" for o in (args.this_override if code == ROOT else [])]
+        + [f"--override={o}" for o in overrides]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=work)
     if done.returncode:
         raise SystemExit(done.stderr[-4000:])
@@ -175,7 +176,7 @@ def main() -> None:
             for name, code in (reversed(sides.items()) if round_ % 2 else sides.items()):
                 work = Path(tmp) / name
                 work.mkdir(exist_ok=True)
-                out = _side(code, args, work, round_)
+                out = _side(code, args, work, round_, args.this_override if name == "this" else [])
                 collected[name] += out["calls"]
                 firsts[name].append(out["first_call"])
                 values.setdefault(name, {})[round_] = out["values"]

@@ -104,9 +104,9 @@ class Scoring:
         features), what it can do before any output exists; best effort, as ``prepare``: a
         problem is met again, and reported on its sample, when the sample is scored."""
         began = time.perf_counter()
-        for metric_id, metric in self.plan.metrics.items():
+        for metric in self.plan.metrics.values():
             hook = getattr(metric, "prepare_references", None)
-            if callable(hook) and metric_id not in self.plan.recompute:
+            if callable(hook):
                 try:
                     hook(requests)
                 except Exception:  # noqa: BLE001 - best effort, see the docstring
