@@ -117,3 +117,38 @@ def test_the_fvd_identity_names_the_weights_it_resolves_to(tmp_path):
     other = FVD(feature_dir=str(tmp_path))
     other._weights = dataclasses.replace(info, sha256="0" * 64)  # as if the file behind "auto" were replaced
     assert metric_identity(other) != metric_identity(metric)
+
+
+def test_cached_rows_are_served_before_they_are_written_and_on_disk_after_close(tmp_path, monkeypatch):
+    """The result cache writes rows on a background thread: a row put is served at once (from
+    memory while its write waits), the rows waiting are bounded, and close() leaves every row on disk."""
+    import threading
+
+    from wfeval.storage import metric_rows
+
+    gate = threading.Event()
+    real = metric_rows.atomic_write_bytes
+
+    def slow(path, data, **kw):
+        gate.wait(10)
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(metric_rows, "atomic_write_bytes", slow)
+    monkeypatch.setattr(metric_rows, "MAX_PENDING", 3)
+    cache = ResultCache(tmp_path)
+    rows = [MetricResult(sample_id=f"s{i}", metric_id="psnr", raw_value=float(i)) for i in range(5)]
+    for i, row in enumerate(rows[:3]):
+        cache.put("d" * 64, f"{i:064d}", row)
+    assert [cache.get("d" * 64, f"{i:064d}").raw_value for i in range(3)] == [0.0, 1.0, 2.0]
+    assert not list(tmp_path.rglob("*.json"))  # nothing written yet
+    blocked = threading.Thread(target=cache.put, args=("d" * 64, f"{3:064d}", rows[3]))
+    blocked.start()
+    blocked.join(0.3)
+    assert blocked.is_alive()  # a fourth row waits for room
+    gate.set()
+    blocked.join(10)
+    cache.put("d" * 64, f"{4:064d}", rows[4])
+    cache.close()
+    assert len(list(tmp_path.rglob("*.json"))) == 5
+    fresh = ResultCache(tmp_path)
+    assert [fresh.get("d" * 64, f"{i:064d}").raw_value for i in range(5)] == [0.0, 1.0, 2.0, 3.0, 4.0]

@@ -40,6 +40,7 @@ from wfeval.utils.code_identity import code_identity, value_identity
 from wfeval.utils.hashing import canonical_json, sha256_json
 
 CACHED_STATUSES = ("ok", "fail")
+MAX_PENDING = 2048  # cached rows waiting for the background writer (~1 KB each); put waits beyond
 _NOT_CONFIG = {"confidence", "seed"}  # aggregation-only options: they do not change a per-sample row
 
 
@@ -129,6 +130,7 @@ class ResultCache:
         # thread in a system call leaves the GIL to scoring); until written they are served from here
         self._pending: dict[Path, bytes] = {}
         self._lock = threading.Lock()
+        self._room = threading.Semaphore(MAX_PENDING)  # what is held stays bounded if the disk is slow
         self._writer: ThreadPoolExecutor | None = None
 
     def key(self, identity: Mapping[str, Any], metric_id: str, request: GenerationRequest,
@@ -168,6 +170,7 @@ class ResultCache:
         # a row whose files are not what it names (a storage problem, not the sample's) is never cached
         if row.status in CACHED_STATUSES and all(_intact(ref) for ref in row.artifact_refs.values()):
             path, data = self._path(digest, key), json.dumps(row.to_dict()).encode("utf-8")
+            self._room.acquire()
             with self._lock:
                 self._pending[path] = data
             if self._writer is None:
@@ -186,6 +189,7 @@ class ResultCache:
             with self._lock:
                 if self._pending.get(path) is data:
                     del self._pending[path]
+            self._room.release()
 
     def close(self) -> None:
         """Wait until every row put is written (or failed to be: a cache costs time, never a result)."""
