@@ -133,7 +133,8 @@ def worker(args: argparse.Namespace) -> None:
     if profile is not None:
         import pstats
 
-        pstats.Stats(profile, stream=sys.stderr).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(45)
+        order = os.environ.get("PROFILE_SORT", "cumulative")
+        pstats.Stats(profile, stream=sys.stderr).sort_stats(order).print_stats(45)
 
 
 def _side(code: Path, args: argparse.Namespace, work: Path, round_: int, overrides: list[str]) -> dict:

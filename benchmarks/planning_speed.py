@@ -1,6 +1,8 @@
 """Planning at speed: ``task=goal_reaching`` wall time, this checkout against a baseline, same successes.
 
-Run: ``python benchmarks/planning_speed.py [--baseline CHECKOUT] [--models oracle] [--samples 32] [--rounds 1]``
+Run: ``python benchmarks/planning_speed.py [--baseline CHECKOUT] [--models oracle] [--samples 32] [--rounds 1]
+[--override KEY=VALUE ...]`` (e.g. ``--models learned --override model.checkpoint=/abs/model.pt``: the
+learned model's checkpoint, written by ``python -m wfeval.recipes.train``, by absolute path)
 
 Each (side, model) is one ``python -m wfeval task=goal_reaching model=<m>`` process (``PYTHONPATH`` =
 that side's checkout; a baseline made with ``git archive`` of an older commit), in its own empty
@@ -24,11 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(checkout: Path, model: str, samples: int, work: Path) -> tuple[float, dict]:
+def run(checkout: Path, model: str, samples: int, work: Path, overrides: list[str]) -> tuple[float, dict]:
     run_dir = work / "run"
     env = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     argv = [sys.executable, "-m", "wfeval", "task=goal_reaching", f"model={model}", f"benchmark.num_samples={samples}",
-            "run.progress=off", "run.report=false", f"run.store_dir={work / 'store'}", f"hydra.run.dir={run_dir}"]
+            "run.progress=off", "run.report=false", f"run.store_dir={work / 'store'}", f"hydra.run.dir={run_dir}",
+            *overrides]
     began = time.perf_counter()
     proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - began
@@ -48,6 +51,8 @@ def main() -> None:
     parser.add_argument("--models", default="oracle")
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override for both sides (e.g. model.checkpoint=/abs/path/model.pt)")
     args = parser.parse_args()
     sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     for model in args.models.split(","):
@@ -56,7 +61,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for side, checkout in sides.items():
                 with tempfile.TemporaryDirectory() as tmp:
-                    seconds, outcomes[side] = run(checkout, model, args.samples, Path(tmp))
+                    seconds, outcomes[side] = run(checkout, model, args.samples, Path(tmp), args.override)
                 times[side].append(seconds)
         medians = {s: statistics.median(t) for s, t in times.items()}
         successes = sum(1 for (_, m), v in outcomes["this"].items() if m == "goal_success" and v)

@@ -77,16 +77,16 @@ def test_a_full_disk_while_writing_features_is_a_storage_fault_naming_the_path(m
 
 
 def test_a_full_disk_under_the_metric_row_cache_loses_no_row(monkeypatch, capsys, tmp_path):
-    from wfeval.storage import artifacts
+    from wfeval.storage import metric_rows
 
-    real = artifacts.atomic_write_bytes
+    real = metric_rows.atomic_write_bytes
 
-    def only_the_cache(path, data, durable=True):  # the metric-row cache writes through this name
+    def only_the_cache(path, data, **options):  # the metric-row cache (its background writer) writes through this
         if "/store/results/" in str(path):
             _enospc(path)
-        return real(path, data, durable=durable)
+        return real(path, data, **options)
 
-    monkeypatch.setattr(artifacts, "atomic_write_bytes", only_the_cache)
+    monkeypatch.setattr(metric_rows, "atomic_write_bytes", only_the_cache)
     ran = wfeval(monkeypatch, capsys, tmp_path, "metric=[psnr,ssim]", samples=2)
     assert ran.code == 0, ran.err
     assert len(read_jsonl(ran.run_dir / "metrics.jsonl")) == 4
