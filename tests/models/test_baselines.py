@@ -150,16 +150,23 @@ def test_lagged_and_random_actions_run_on_a_recorded_game_through_both_interface
             rest = model.model.step(first.state, actions[5:])
             np.testing.assert_array_equal(np.concatenate([video[:1], first.frames, rest.frames]), video)
 @pytest.mark.parametrize("name", ["oracle", "static", "random_actions", "noisy", "blur", "lagged"])
-def test_step_many_gives_every_state_what_step_gives_it(requests, name):
+def test_step_many_gives_every_state_what_step_gives_it(requests, name, monkeypatch):
     """The simulator baselines' step_many simulates and renders a repeated world state once: the same
     frames and states as one step call per state (a planner's candidates share their first actions)."""
+    from wfeval.benchmarks.gridworld import world
+
     model = build.build_model(compose([f"model={name}"])).model
     rng = np.random.default_rng(3)
     starts = [model.start(r) for r in requests[:2]]
     states = [starts[i % 2] for i in range(24)]
     plans = [list(rng.integers(0, 5, 6 if i % 5 else 3)) for i in range(24)]
     plans[1] = plans[0][:4]  # a shared prefix
+    plans[2:4] = [plans[0], plans[0]]  # the same start (sample 0) and the same plan
+    simulated, real_step = [], world.step
+    monkeypatch.setattr(world, "step", lambda w, a: simulated.append(1) or real_step(w, a))
     many = model.step_many(states, plans)
+    if name != "static":  # the true world stepped once per distinct (state, action), not once per candidate
+        assert 0 < len(simulated) <= sum(len(p) for p in plans) - len(plans[0]) - len(plans[1])
     for state, plan, out in zip(states, plans, many):
         one = model.step(state, plan)
         np.testing.assert_array_equal(out.frames, one.frames)

@@ -286,14 +286,18 @@ class GoalEnvironment:
                                    metadata={**self.base.metadata, "world": self.state.to_dict()})
 
     def distances(self, frames: np.ndarray) -> np.ndarray:
-        """Pixels between the located agent and the goal in each frame (``miss_px`` when not found)."""
-        flat = frames.reshape(-1, *frames.shape[-3:])
-        found = self.locator(flat)
+        """Pixels between the located agent and the goal in each frame (``miss_px`` when not found).
+        Equal frames (a planner's candidates pass through the same states) are located once."""
+        flat = np.ascontiguousarray(frames.reshape(-1, *frames.shape[-3:]))
+        first: dict[bytes, int] = {}
+        of = np.array([first.setdefault(f.tobytes(), len(first)) for f in flat], dtype=np.intp)
+        unique = flat[np.unique(of, return_index=True)[1]] if len(first) < len(flat) else flat
+        found = self.locator(unique)
         missing = np.array([p is None for p in found], dtype=bool)
         where = np.array([(0.0, 0.0) if p is None else p for p in found], dtype=np.float64).reshape(-1, 2)
         out = np.hypot(where[:, 0] - self.goal_px[0], where[:, 1] - self.goal_px[1])
         out[missing] = self.miss_px
-        return out.reshape(frames.shape[:-3])
+        return out[of].reshape(frames.shape[:-3])
 
 
 def _world_spec(params: Mapping[str, Any]) -> world.WorldSpec:

@@ -107,11 +107,52 @@ def _known(w: world.WorldState) -> tuple:
     return id(w.spec), id(w.walls), w.seed, w.agent, w.objects
 
 
+class _Memo:
+    """World steps and frames within one ``step_many`` call. A state is known by the object (a
+    planner's candidates pass the same objects on: a dictionary lookup) and, the first time an
+    object is met, by its layout objects (spec and walls, which stepping passes on) and its values
+    (seed, agent, objects): equal states reached by different paths are stepped and rendered once.
+    Every object known by its id is kept alive by the memo, so an id is never reused within it."""
+
+    def __init__(self) -> None:
+        self.next: dict[tuple[int, int], world.WorldState] = {}  # (id(state), action) -> next state
+        self.by_value: dict[tuple, world.WorldState] = {}  # (_known(state), action) -> next state
+        self.frames: dict[int, np.ndarray] = {}  # id(state) -> its frame
+        self.frames_by_value: dict[tuple, np.ndarray] = {}
+        self.alive: list[world.WorldState] = []
+
+    def step(self, w: world.WorldState, action: int) -> world.WorldState:
+        nxt = self.next.get((id(w), action))
+        if nxt is None:
+            key = (_known(w), action)
+            nxt = self.by_value.get(key)
+            if nxt is None:
+                nxt = self.by_value[key] = world.step(w, action)
+            self.next[(id(w), action)] = nxt
+            self.alive.append(w)
+        return nxt
+
+    def render(self, w: world.WorldState) -> np.ndarray:
+        frame = self.frames.get(id(w))
+        if frame is None:
+            key = _known(w)
+            frame = self.frames_by_value.get(key)
+            if frame is None:
+                frame = self.frames_by_value[key] = world.render(w)
+            self.frames[id(w)] = frame
+            self.alive.append(w)
+        return frame
+
+
 class _Baseline:
+    """The gridworld baselines' common ground. Their step interface advances the true world (a
+    :class:`SimState`) by the actions each model really applies (``_actions``) and alters the frames
+    (``_post``); a model that steps other states too (a recorded game, the reference video) adds
+    ``_step_other``; one whose ``step`` is its own (``forgetful``, ``static``) overrides ``step``,
+    and ``step_many`` then calls it for each state."""
+
     name = "baseline"
     version = "1.0"
-    #: a subclass whose own ``step`` is this class's for a SimState (it only adds other states)
-    steps_as_baseline = False
 
     def __init__(self, name: str | None = None):
         if name:
@@ -143,30 +184,26 @@ class _Baseline:
         return frames, state
 
     def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        return self._advance(state, actions, None)
+        return self._advance(state, actions, None) if isinstance(state, SimState) else self._step_other(state, actions)
+
+    def _step_other(self, state: Any, actions: Sequence[int]) -> StepOutput:
+        raise TypeError(f"{type(self).__name__}: cannot step a {type(state).__name__} (start() makes the states)")
 
     def step_many(self, states: Sequence[Any], actions: Sequence[Sequence[int]]) -> list[StepOutput]:
         """``step`` for each state; a world state reached again (a planner's candidates share their state
         and first actions; a blocked move repeats a state) is simulated and rendered once: the same
-        frames. Within the call a state is known by its layout objects (spec and walls, which stepping
-        passes on, kept alive by the memo) and its values (seed, agent, objects)."""
-        if type(self).step is not _Baseline.step and not type(self).steps_as_baseline:
+        frames (:class:`_Memo`)."""
+        if type(self).step is not _Baseline.step:
             return [self.step(s, a) for s, a in zip(states, actions)]  # a step of its own (forgetful)
-        memo: tuple[dict, dict] = ({}, {})
-        return [self._advance(s, a, memo) if isinstance(s, SimState) else self.step(s, a)
+        memo = _Memo()
+        return [self._advance(s, a, memo) if isinstance(s, SimState) else self._step_other(s, a)
                 for s, a in zip(states, actions)]
 
-    def _advance(self, state: Any, actions: Sequence[int], memo: tuple[dict, dict] | None) -> StepOutput:
+    def _advance(self, state: Any, actions: Sequence[int], memo: _Memo | None) -> StepOutput:
         applied, after = self._actions(state, actions)
         w, worlds = state.world, []
         for a in applied:
-            if memo is None:
-                w = world.step(w, a)
-            else:
-                key = (_known(w), a)
-                if key not in memo[0]:
-                    memo[0][key] = world.step(w, a)
-                w = memo[0][key]
+            w = world.step(w, a) if memo is None else memo.step(w, a)
             worlds.append(w)
         spec = w.spec
         if not worlds:
@@ -174,11 +211,7 @@ class _Baseline:
         elif memo is None:
             frames = _frames(worlds)
         else:
-            frames = np.empty((len(worlds), spec.height, spec.width, 3), np.uint8)
-            rendered = memo[1]
-            for i, s in enumerate(worlds):
-                frame = rendered.get(_known(s))
-                frames[i] = rendered.setdefault(_known(s), world.render(s)) if frame is None else frame
+            frames = np.stack([memo.render(s) for s in worlds])
         frames, after = self._post(after, frames)
         if type(after) is SimState:
             return StepOutput(SimState(w, after.t, after.pending, after.extra), frames)
@@ -231,9 +264,7 @@ class OracleModel(_Baseline):
             return SourceState(video)
         return SimState(_world_state(request))  # raises: names the sample and what is missing
 
-    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        if isinstance(state, SimState):
-            return super().step(state, actions)
+    def _step_other(self, state: SourceState, actions: Sequence[int]) -> StepOutput:
         n = len(actions)
         if isinstance(state.inner, np.ndarray):  # the reference video: its next frames, whatever the actions
             frames, inner = state.inner[state.t + 1:state.t + 1 + n], state.inner
@@ -281,8 +312,6 @@ class RandomActionsModel(_GameSimulators, _Baseline):
     """The true simulator driven by seeded random actions of the same length (on a recorded game,
     sticky random actions seeded by (``seed``, sample id), as ``game_random_actions`` draws them)."""
 
-    steps_as_baseline = True  # its step is the baseline's for a SimState
-
     name = "random_actions"
 
     def __init__(self, name: str | None = None, seed: int = 0, p_repeat: float = 0.5):
@@ -320,9 +349,7 @@ class RandomActionsModel(_GameSimulators, _Baseline):
             return SourceState(start_game(request), extra=self._game_seed(request))
         return SimState(_world_state(request), extra=self._rng_seed(request))
 
-    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        if not isinstance(state, SourceState):
-            return super().step(state, actions)
+    def _step_other(self, state: SourceState, actions: Sequence[int]) -> StepOutput:
         from wfeval.benchmarks.recorded.baselines import step_game, sticky_actions
 
         seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
@@ -418,8 +445,6 @@ class LaggedModel(_GameSimulators, _Baseline):
     """The true simulator with every action applied ``lag`` steps late (``noop`` first; on a
     recorded game the action named noop, else action 0)."""
 
-    steps_as_baseline = True  # its step is the baseline's for a SimState
-
     name = "lagged"
 
     def __init__(self, name: str | None = None, lag: int = 1):
@@ -451,9 +476,7 @@ class LaggedModel(_GameSimulators, _Baseline):
             return SourceState(start_game(request), extra=(_noop_of(request),) * self.lag)
         return SimState(_world_state(request), pending=(world.ACTIONS.index("noop"),) * self.lag)
 
-    def step(self, state: Any, actions: Sequence[int]) -> StepOutput:
-        if not isinstance(state, SourceState):
-            return super().step(state, actions)
+    def _step_other(self, state: SourceState, actions: Sequence[int]) -> StepOutput:
         from wfeval.benchmarks.recorded.baselines import step_game
 
         queue = tuple(state.extra) + tuple(int(a) for a in actions)
