@@ -13,6 +13,7 @@ feature cache (so nothing is served from a cache):
 
 * **sequential** (``run.overlap=false``): T_generate and T_score are its two phases, each alone;
 * **overlapped** (``run.overlap=true``): T_run;
+* **auto** (``run.overlap=auto``, the default): T_run_auto, and whether it chose to overlap;
 
 with the start-up (planning before generation; aggregation and files after scoring) measured in
 each run from its ``events.jsonl``. The target: T_run ≤ 1.15 × max(T_generate, T_score) +
@@ -68,7 +69,7 @@ def _events(run_dir: Path) -> dict[str, dict]:
     return out
 
 
-def run(work: Path, name: str, args: argparse.Namespace, seconds_per_sample: float, overlap: bool) -> dict:
+def run(work: Path, name: str, args: argparse.Namespace, seconds_per_sample: float, overlap: bool | str) -> dict:
     """One run in its own process, store and feature cache; its phases from events.jsonl."""
     run_dir, cache = work / "runs" / name, work / "caches" / name
     cache.mkdir(parents=True)
@@ -98,6 +99,7 @@ def run(work: Path, name: str, args: argparse.Namespace, seconds_per_sample: flo
     document["run_id"] = "-"
     return {"run": round(t["run_finished"] - t["run_started"], 3), "generate": round(generate, 3),
             "score": round(score, 3), "score_busy": ev["phase_finished:score"].get("busy_seconds"),
+            "auto_overlapped": ev["phase_finished:score"].get("overlapped"),
             "startup": round(startup, 3), "process_wall": round(wall, 2),
             "cpu": round(usage.ru_utime + usage.ru_stime, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
             "results": json.dumps(document, sort_keys=True)}
@@ -121,9 +123,9 @@ def main() -> None:
             seconds_per_sample = round(probe["score"] / args.samples, 4)
         else:
             seconds_per_sample = float(args.seconds_per_sample)
-        rows: dict[str, list[dict]] = {"sequential": [], "overlapped": []}
+        rows: dict[str, list[dict]] = {"sequential": [], "overlapped": [], "auto": []}
         for r in range(args.rounds):
-            order = [("sequential", False), ("overlapped", True)]
+            order = [("sequential", False), ("overlapped", True), ("auto", "auto")]
             for name, overlap in (order if r % 2 == 0 else order[::-1]):
                 rows[name].append(run(work, f"{name}{r}", args, seconds_per_sample, overlap))
                 load.append(round(os.getloadavg()[0], 1))
@@ -131,15 +133,17 @@ def main() -> None:
     med = statistics.median
     t_generate, t_score = med(r["generate"] for r in seq), med(r["score"] for r in seq)
     t_run, startup = med(r["run"] for r in ovl), med(r["startup"] for r in ovl)
+    auto = rows["auto"]
     report = {
         "samples": args.samples, "metrics": args.metrics, "batch_size": args.batch_size,
         "seconds_per_sample": seconds_per_sample, "rounds": args.rounds, "load": load,
         "T_generate": t_generate, "T_score": t_score, "T_run_sequential": med(r["run"] for r in seq),
-        "T_run": t_run, "startup": startup,
+        "T_run": t_run, "startup": startup, "T_run_auto": med(r["run"] for r in auto),
+        "auto_overlapped": [r["auto_overlapped"] for r in auto],
         "target": round(1.15 * max(t_generate, t_score) + startup, 3),
         "T_run_over_max": round((t_run - startup) / max(t_generate, t_score), 3),
         "met": t_run <= 1.15 * max(t_generate, t_score) + startup,
-        "results_identical": len({r["results"] for r in seq + ovl}) == 1,
+        "results_identical": len({r["results"] for r in seq + ovl + auto}) == 1,
         "runs": {k: [{kk: vv for kk, vv in r.items() if kk != "results"} for r in v] for k, v in rows.items()},
     }
     print(json.dumps(report, indent=1))

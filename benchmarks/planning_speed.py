@@ -7,8 +7,9 @@ learned model's checkpoint, written by ``python -m wfeval.recipes.train``, by ab
 Each (side, model) is one ``python -m wfeval task=goal_reaching model=<m>`` process (``PYTHONPATH`` =
 that side's checkout; a baseline made with ``git archive`` of an older commit), in its own empty
 store and run folder, the sides alternating ``--rounds`` times. Printed per model: the wall seconds
-of each side (median over rounds), the ratio baseline / this, and whether the two sides'
-``goal_success`` rows (sample → success, steps) are identical.
+of each side's process and of its planning (the generate phase, from ``events.jsonl``; the rest
+is start-up, scoring and files), medians over rounds, the ratios baseline / this, and whether the
+two sides' ``goal_success`` rows (sample → success, steps) are identical.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ def run(checkout: Path, model: str, samples: int, work: Path, overrides: list[st
     seconds = time.perf_counter() - began
     if proc.returncode:
         raise SystemExit(f"{checkout}: {' '.join(argv[2:])} failed:\n{proc.stderr[-2000:]}")
-    outcomes = {}
+    phases: dict[str, float] = {}
+    for line in (run_dir / "events.jsonl").read_text().splitlines():
+        if line.strip():
+            event = json.loads(line)
+            phases.setdefault(f"{event['event']}:{event.get('phase', '')}", event["t"])
+    outcomes: dict = {"generate_seconds": phases["phase_finished:generate"] - phases["phase_started:generate"]}
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
         if row["metric_id"] in ("goal_success", "steps_to_goal"):
@@ -57,19 +63,24 @@ def main() -> None:
     sides = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     for model in args.models.split(","):
         times: dict[str, list[float]] = {s: [] for s in sides}
+        planning: dict[str, list[float]] = {s: [] for s in sides}
         outcomes: dict[str, dict] = {}
         for _ in range(args.rounds):
             for side, checkout in sides.items():
                 with tempfile.TemporaryDirectory() as tmp:
                     seconds, outcomes[side] = run(checkout, model, args.samples, Path(tmp), args.override)
                 times[side].append(seconds)
+                planning[side].append(outcomes[side].pop("generate_seconds"))
         medians = {s: statistics.median(t) for s, t in times.items()}
+        plan = {s: statistics.median(t) for s, t in planning.items()}
         successes = sum(1 for (_, m), v in outcomes["this"].items() if m == "goal_success" and v)
-        line = f"{model}: this {medians['this']:.1f} s, {successes}/{args.samples} goals reached"
+        line = (f"{model}: this {medians['this']:.1f} s (planning phase {plan['this']:.1f} s), "
+                f"{successes}/{args.samples} goals reached")
         if "baseline" in sides:
             same = outcomes["this"] == outcomes["baseline"]
-            line += (f"; baseline {medians['baseline']:.1f} s; baseline/this {medians['baseline'] / medians['this']:.2f}x;"
-                     f" same successes and steps: {same}")
+            line += (f"; baseline {medians['baseline']:.1f} s (planning phase {plan['baseline']:.1f} s); "
+                     f"baseline/this {medians['baseline'] / medians['this']:.2f}x "
+                     f"(planning phase {plan['baseline'] / plan['this']:.2f}x); same successes and steps: {same}")
         print(line, flush=True)
 
 

@@ -95,7 +95,7 @@ def test_the_first_samples_are_scored_while_the_model_still_generates(tmp_path, 
     monkeypatch.setattr(PSNR, "compute_sample", recording)
     model = WaitsForScoring(scored, batches=3)
     wfeval.evaluate(model=model, metrics=["psnr"], overrides=["benchmark.num_samples=24", "run.batch_size=8",
-                                                               f"run.store_dir={tmp_path / 'store'}"],
+                                                               "run.overlap=true", f"run.store_dir={tmp_path / 'store'}"],
                     run_dir=tmp_path / "run")
     assert model.saw_scoring is True  # batch 1 was scored before batch 3 was generated
     assert set(scored) == {"wfeval-score_0"}
@@ -169,3 +169,76 @@ def test_what_needs_only_the_references_is_prepared_before_the_first_sample_is_g
     run_from_config(compose([*common, "metric=[psnr]", "protocol=closed_loop", "policy=random",
                              f"run.store_dir={tmp_path / 's3'}"]), tmp_path / "closed_loop")
     assert prepared == []
+
+
+class Busy:
+    """Keeps the generating thread on the CPU (pure Python) for ``seconds`` per batch."""
+
+    name = "busy"
+
+    def __init__(self, seconds: float, scored: list):
+        self.seconds, self.scored, self.scored_before_last = seconds, scored, None
+        self.calls = 0
+
+    def fingerprint(self):
+        return {"test": "overlap-auto-busy"}
+
+    def generate(self, requests):
+        self.calls += 1
+        end = time.thread_time() + self.seconds
+        while time.thread_time() < end:
+            sum(range(1000))
+        if self.calls == 4:
+            self.scored_before_last = len(self.scored)
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+class Waiting(Busy):
+    """Waits (off the CPU, as on a GPU) for ``seconds`` per batch."""
+
+    def generate(self, requests):
+        time.sleep(self.seconds)
+        self.calls += 1
+        if self.calls == 4:
+            self.scored_before_last = len(self.scored)
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+@pytest.mark.parametrize("model_class, overlaps", [(Waiting, True), (Busy, False)])
+def test_auto_overlaps_a_model_that_waits_and_scores_a_busy_one_after(tmp_path, monkeypatch, model_class, overlaps):
+    """run.overlap=auto (the default) times the model's second batch: a model off the CPU (a GPU, a
+    process) is overlapped; one that keeps the CPU busy is scored after generating. The same results."""
+    scored: list[str] = []
+    real = PSNR.compute_sample
+
+    def recording(self, request, result):
+        scored.append(request.sample_id)
+        return real(self, request, result)
+
+    monkeypatch.setattr(PSNR, "compute_sample", recording)
+    model = model_class(0.3, scored)
+    common = ["benchmark.num_samples=32", "run.batch_size=8", "run.progress=off"]
+    auto = wfeval.evaluate(model=model, metrics=["psnr"], overrides=[*common, f"run.store_dir={tmp_path / 'a'}"],
+                           run_dir=tmp_path / "auto")
+    assert (model.scored_before_last > 0) is overlaps  # units 1-2 scored while batch 4 was generated, or none
+    finished = [e for e in read_jsonl(tmp_path / "auto" / "events.jsonl")
+                if e["event"] == "phase_finished" and e.get("phase") == "score"][0]
+    choice = finished["overlap_choice"]
+    assert finished["overlapped"] is overlaps and choice["mode"] == "auto" and choice["overlapped"] is overlaps
+    assert (choice["cpu_fraction"] < 0.5) is overlaps and choice["unit_seconds"] >= 0.3
+    off = wfeval.evaluate(model=model_class(0.0, []), metrics=["psnr"],
+                          overrides=[*common, "run.overlap=false", f"run.store_dir={tmp_path / 'b'}"],
+                          run_dir=tmp_path / "off")
+    assert auto["gridworld.psnr"].value == off["gridworld.psnr"].value
+    assert _rows(tmp_path / "auto", "metrics.jsonl") == _rows(tmp_path / "off", "metrics.jsonl")
+
+
+def test_an_unknown_overlap_mode_is_a_config_error_naming_the_key(tmp_path):
+    from tests.conftest import run_cli
+
+    proc = run_cli(["run.overlap=maybe", f"run.store_dir={tmp_path / 'store'}"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "run.overlap must be true, false or auto; got 'maybe'" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -71,7 +71,7 @@ class RunSettings:
     verify_artifacts: bool = False
     durable_store: bool = False
     report: bool = True
-    overlap: bool = True
+    overlap: Any = "auto"  # true | false | auto (pipeline/scoring.py: OverlapChoice)
     device: str = "auto"
     seed_mode: str = "per_sample"
     sample_timeout_s: float | None = None
@@ -91,6 +91,8 @@ class RunSettings:
             problems.append(f"run.limit: expected a positive number of samples or null, got {self.limit}")
         if self.seed_mode not in SEED_MODES:
             problems.append(f"run.seed_mode: {self.seed_mode!r} is not one of {', '.join(SEED_MODES)}")
+        if not (self.overlap is True or self.overlap is False or self.overlap == "auto"):
+            problems.append(f"run.overlap must be true, false or auto; got {self.overlap!r}")
         if self.progress not in PROGRESS_MODES:
             problems.append(f"run.progress must be {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
         for check, value in ((parse_shard, self.shard), (check_fail_on_error, self.fail_on_error),

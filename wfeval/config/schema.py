@@ -65,7 +65,7 @@ class RunSchema:
     verify_artifacts: bool = False  # re-hash every artifact on read
     durable_store: bool = False  # fsync every stored artifact: survives power loss, not only kill -9
     report: bool = True  # write report.html (python -m wfeval.report) into the run folder at the end
-    overlap: bool = True  # score finished samples on a thread while the model generates the next ones
+    overlap: Any = "auto"  # score finished samples on a thread while the model generates: true | false | auto
     device: str = "auto"  # metrics' device: auto (cuda when present, else cpu) | cpu | cuda | cuda:N
     # generation controls (wfeval/pipeline/generate.py)
     seed_mode: str = "per_sample"  # per_sample: seed from (run.seed, task seed, sample id) | fixed

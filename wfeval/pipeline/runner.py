@@ -94,7 +94,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         verified = Verified(store if run.verify_artifacts else None)
         # run.overlap: a fresh run scores its finished samples on a thread while the model generates
         # (pipeline/scoring.py; started with generation); a resumed run reuses rows: it scores after
-        overlap = run.overlap and plan.source_pairs is None and recorder.previous is None
+        overlap = run.overlap is not False and plan.source_pairs is None and recorder.previous is None
         overlapped: list[Overlapped] = []
         failed = FailureTally()  # why samples were not generated or not scored: printed under the table
         with recorder.rundir.writer(PARTIAL_GENERATIONS, truncate=True) as records:
@@ -113,7 +113,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                 # prepared while the model generates its first samples (FVD: their features)
                 early = plan.requests if plan.finalize is None else None
                 overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed,
-                                             requests=early))
+                                             requests=early, mode=run.overlap))
 
             if plan.source_pairs is not None:
                 recorder.event("generation_loaded", source=plan.source_run, samples=len(plan.source_pairs))
