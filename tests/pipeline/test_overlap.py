@@ -62,6 +62,11 @@ def test_units_are_whole_scoring_blocks_that_divide_the_chunk():
     assert (scoring.overlap_unit(8, 7), scoring.overlap_unit(3, 24), scoring.overlap_unit(8, 1)) == (7, 8, 1)
 
 
+def _still(requests):
+    """Each sample's initial frame held for its actions: what these stand-in models generate."""
+    return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)} for r in requests]
+
+
 class WaitsForScoring:
     """Generates batch after batch; its last batch waits (without the GIL) until a sample has been scored."""
 
@@ -80,8 +85,7 @@ class WaitsForScoring:
             while not self.scored and time.monotonic() < deadline:
                 time.sleep(0.01)
             self.saw_scoring = bool(self.scored)
-        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
-                for r in requests]
+        return _still(requests)
 
 
 def test_the_first_samples_are_scored_while_the_model_still_generates(tmp_path, monkeypatch):
@@ -138,8 +142,7 @@ class WaitsForReferences:
             while not self.prepared and time.monotonic() < deadline:
                 time.sleep(0.01)
             self.saw_prepared = bool(self.prepared)
-        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
-                for r in requests]
+        return _still(requests)
 
 
 def test_what_needs_only_the_references_is_prepared_before_the_first_sample_is_generated(tmp_path, monkeypatch):
@@ -190,8 +193,7 @@ class Busy:
             sum(range(1000))
         if self.calls == 4:
             self.scored_before_last = len(self.scored)
-        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
-                for r in requests]
+        return _still(requests)
 
 
 class Waiting(Busy):
@@ -202,8 +204,7 @@ class Waiting(Busy):
         self.calls += 1
         if self.calls == 4:
             self.scored_before_last = len(self.scored)
-        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
-                for r in requests]
+        return _still(requests)
 
 
 @pytest.mark.parametrize("model_class, overlaps", [(Waiting, True), (Busy, False)])
