@@ -15,7 +15,8 @@ import wfeval
 from tests.conftest import compose, read_jsonl
 from wfeval.metrics.reference import PSNR
 from wfeval.models.base import actions_of, initial_frame
-from wfeval.pipeline import scoring, spool
+from wfeval.pipeline import overlap as side_by_side
+from wfeval.pipeline import spool
 from wfeval.pipeline.runner import run_from_config
 
 
@@ -58,8 +59,8 @@ def test_results_rows_and_samples_are_those_of_a_run_without_overlap(tmp_path, m
 
 
 def test_units_are_whole_scoring_blocks_that_divide_the_chunk():
-    assert [scoring.overlap_unit(b, 256) for b in (1, 8, 9, 20, 100, 300)] == [8, 8, 16, 32, 128, 256]
-    assert (scoring.overlap_unit(8, 7), scoring.overlap_unit(3, 24), scoring.overlap_unit(8, 1)) == (7, 8, 1)
+    assert [side_by_side.overlap_unit(b, 256) for b in (1, 8, 9, 20, 100, 300)] == [8, 8, 16, 32, 128, 256]
+    assert (side_by_side.overlap_unit(8, 7), side_by_side.overlap_unit(3, 24), side_by_side.overlap_unit(8, 1)) == (7, 8, 1)
 
 
 def _still(requests):

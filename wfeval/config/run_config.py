@@ -71,7 +71,7 @@ class RunSettings:
     verify_artifacts: bool = False
     durable_store: bool = False
     report: bool = True
-    overlap: Any = "auto"  # true | false | auto (pipeline/scoring.py: OverlapChoice)
+    overlap: Any = "auto"  # true | false | auto (pipeline/overlap.py: OverlapChoice)
     device: str = "auto"
     seed_mode: str = "per_sample"
     sample_timeout_s: float | None = None

@@ -30,9 +30,10 @@ from wfeval.pipeline import build, spool
 from wfeval.pipeline.failure import ModelSetupError, storage_error, user_exit
 from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
 from wfeval.pipeline.lock import run_lock
+from wfeval.pipeline.overlap import Overlapped, overlap_unit
 from wfeval.pipeline.plan import RunPlan, plan_run
 from wfeval.pipeline.recorder import RunRecorder
-from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, PARTIAL_SAMPLES, Overlapped, overlap_unit, score_after
+from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, PARTIAL_SAMPLES, score_after
 from wfeval.pipeline.seeds import seeded_request
 from wfeval.pipeline.spool import chunked
 from wfeval.report.markdown import results_markdown
@@ -93,7 +94,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         offsets = array("q")  # where each sample's record starts in generations.jsonl: what scoring reads
         verified = Verified(store if run.verify_artifacts else None)
         # run.overlap: a fresh run scores its finished samples on a thread while the model generates
-        # (pipeline/scoring.py; started with generation); a resumed run reuses rows: it scores after
+        # (pipeline/overlap.py; started with generation); a resumed run reuses rows: it scores after
         overlap = run.overlap is not False and plan.source_pairs is None and recorder.previous is None
         overlapped: list[Overlapped] = []
         failed = FailureTally()  # why samples were not generated or not scored: printed under the table
