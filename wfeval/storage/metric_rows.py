@@ -179,10 +179,7 @@ class ResultCache:
 
     def _write(self, path: Path, data: bytes) -> None:
         try:
-            try:
-                atomic_write_bytes(path, data, durable=False, parents=False)  # the folder is there, mostly
-            except FileNotFoundError:
-                atomic_write_bytes(path, data, durable=False)
+            atomic_write_bytes(path, data, durable=False)
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
         finally:

@@ -43,17 +43,19 @@ def open_nofollow(path: Path, mode: str = "ab", *, perm: int = 0o644) -> IO[Any]
     return os.fdopen(fd, mode, encoding="utf-8")
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, parents: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers see either nothing or the whole file.
 
     The rename is atomic, which protects against a killed or crashed process (and replaces a link at
     ``path`` rather than writing through it). ``durable`` also flushes the file to disk first
-    (fsync), which protects against a power loss too. ``parents=False``: the caller knows the
-    folder exists (FileNotFoundError if not).
+    (fsync), which protects against a power loss too. The folder is created when it is missing
+    (found so by the first attempt: no ``mkdir`` call for a folder that is there).
     """
-    if parents:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
