@@ -115,33 +115,27 @@ class _Memo:
     Every object known by its id is kept alive by the memo, so an id is never reused within it."""
 
     def __init__(self) -> None:
-        self.next: dict[tuple[int, int], world.WorldState] = {}  # (id(state), action) -> next state
-        self.by_value: dict[tuple, world.WorldState] = {}  # (_known(state), action) -> next state
-        self.frames: dict[int, np.ndarray] = {}  # id(state) -> its frame
-        self.frames_by_value: dict[tuple, np.ndarray] = {}
+        self.steps: tuple[dict, dict] = ({}, {})  # next state by (id(state), action), by (_known(state), action)
+        self.frames: tuple[dict, dict] = ({}, {})  # frame by (id(state), None), by (_known(state), None)
         self.alive: list[world.WorldState] = []
 
     def step(self, w: world.WorldState, action: int) -> world.WorldState:
-        nxt = self.next.get((id(w), action))
-        if nxt is None:
-            key = (_known(w), action)
-            nxt = self.by_value.get(key)
-            if nxt is None:
-                nxt = self.by_value[key] = world.step(w, action)
-            self.next[(id(w), action)] = nxt
-            self.alive.append(w)
-        return nxt
+        return self._get(self.steps, w, action, world.step)
 
     def render(self, w: world.WorldState) -> np.ndarray:
-        frame = self.frames.get(id(w))
-        if frame is None:
-            key = _known(w)
-            frame = self.frames_by_value.get(key)
-            if frame is None:
-                frame = self.frames_by_value[key] = world.render(w)
-            self.frames[id(w)] = frame
+        return self._get(self.frames, w, None, world.render)
+
+    def _get(self, table: tuple[dict, dict], w: world.WorldState, arg: Any, make: Any) -> Any:
+        by_id, by_value = table
+        hit = by_id.get((id(w), arg))
+        if hit is None:
+            key = (_known(w), arg)
+            hit = by_value.get(key)
+            if hit is None:
+                hit = by_value[key] = make(w) if arg is None else make(w, arg)
+            by_id[(id(w), arg)] = hit
             self.alive.append(w)
-        return frame
+        return hit
 
 
 class _Baseline:
