@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
 
 
 class TrainedModel:
@@ -85,11 +87,7 @@ def _score_alone(run_dir: Path, cfg_overrides: list[str]) -> tuple[float, float]
 
 
 def _phases(run_dir: Path) -> dict[str, float]:
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
-    at = {}
-    for e in events:
-        key = e["event"] + (":" + e["phase"] if "phase" in e else "")
-        at.setdefault(key, e["t"])
+    at = {key: event["t"] for key, event in first_events(run_dir).items()}
     marks = [("plan", "run_started", "phase_started:generate"),
              ("generate", "phase_started:generate", "phase_finished:generate"),
              ("score", "phase_started:score", "phase_finished:score"),

@@ -34,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
 
 
 class SleepingModel:
@@ -60,15 +62,6 @@ class SleepingModel:
         return out
 
 
-def _events(run_dir: Path) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    for line in (run_dir / "events.jsonl").read_text().splitlines():
-        if line.strip():
-            e = json.loads(line)
-            out.setdefault(e["event"] + (":" + e["phase"] if "phase" in e else ""), e)
-    return out
-
-
 def run(work: Path, name: str, args: argparse.Namespace, seconds_per_sample: float, overlap: bool | str) -> dict:
     """One run in its own process, store and feature cache; its phases from events.jsonl."""
     run_dir, cache = work / "runs" / name, work / "caches" / name
@@ -90,7 +83,7 @@ def run(work: Path, name: str, args: argparse.Namespace, seconds_per_sample: flo
             err.seek(0)
             raise SystemExit(err.read().decode()[-3000:])
     wall = time.perf_counter() - started
-    ev = _events(run_dir)
+    ev = first_events(run_dir)
     t = {k: v["t"] for k, v in ev.items()}
     generate = t["phase_finished:generate"] - t["phase_started:generate"]
     score = ev["phase_finished:score"]["seconds"]

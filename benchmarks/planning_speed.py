@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
 
 
 def run(checkout: Path, model: str, samples: int, work: Path, overrides: list[str]) -> tuple[float, dict]:
@@ -38,12 +40,9 @@ def run(checkout: Path, model: str, samples: int, work: Path, overrides: list[st
     seconds = time.perf_counter() - began
     if proc.returncode:
         raise SystemExit(f"{checkout}: {' '.join(argv[2:])} failed:\n{proc.stderr[-2000:]}")
-    phases: dict[str, float] = {}
-    for line in (run_dir / "events.jsonl").read_text().splitlines():
-        if line.strip():
-            event = json.loads(line)
-            phases.setdefault(f"{event['event']}:{event.get('phase', '')}", event["t"])
-    outcomes: dict = {"generate_seconds": phases["phase_finished:generate"] - phases["phase_started:generate"]}
+    phases = first_events(run_dir)
+    generate = phases["phase_finished:generate"]["t"] - phases["phase_started:generate"]["t"]
+    outcomes: dict = {"generate_seconds": generate}
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
         if row["metric_id"] in ("goal_success", "steps_to_goal"):
