@@ -211,6 +211,8 @@ class EpisodeBenchmark:
                                              f"context_frames + horizon = {need}: the episode gives no sample"))
                 continue
             starts = range(0, max(episode.length - need, 0) + 1, self.stride)
+            if episode.errors and episode.length > self.limits.max_frames:
+                starts = range(0, 1)  # a length past the limit is not believed: one sample stands for it
             for k, start in enumerate(starts):
                 if self.max_windows is not None and k >= self.max_windows:
                     break

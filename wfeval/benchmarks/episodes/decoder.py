@@ -66,7 +66,7 @@ def read_hdf5_rows(path: Path, key: str, start: int, stop: int, limits: Limits |
     limits = limits or DEFAULT_LIMITS
     try:
         resolved = hdf5_files.resolve(path, key)
-        now = hdf5_files.digests(resolved)
+        now = hdf5_files.digests(resolved, digest)
         if files is not None and [list(f) for f in files] != now:
             changed = [f"{k} {p}" for k, p, s in now if [k, p, s] not in [list(f) for f in files]] or ["a file"]
             raise VideoReadError(path, f"{key!r} reads {', '.join(changed)}, which changed (or was added) since the "

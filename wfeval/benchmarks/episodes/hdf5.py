@@ -126,10 +126,13 @@ class HDF5Benchmark(EpisodeBenchmark):
 
     def _resolve(self, key: str) -> tuple[Any, list[str]]:
         """(resolved location or None, why the key cannot be read)."""
+        return self._resolve_in(self.root, key)
+
+    def _resolve_in(self, path: Path, key: str) -> tuple[Any, list[str]]:
         from wfeval.benchmarks.episodes import hdf5_files
 
         try:
-            found = hdf5_files.resolve(self.root, key)
+            found = hdf5_files.resolve(path, key)
         except (OSError, ValueError, KeyError) as exc:
             return None, [str(exc) if isinstance(exc, hdf5_files.HDF5LinkError) else f"{self.root.name}[{key}]: {exc}"]
         return found, hdf5_files.problems(found, None if self.allow_outside_root else self.folder)
@@ -145,9 +148,8 @@ class HDF5Benchmark(EpisodeBenchmark):
             obs = other[found.key] if found.key else other["/"]
             if not isinstance(obs, h5py.Group):
                 raise ConfigError(f"benchmark.obs_group: {where} is not a group")
-            images = [k for k in obs if obs.get(k, getclass=True) is h5py.Dataset and obs[k].ndim == 4
-                      and obs[k].shape[-1] == 3]
             known = list(obs)
+            images = [k for k in known if self._is_image(obs, k, f"{found.key}/{k}".strip("/"), found.file)]
         if self.camera is None:
             if len(images) != 1:
                 raise ConfigError(f"benchmark.camera: {where} has {len(images)} image datasets "
@@ -158,11 +160,28 @@ class HDF5Benchmark(EpisodeBenchmark):
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
 
+    def _is_image(self, group: Any, name: str, key: str, file: Path) -> bool:
+        """Whether ``group[name]`` is a T×H×W×3 dataset; a link counts only when it resolves inside."""
+        import h5py
+
+        try:
+            if isinstance(group.get(name, getlink=True), h5py.HardLink):
+                data = group[name]
+            else:
+                found, problems = self._resolve_in(file, key)
+                if problems:
+                    return False
+                with h5py.File(found.file, "r") as other:
+                    return self._is_image(other["/"], found.key, found.key, found.file) if found.key else False
+            return isinstance(data, h5py.Dataset) and data.ndim == 4 and data.shape[-1] == 3
+        except (OSError, RuntimeError, KeyError, ValueError):
+            return False
+
     def _episode(self, handle: Any, name: str, split: str) -> Episode:
         import h5py
 
         from wfeval.benchmarks.episodes import hdf5_files
-        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.benchmarks.episodes.decoder import check_rows, digest
         from wfeval.io import VideoReadError
 
         frames_key = self._key(name, self.obs_group, self.camera)
@@ -180,14 +199,11 @@ class HDF5Benchmark(EpisodeBenchmark):
                     episode.errors.append(f"{self.root.name}[{frames_key}]: not a dataset")
                 else:
                     episode.length = int(frames.shape[0]) if frames.ndim else 0
-                    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-                        episode.errors.append(f"{self.root.name}[{frames_key}]: frames must be uint8 T×H×W×3 RGB, "
-                                              f"found {frames.dtype} {tuple(frames.shape)}")
-                    else:
-                        try:
-                            check_rows(self.root, frames_key, tuple(frames.shape), 1, self.limits)
-                        except VideoReadError as exc:
-                            episode.errors.append(f"{self.root.name}[{frames_key}]: {exc.reason}")
+                    try:
+                        self._check_frames(frames, frames_key)
+                    except VideoReadError as exc:
+                        episode.errors.append(f"{self.root.name}[{frames_key}]: "
+                                              f"{exc.reason.removeprefix(repr(frames_key) + ': ')}")
         actions_at, problems = self._resolve(actions_key)
         episode.errors += problems
         array = None
@@ -203,7 +219,8 @@ class HDF5Benchmark(EpisodeBenchmark):
                                          f"(raise it with benchmark.limits.max_frames={data.shape[0]} if it is right)")
                     array = np.asarray(data[()])
             except VideoReadError as exc:
-                episode.errors.append(f"{self.root.name}[{actions_key}]: {exc.reason}")
+                episode.errors.append(f"{self.root.name}[{actions_key}]: "
+                                      f"{exc.reason.removeprefix(repr(actions_key) + ': ')}")
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 episode.errors.append(f"{self.root.name}[{actions_key}]: cannot be read ({exc})")
         if array is not None and (array.ndim < 1 or len(array) < episode.length - 1):
@@ -217,10 +234,12 @@ class HDF5Benchmark(EpisodeBenchmark):
                 episode.length = len(array) + 1  # the frames are unreadable: the actions say how long it is
         if not episode.errors:
             path, limits = self.root, self.limits
-            files = hdf5_files.digests(frames_at)
+            files = hdf5_files.digests(frames_at, digest)
             for kind, dep, sha in files:
                 self._external[dep] = sha
-            where = {"files": files} if files else {}
+            where: dict[str, Any] = {"files": files} if files else {}
+            if self.encoded:
+                where["encoded"] = True
 
             def located(first: int, stop: int, image: bool) -> tuple[Path, dict[str, Any]]:
                 return path, options_for("hdf5", limits=limits, image=image, key=frames_key, start=first, stop=stop,
@@ -228,6 +247,18 @@ class HDF5Benchmark(EpisodeBenchmark):
 
             episode.frames = located
         return episode
+
+    encoded = False  # whether each row of the frames dataset is one encoded image (Minari)
+
+    def _check_frames(self, frames: Any, key: str) -> None:
+        """VideoReadError when the frames dataset cannot give frames within the limits (nothing read)."""
+        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.io import VideoReadError
+
+        if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+            raise VideoReadError(self.root, f"frames must be uint8 T×H×W×3 RGB, found {frames.dtype} "
+                                            f"{tuple(frames.shape)}")
+        check_rows(self.root, key, tuple(frames.shape), 1, self.limits)
 
     def fingerprint(self) -> dict[str, Any]:
         from wfeval.benchmarks.episodes.decoder import digest

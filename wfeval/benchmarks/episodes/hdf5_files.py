@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 MAX_HOPS = 16  # links followed for one key (a cycle of links is an error, not a hang)
 MAX_DEPTH = 4  # virtual datasets whose sources are virtual datasets
@@ -139,10 +139,8 @@ def _inside(path: Path, root: Path) -> bool:
     return target == root or root in target.parents
 
 
-def digests(resolved: Resolved) -> list[list[str]]:
+def digests(resolved: Resolved, digest: Callable[[Path], str]) -> list[list[str]]:
     """``[kind, path, sha256]`` of every file the dataset reads beyond its own file (what a sample's
-    identity holds and each read checks)."""
-    from wfeval.benchmarks.episodes.decoder import digest
-
+    identity holds and each read checks); ``digest``: the decoder's (remembered per file state)."""
     files = dict.fromkeys((d.kind, d.path) for d in resolved.dependencies)
     return [[kind, str(path), digest(path)] for kind, path in files]
