@@ -154,6 +154,9 @@ def test_minari_messages_name_the_layout_and_the_missing_frame_rate(minari):
     with pytest.raises(ConfigError, match=r"has no group 'data'; its top level: episode_0, episode_1 \(episodes at "
                                           r"the file's root, as Minari writes them: benchmark=minari reads this"):
         HDF5Benchmark(str(main), fps=50)
+    with pytest.raises(ConfigError, match=r"main_data.hdf5\[episode_0/obs\]: no such dataset; episode_0 holds actions, "
+                                          r"infos, observations, .*benchmark=minari reads it"):
+        HDF5Benchmark(str(main), fps=50, group="/")
     with pytest.raises(ConfigError, match=r"benchmark.fps: the Minari dataset .* \(env CarRacing-v3\) records no frame "
                                           r"rate .*benchmark.fps="):
         MinariBenchmark(str(minari))

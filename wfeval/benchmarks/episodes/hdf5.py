@@ -143,7 +143,11 @@ class HDF5Benchmark(EpisodeBenchmark):
         where = f"{self.root.name}[{self._key(first, self.obs_group)}]"
         found, problems = self._resolve(self._key(first, self.obs_group))
         if problems:
-            raise ConfigError(f"benchmark.obs_group: {'; '.join(problems)}")
+            node = handle[self._key(first)]
+            held = sorted(node.keys()) if isinstance(node, h5py.Group) else []
+            hint = " (Minari's layout: benchmark=minari reads it)" if "observations" in held else ""
+            raise ConfigError(f"benchmark.obs_group: {'; '.join(problems)}; {self._key(first)} holds "
+                              f"{', '.join(held[:12]) or 'nothing'}{hint}")
         with h5py.File(found.file, "r") as other:
             obs = other[found.key] if found.key else other["/"]
             if not isinstance(obs, h5py.Group):

@@ -147,6 +147,10 @@ class LeRobotBenchmark(EpisodeBenchmark):
             columns += [f"videos/{camera}/chunk_index", f"videos/{camera}/file_index",
                         f"videos/{camera}/from_timestamp", f"videos/{camera}/to_timestamp"]
         rows: list[dict[str, Any]] = []
+        for path in [self.root / INFO, *files]:
+            escaping = self.outside(path, str(path.relative_to(self.root)))
+            if escaping:
+                raise ConfigError(f"benchmark.dataset_root: {escaping}")
         for path in files:
             try:
                 table = _table(path)
