@@ -281,13 +281,56 @@ class ShiftedReference:
         return StepOutput((video, t + len(actions)), video[t + 1:t + 1 + len(actions)])
 
 
+def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Path:
+    """A Minari dataset as Minari 0.5.4's ``DataCollector`` lays it out (``hdf5_storage.py``): episodes
+    ``episode_k/`` at the file's root, ``observations`` one JPEG per step (Pillow's default quality,
+    variable-length uint8: ``encode_frame``), ``actions``, ``rewards``, ``terminations``,
+    ``truncations``; ``data/metadata.json`` with the spaces as JSON. (The real library's output is
+    ``tests/support/data/minari_carracing_tiny.tar.gz``.)"""
+    import io
+
+    import h5py
+    from PIL import Image
+
+    data = data or episodes()
+    path = Path(root) / "data" / "main_data.hdf5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as handle:
+        for k, (frames, actions) in enumerate(data):
+            group = handle.create_group(f"episode_{k}")
+            jpegs = []
+            for frame in frames:
+                buffer = io.BytesIO()
+                Image.fromarray(frame).save(buffer, format="JPEG")
+                jpegs.append(np.frombuffer(buffer.getvalue(), dtype=np.uint8))
+            rows = group.create_dataset("observations", shape=(len(jpegs),), dtype=h5py.vlen_dtype(np.uint8))
+            for i, jpeg in enumerate(jpegs):
+                rows[i] = jpeg
+            group["actions"] = actions
+            group["rewards"] = np.zeros(len(actions))
+            group["terminations"] = np.zeros(len(actions), bool)
+            group["truncations"] = np.arange(len(actions)) == len(actions) - 1
+            group.attrs.update({"id": k, "total_steps": len(actions), "seed": k})
+    box = {"type": "Box", "dtype": "float32", "shape": [2], "low": [-1.0, -1.0], "high": [1.0, 1.0]}
+    (path.parent / "metadata.json").write_text(json.dumps({
+        "dataset_id": "wfeval/square-v0", "total_episodes": len(data), "total_steps": sum(len(a) for _, a in data),
+        "data_format": "hdf5", "jpeg_encoding": True, "minari_version": "0.5.4",
+        "observation_space": json.dumps({"type": "Box", "dtype": "uint8", "shape": [H, W, 3]}),
+        "action_space": json.dumps(box),
+        "env_spec": json.dumps({"id": "SquarePusher-v0", "entry_point": None, "max_episode_steps": LENGTH - 1,
+                                "kwargs": {}}),
+    }, indent=1))
+    return Path(root)
+
+
 def write_all(out: Path) -> dict[str, Path]:
-    """The four formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``, ``square_folder/``."""
+    """The five formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``,
+    ``square_folder/``, ``square_minari/``."""
     out = Path(out)
     data = episodes()
     return {"lerobot": write_lerobot(out / "square_lerobot", data), "hdf5": write_hdf5(out / "square.hdf5", data),
             "video_actions": write_video_actions(out / "square_episodes", data),
-            "folder": write_folder(out / "square_folder", data)}
+            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data)}
 
 
 if __name__ == "__main__":  # python tests/support/wfeval_test_datasets.py examples/datasets
