@@ -318,3 +318,9 @@ def test_an_hdf5_episode_with_unreadable_frames_counts_its_windows(tmp_path):
     assert sorted(errors) == ["demo_0-t00000", "demo_0-t00009"]  # as many as its 20 frames give
     usable = len(bench.records()) - len(errors)
     assert math.isclose(usable / len(bench.records()), 0.5)
+
+
+def test_lerobot_parquet_files_are_held_to_the_byte_limit_before_reading(lerobot, tmp_path):
+    with pytest.raises(ConfigError, match=r"meta/episodes/chunk-000/file-000.parquet: its columns are [\d,]+ bytes "
+                                          r"uncompressed, over the limit of 100 .*benchmark.limits.max_array_bytes="):
+        LeRobotBenchmark(str(lerobot), limits={"max_array_bytes": 100})

@@ -153,6 +153,12 @@ class LeRobotBenchmark(EpisodeBenchmark):
                 raise ConfigError(f"benchmark.dataset_root: {escaping}")
         for path in files:
             try:
+                self._within_limits(path, _table_columns(path))
+            except ValueError as exc:
+                raise ConfigError(f"{path.relative_to(self.root)}: {exc}") from None
+            except Exception:  # a corrupt file: reported by reading it below
+                pass
+            try:
                 table = _table(path)
             except Exception as exc:  # pyarrow raises its own error types for corrupt files
                 raise ConfigError(f"{path.relative_to(self.root)}: not a readable parquet file ({exc})") from exc
@@ -255,18 +261,23 @@ class LeRobotBenchmark(EpisodeBenchmark):
             return f"{INFO} {key} gives {reason}; set benchmark.allow_outside_root=true to read it"
         return self.outside(self.root / rel, f"{INFO} {key} {rel!r}")
 
+    def _within_limits(self, path: Path, columns: list[str]) -> None:
+        """ValueError when ``columns`` of a parquet file are over ``limits.max_array_bytes`` uncompressed
+        (the file's footer says; nothing is read)."""
+        from wfeval.benchmarks.episodes.images import parquet_column_bytes
+
+        size = sum(parquet_column_bytes(path, c) for c in columns)
+        if size > self.limits.max_array_bytes:
+            raise ValueError(f"its columns are {size:,} bytes uncompressed, over the limit of "
+                             f"{self.limits.max_array_bytes:,} (raise it with benchmark.limits.max_array_bytes="
+                             f"{size} if it is right)")
+
     def _data(self, path: Path) -> Any:
         if path not in self._data_cache:
             if not path.is_file():
                 raise ValueError("file not found")
-            from wfeval.benchmarks.episodes.images import parquet_column_bytes
-
             columns = [c for c in _table_columns(path) if c != self.camera]  # the images are read per window
-            size = sum(parquet_column_bytes(path, c) for c in columns)
-            if size > self.limits.max_array_bytes:
-                raise ValueError(f"its columns are {size:,} bytes uncompressed, over the limit of "
-                                 f"{self.limits.max_array_bytes:,} (raise it with benchmark.limits.max_array_bytes="
-                                 f"{size} if it is right)")
+            self._within_limits(path, columns)
             self._data_cache[path] = _table(path, columns)
         return self._data_cache[path]
 
