@@ -226,6 +226,7 @@ def test_a_lerobot_video_path_with_dotdot_is_refused_and_the_outside_file_never_
     ("videos/{video_key[0]}/x.mp4", "no attributes, indexes or conversions"),
     ("videos/{video_key!r}/x.mp4", r"\{video_key!r\}"),
     ("videos/{secret}/x.mp4", r"\{secret\}"),
+    ("videos/{chunk_index:999999999d}/x.mp4", r"\{chunk_index:999999999d\}"),  # a gigabyte of padding
 ])
 def test_lerobot_templates_cannot_reach_attributes_indexes_or_unknown_fields(lerobot, template, words):
     _set_info(lerobot, video_path=template)

@@ -24,6 +24,7 @@ the files they name must stay inside the dataset (``benchmark.allow_outside_root
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -295,7 +296,8 @@ class LeRobotBenchmark(EpisodeBenchmark):
 def fill_template(template: Any, key: str, **values: Any) -> str:
     """``template`` (``info.json``'s ``data_path``/``video_path``) with its ``{name}`` / ``{name:03d}``
     fields filled from ``values``; anything else (``{x.attr}``, ``{x[0]}``, ``{x!r}``, an unknown
-    name) is a ConfigError: the template is data and cannot reach the values' attributes."""
+    name, a format other than a zero-padded width below 100) is a ConfigError: the template is data
+    and cannot reach the values' attributes or ask for a gigabyte of padding."""
     import string
 
     if not isinstance(template, str) or not template:
@@ -306,9 +308,11 @@ def fill_template(template: Any, key: str, **values: Any) -> str:
             out.append(text)
             if name is None:
                 continue
-            if name not in values or conversion is not None or "{" in (spec or ""):
-                raise ValueError(f"the field {{{name}{'!' + conversion if conversion else ''}}} (known fields: "
-                                 f"{', '.join('{' + v + '}' for v in values)}; no attributes, indexes or conversions)")
+            if name not in values or conversion is not None or not re.fullmatch(r"0?\d{0,2}d?", spec or ""):
+                shown = f"{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}"
+                raise ValueError(f"the field {{{shown}}} (known fields: {', '.join('{' + v + '}' for v in values)}, "
+                                 "with at most a zero-padded width ({chunk_index:03d}); no attributes, indexes or "
+                                 "conversions)")
             out.append(format(values[name], spec or ""))
     except ValueError as exc:
         raise ConfigError(f"{INFO}: {key} {template!r}: {exc}") from None
