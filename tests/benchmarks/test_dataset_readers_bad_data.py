@@ -60,7 +60,7 @@ def test_lerobot_older_codebase_version_is_refused_with_the_way_out(lerobot):
 
 
 def test_lerobot_unknown_camera_and_action_key_name_what_exists(lerobot):
-    with pytest.raises(ConfigError, match=rf"benchmark.camera: 'wrist' is not a video feature .* {CAMERA}"):
+    with pytest.raises(ConfigError, match=rf"benchmark.camera: 'wrist' is neither a video nor an image feature .* 1 video feature\(s\) \({CAMERA}\)"):
         LeRobotBenchmark(str(lerobot), camera="wrist")
     with pytest.raises(ConfigError, match=r"benchmark.action_key: 'actions' is not a feature .*action"):
         LeRobotBenchmark(str(lerobot), action_key="actions")
@@ -79,7 +79,7 @@ def test_lerobot_missing_video_makes_every_sample_unreadable_naming_the_file(ler
     video.unlink()
     bench = LeRobotBenchmark(str(lerobot))
     errors = _errors(_requests(bench, tmp_path))
-    assert len(errors) == 2 and all(f"videos/{CAMERA}/chunk-000/file-000.mp4: file not found" in e
+    assert len(errors) == 4 and all(f"videos/{CAMERA}/chunk-000/file-000.mp4: file not found" in e
                                     for e in errors.values())
 
 
@@ -96,7 +96,7 @@ def test_lerobot_data_file_with_a_wrong_row_count_names_the_episode(lerobot, tmp
     table = pq.read_table(path)
     pq.write_table(table.slice(0, table.num_rows - 3), path)  # episode 1 loses its last rows
     errors = _errors(_requests(LeRobotBenchmark(str(lerobot)), tmp_path))
-    assert list(errors) == ["episode_000001-t00000"]
+    assert list(errors) == ["episode_000001-t00000", "episode_000001-t00017"]  # every window of it: coverage 0.5
     assert "data/chunk-000/file-000.parquet: 37 row(s) of episode_index 1; meta/episodes says length 40" in \
         errors["episode_000001-t00000"]
 
@@ -144,8 +144,9 @@ def test_hdf5_episode_without_actions_or_with_bad_frames_names_file_and_key(hdf5
         handle.create_dataset("data/demo_2/obs/agentview_image", data=np.zeros((20, 8, 8), np.float32))
         handle.create_dataset("data/demo_2/actions", data=np.zeros((20, 2), np.float32))
     errors = _errors(_requests(HDF5Benchmark(str(hdf5), fps=10), tmp_path))
-    assert errors == {
+    assert errors == {  # every window the episode's length gives is an unreadable sample: coverage counts them
         "demo_1-t00000": "demos.hdf5[data/demo_1/actions]: no such dataset",
+        "demo_1-t00017": "demos.hdf5[data/demo_1/actions]: no such dataset",
         "demo_2-t00000": "demos.hdf5[data/demo_2/obs/agentview_image]: frames must be uint8 T×H×W×3 RGB, found "
                          "float32 (20, 8, 8)",
     }
@@ -180,15 +181,16 @@ def test_video_without_actions_and_actions_without_video_are_reported(pairs, tmp
     (pairs / "episode_000001.npy").rename(pairs / "orphan.npy")
     bench = VideoActionsBenchmark(str(pairs))
     errors = _errors(_requests(bench, tmp_path))
-    assert errors == {"episode_000001-t00000": "episode_000001.npy: file not found (the actions of episode_000001.mp4)"}
+    missing = "episode_000001.npy: file not found (the actions of episode_000001.mp4)"
+    assert errors == {"episode_000001-t00000": missing, "episode_000001-t00017": missing}
     assert any(p.where == "orphan.npy" and "actions without a video" in p.message for p in bench.problems)
 
 
 def test_actions_of_the_wrong_length_or_shape_name_the_file(pairs, tmp_path):
     np.save(pairs / "episode_000000.npy", np.zeros((10, 2), np.float32))
     errors = _errors(_requests(VideoActionsBenchmark(str(pairs)), tmp_path))
-    assert errors == {"episode_000000-t00000": "episode_000000.npy: shape (10, 2); episode_000000.mp4 has 40 frames, "
-                                               "so it needs 39 actions (one per step)"}
+    short = "episode_000000.npy: shape (10, 2); episode_000000.mp4 has 40 frames, so it needs 39 actions (one per step)"
+    assert errors == {"episode_000000-t00000": short, "episode_000000-t00017": short}
     np.save(pairs / "episode_000000.npy", np.zeros((39, 3), np.float32))
     with pytest.raises(ConfigError, match=r"actions of different shapes \(\[\(2,\), \(3,\)\]\)"):
         VideoActionsBenchmark(str(pairs))
@@ -210,8 +212,9 @@ def test_declared_bounds_fail_the_samples_with_an_action_outside(pairs, tmp_path
 def test_corrupt_video_is_the_episodes_input_error(pairs, tmp_path):
     (pairs / "episode_000000.mp4").write_bytes(b"\x00" * 500)
     errors = _errors(_requests(VideoActionsBenchmark(str(pairs)), tmp_path))
-    assert list(errors) == ["episode_000000-t00000"] and "episode_000000.mp4: not a readable video" in \
-        errors["episode_000000-t00000"]
+    # the actions say how long the episode is: each of its windows is an unreadable sample
+    assert list(errors) == ["episode_000000-t00000", "episode_000000-t00017"]
+    assert all("episode_000000.mp4: not a readable video" in e for e in errors.values())
 
 
 # -- dataset folder with continuous actions ---------------------------------------------------------
@@ -264,5 +267,6 @@ def test_a_config_error_of_a_reader_exits_2_with_one_paragraph(tmp_path, data):
     proc = run_cli(["benchmark=lerobot", f"benchmark.dataset_root={root}", "benchmark.camera=wrist", "run.progress=off"],
                    cwd=tmp_path, env=cli_env(SVT_LOG="1"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert f"benchmark.camera: 'wrist' is not a video feature of {root / 'meta' / 'info.json'}" in proc.stderr
+    assert f"benchmark.camera: 'wrist' is neither a video nor an image feature of {root / 'meta' / 'info.json'}" \
+        in proc.stderr
     shutil.rmtree(root)

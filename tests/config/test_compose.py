@@ -95,6 +95,8 @@ REQUIRED = {
              "benchmark.fps=10"],
     "video_actions": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'square_episodes'}",
                       "benchmark.name=video_actions"],
+    "minari": [f"benchmark.dataset_root={ROOT / 'examples' / 'datasets' / 'square_minari'}", "benchmark.name=minari",
+               "benchmark.fps=10"],
 }
 
 

@@ -72,9 +72,12 @@ def encode(path: Path, frames: np.ndarray, fps: int = FPS, codec: str = "libsvta
 
 
 def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None, *,
-                  codec: str = "libsvtav1") -> Path:
+                  codec: str = "libsvtav1", images: bool = False) -> Path:
     """A LeRobot v3.0 dataset: every episode in one data file and one video file (as LeRobot writes
-    small datasets), located by index ranges and timestamps."""
+    small datasets), located by index ranges and timestamps. ``images``: the camera is an image
+    feature instead (``LeRobotDataset.create(use_videos=False)``): no video, ``video_path`` null, each
+    data row holds the frame as HF datasets' ``Image`` struct ``{bytes, path}`` of PNG bytes
+    (LeRobot 0.4.4: ``image_writer.write_image`` saves PNGs with Pillow, ``embed_images`` embeds them)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -102,6 +105,9 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
             "task_index": {"dtype": "int64", "shape": [1], "names": None},
         },
     }
+    if images:
+        info["features"][CAMERA] = {"dtype": "image", "shape": [H, W, 3], "names": ["height", "width", "channels"]}
+        info["video_path"], info["total_videos"] = None, 0
     (root / "meta").mkdir(parents=True, exist_ok=True)
     (root / "meta" / "info.json").write_text(json.dumps(info, indent=4))
     columns: dict[str, list] = {k: [] for k in ("action", "observation.state", "timestamp", "frame_index",
@@ -124,6 +130,8 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
                      f"videos/{CAMERA}/to_timestamp": offset + duration, "meta/episodes/chunk_index": 0,
                      "meta/episodes/file_index": 0,
                      "stats/action/min": actions.min(0).tolist(), "stats/action/max": actions.max(0).tolist()})
+        if images:
+            rows[-1] = {k: v for k, v in rows[-1].items() if not k.startswith("videos/")}
         start, offset = start + n, offset + duration
     vec = pa.list_(pa.float32(), 2)
     table = pa.table({
@@ -132,6 +140,10 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
         "timestamp": pa.array(columns["timestamp"], type=pa.float32()),
         **{k: pa.array(columns[k], type=pa.int64()) for k in ("frame_index", "episode_index", "index", "task_index")},
     })
+    if images:
+        table = table.append_column(CAMERA, pa.array(
+            [{"bytes": _png(frame), "path": f"frame_{k:06d}.png"} for frames, _ in data for k, frame in
+             enumerate(frames)], type=pa.struct([("bytes", pa.binary()), ("path", pa.string())])))
     (root / "data" / "chunk-000").mkdir(parents=True, exist_ok=True)
     pq.write_table(table, root / data_path.format(chunk_index=0, file_index=0), compression="snappy")
     (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
@@ -142,9 +154,20 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
     (root / "meta" / "stats.json").write_text(json.dumps({"action": {
         "min": every.min(0).tolist(), "max": every.max(0).tolist(), "mean": every.mean(0).tolist(),
         "std": every.std(0).tolist(), "count": [len(every)]}}))
-    encode(root / video_path.format(video_key=CAMERA, chunk_index=0, file_index=0),
-           np.concatenate([f for f, _ in data]), codec=codec)
+    if not images:
+        encode(root / video_path.format(video_key=CAMERA, chunk_index=0, file_index=0),
+               np.concatenate([f for f, _ in data]), codec=codec)
     return root
+
+
+def _png(frame: np.ndarray) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 # -- HDF5, robomimic style --------------------------------------------------------------------------
@@ -258,13 +281,56 @@ class ShiftedReference:
         return StepOutput((video, t + len(actions)), video[t + 1:t + 1 + len(actions)])
 
 
+def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Path:
+    """A Minari dataset as Minari 0.5.4's ``DataCollector`` lays it out (``hdf5_storage.py``): episodes
+    ``episode_k/`` at the file's root, ``observations`` one JPEG per step (Pillow's default quality,
+    variable-length uint8: ``encode_frame``), ``actions``, ``rewards``, ``terminations``,
+    ``truncations``; ``data/metadata.json`` with the spaces as JSON. (The real library's output is
+    ``tests/support/data/minari_carracing_tiny.tar.gz``.)"""
+    import io
+
+    import h5py
+    from PIL import Image
+
+    data = data or episodes()
+    path = Path(root) / "data" / "main_data.hdf5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as handle:
+        for k, (frames, actions) in enumerate(data):
+            group = handle.create_group(f"episode_{k}")
+            jpegs = []
+            for frame in frames:
+                buffer = io.BytesIO()
+                Image.fromarray(frame).save(buffer, format="JPEG")
+                jpegs.append(np.frombuffer(buffer.getvalue(), dtype=np.uint8))
+            rows = group.create_dataset("observations", shape=(len(jpegs),), dtype=h5py.vlen_dtype(np.uint8))
+            for i, jpeg in enumerate(jpegs):
+                rows[i] = jpeg
+            group["actions"] = actions
+            group["rewards"] = np.zeros(len(actions))
+            group["terminations"] = np.zeros(len(actions), bool)
+            group["truncations"] = np.arange(len(actions)) == len(actions) - 1
+            group.attrs.update({"id": k, "total_steps": len(actions), "seed": k})
+    box = {"type": "Box", "dtype": "float32", "shape": [2], "low": [-1.0, -1.0], "high": [1.0, 1.0]}
+    (path.parent / "metadata.json").write_text(json.dumps({
+        "dataset_id": "wfeval/square-v0", "total_episodes": len(data), "total_steps": sum(len(a) for _, a in data),
+        "data_format": "hdf5", "jpeg_encoding": True, "minari_version": "0.5.4",
+        "observation_space": json.dumps({"type": "Box", "dtype": "uint8", "shape": [H, W, 3]}),
+        "action_space": json.dumps(box),
+        "env_spec": json.dumps({"id": "SquarePusher-v0", "entry_point": None, "max_episode_steps": LENGTH - 1,
+                                "kwargs": {}}),
+    }, indent=1))
+    return Path(root)
+
+
 def write_all(out: Path) -> dict[str, Path]:
-    """The four formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``, ``square_folder/``."""
+    """The five formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``,
+    ``square_folder/``, ``square_minari/``."""
     out = Path(out)
     data = episodes()
     return {"lerobot": write_lerobot(out / "square_lerobot", data), "hdf5": write_hdf5(out / "square.hdf5", data),
             "video_actions": write_video_actions(out / "square_episodes", data),
-            "folder": write_folder(out / "square_folder", data)}
+            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data)}
 
 
 if __name__ == "__main__":  # python tests/support/wfeval_test_datasets.py examples/datasets

@@ -25,7 +25,7 @@ from wfeval.io._api import (
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._decoder import DECODER as FILE_DECODER  # registers the decoder of dataset files read in place
 from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
-from wfeval.io._limits import DEFAULT_LIMITS, Limits
+from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_array_header, check_video
 from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
 from wfeval.io._ranges import count_frames, read_frame_range, read_frames_at
 
@@ -34,6 +34,8 @@ __all__ = [
     "FILE_DECODER",
     "Limits",
     "DEFAULT_LIMITS",
+    "check_array_header",
+    "check_video",
     "MediaError",
     "VideoReadError",
     "VideoWriteError",

@@ -1,4 +1,4 @@
-"""Dataset readers: episodes of LeRobot v3 folders, HDF5 files and video + actions pairs, read in place
+"""Dataset readers: episodes of LeRobot v3 folders, HDF5 files, Minari datasets and video + actions pairs, read in place
 and cut into samples (docs/dataset-readers.md). The classes load on first use (``--help`` stays light)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ _CLASSES = {
     "LeRobotBenchmark": "wfeval.benchmarks.episodes.lerobot",
     "HDF5Benchmark": "wfeval.benchmarks.episodes.hdf5",
     "VideoActionsBenchmark": "wfeval.benchmarks.episodes.video_actions",
+    "MinariBenchmark": "wfeval.benchmarks.episodes.minari",
 }
 
 __all__ = sorted(_CLASSES)

@@ -110,7 +110,7 @@ class EpisodeBenchmark:
                  max_windows_per_episode: int | None = None, fps: float | None = None,
                  action_low: Sequence[float] | None = None, action_high: Sequence[float] | None = None,
                  strict: bool = False, metrics: Sequence[str] = (), tags: Sequence[str] = (),
-                 limits: Mapping[str, Any] | None = None):
+                 limits: Mapping[str, Any] | None = None, allow_outside_root: bool = False):
         try:
             self.limits = Limits.from_mapping(limits, "benchmark.limits")
         except ValueError as exc:
@@ -124,6 +124,9 @@ class EpisodeBenchmark:
         self.root = Path(dataset_root).expanduser().resolve()
         if not self.root.exists():
             raise ConfigError(f"benchmark.dataset_root: {self.root} does not exist")
+        if not isinstance(allow_outside_root, bool):
+            raise ConfigError(f"benchmark.allow_outside_root must be true or false, got {allow_outside_root!r}")
+        self.allow_outside_root = allow_outside_root
         self.split, self.episode_filter = split, tuple(str(e) for e in episodes)
         self.strict = bool(strict)
         self.problems: list[Problem] = []
@@ -159,6 +162,7 @@ class EpisodeBenchmark:
 
     def fingerprint(self) -> dict[str, Any]:
         return {"family": self.family, "root": str(self.root), "split": self.split,
+                "allow_outside_root": self.allow_outside_root,
                 "episodes": list(self.episode_filter), "context_frames": self.context_frames,
                 "horizon": self.horizon, "stride": self.stride, "max_windows_per_episode": self.max_windows,
                 "n_episodes": len(self.episodes), "n_selected": len(self._windows)}
@@ -197,6 +201,8 @@ class EpisodeBenchmark:
             raise ConfigError(f"benchmark.action_low/action_high: {exc}") from exc
 
     def _cut(self) -> list[Window]:
+        """The windows; an unreadable episode gives the windows its length would give (each an
+        unreadable sample, so that coverage counts what is missing), at least one."""
         need = self.context_frames + self.horizon
         out = []
         for index, episode in enumerate(self.episodes):
@@ -205,8 +211,8 @@ class EpisodeBenchmark:
                                              f"context_frames + horizon = {need}: the episode gives no sample"))
                 continue
             starts = range(0, max(episode.length - need, 0) + 1, self.stride)
-            if episode.errors:  # one unreadable sample stands for the whole episode
-                starts = range(0, 1)
+            if episode.errors and episode.length > self.limits.max_frames:
+                starts = range(0, 1)  # a length past the limit is not believed: one sample stands for it
             for k, start in enumerate(starts):
                 if self.max_windows is not None and k >= self.max_windows:
                     break
@@ -218,6 +224,16 @@ class EpisodeBenchmark:
 
     def where(self, episode: Episode) -> str:
         return f"{self.family} episode {episode.name!r}"
+
+    def outside(self, path: Path, what: str, folder: Path | None = None) -> str | None:
+        """Why ``path`` (named ``what``) may not be read: it resolves outside the dataset's folder
+        (``folder``, default the root), unless ``benchmark.allow_outside_root``."""
+        folder = folder or self.root
+        target = Path(path).resolve()
+        if self.allow_outside_root or target == folder or folder in target.parents:
+            return None
+        return (f"{what} resolves to {target}, outside the dataset's folder {folder}; set "
+                "benchmark.allow_outside_root=true to read it")
 
     def records(self) -> list[Window]:
         return list(self._windows)

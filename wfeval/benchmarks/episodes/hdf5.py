@@ -45,6 +45,11 @@ class HDF5Benchmark(EpisodeBenchmark):
     def default_name(self) -> str:
         return self.root.stem
 
+    @property
+    def folder(self) -> Path:
+        """The folder the file's external links, raw storage and virtual sources must stay in."""
+        return self.root.parent
+
     def read_episodes(self) -> tuple[list[Episode], ActionSpace | None]:
         import h5py
 
@@ -55,93 +60,213 @@ class HDF5Benchmark(EpisodeBenchmark):
             handle = h5py.File(self.root, "r")
         except OSError as exc:
             raise ConfigError(f"benchmark.dataset_root: {self.root} is not a readable HDF5 file ({exc})") from exc
+        self._external: dict[str, str] = {}
         with handle:
-            if self.group not in handle or not isinstance(handle[self.group], h5py.Group):
-                raise ConfigError(f"benchmark.group: {self.root} has no group {self.group!r}; its top level: "
-                                  f"{', '.join(sorted(handle.keys())) or '(empty)'}")
-            names = sorted((k for k in handle[self.group] if isinstance(handle[self.group][k], h5py.Group)),
-                           key=_natural)
+            group = handle.get(self.group, getlink=True) if self.group else h5py.HardLink()
+            if self.group and (group is None or not isinstance(group, h5py.HardLink)
+                               or not isinstance(handle[self.group], h5py.Group)):
+                raise ConfigError(self._no_group(handle))
+            node = handle[self.group] if self.group else handle["/"]
+            names = sorted((k for k in node if self._is_episode(node, k)), key=_natural)
             if not names:
-                raise ConfigError(f"{self.root}: group {self.group!r} holds no episode group")
+                raise ConfigError(f"{self.root}: group {self.group or '/'!r} holds no episode group")
             splits = self._splits(handle)
             self._choose_camera(handle, names[0])
             episodes = [self._episode(handle, name, splits.get(name, "default")) for name in names]
         actions = next((e.actions for e in episodes if e.actions is not None), None)
-        space = continuous_space(actions, where=f"{self.root.name}[{self.group}/*/{self.action_key}]") \
+        space = continuous_space(actions, where=f"{self.root.name}[{self._key('*', self.action_key)}]") \
             if actions is not None else None
         return episodes, space
 
+    def _no_group(self, handle: Any) -> str:
+        top = sorted(handle.keys())
+        hint = ""
+        if top and all(k.startswith("episode_") for k in top):
+            hint = " (episodes at the file's root, as Minari writes them: benchmark=minari reads this layout)"
+        return (f"benchmark.group: {self.root} has no group {self.group!r}; its top level: "
+                f"{', '.join(top[:8]) or '(empty)'}{', ...' if len(top) > 8 else ''}{hint}")
+
+    def _key(self, name: str, *rest: str) -> str:
+        return "/".join(p for p in (self.group, name, *rest) if p)
+
+    @staticmethod
+    def _is_episode(node: Any, name: str) -> bool:
+        import h5py
+
+        link = node.get(name, getlink=True)
+        if isinstance(link, h5py.HardLink):
+            return node.get(name, getclass=True) is h5py.Group
+        return name != "mask"  # a link: followed (and checked) when the episode is read
+
     def _splits(self, handle: Any) -> dict[str, str]:
         """Episode name -> split, from ``mask/<split>`` (robomimic's filter keys), when there are any."""
+        import h5py
+
         out: dict[str, str] = {}
         mask = handle.get("mask")
-        if mask is None:
+        if not isinstance(mask, h5py.Group) or not isinstance(handle.get("mask", getlink=True), h5py.HardLink):
             return out
         for split in sorted(mask.keys()):
-            for raw in np.asarray(mask[split]).tolist():
+            data = mask[split]
+            if not isinstance(data, h5py.Dataset) or data.external or data.is_virtual:
+                raise ConfigError(f"{self.root.name}[mask/{split}]: expected an array of episode names in the file")
+            self._limited(f"mask/{split}", data)
+            for raw in np.asarray(data[()]).reshape(-1).tolist():
                 out.setdefault(raw.decode() if isinstance(raw, bytes) else str(raw), split)
         return out
+
+    def _limited(self, key: str, data: Any) -> None:
+        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.io import VideoReadError
+
+        try:
+            check_rows(self.root, key, tuple(data.shape) or (1,), data.dtype.itemsize, self.limits)
+        except VideoReadError as exc:
+            raise ConfigError(f"{self.root.name}[{key}]: {exc.reason}") from None
+
+    def _resolve(self, key: str) -> tuple[Any, list[str]]:
+        """(resolved location or None, why the key cannot be read)."""
+        return self._resolve_in(self.root, key)
+
+    def _resolve_in(self, path: Path, key: str) -> tuple[Any, list[str]]:
+        from wfeval.benchmarks.episodes import hdf5_files
+
+        try:
+            found = hdf5_files.resolve(path, key)
+        except (OSError, ValueError, KeyError) as exc:
+            return None, [str(exc) if isinstance(exc, hdf5_files.HDF5LinkError) else f"{self.root.name}[{key}]: {exc}"]
+        return found, hdf5_files.problems(found, None if self.allow_outside_root else self.folder)
 
     def _choose_camera(self, handle: Any, first: str) -> None:
         import h5py
 
-        obs = handle[self.group][first].get(self.obs_group)
-        where = f"{self.root.name}[{self.group}/{first}/{self.obs_group}]"
-        if not isinstance(obs, h5py.Group):
-            raise ConfigError(f"benchmark.obs_group: {where} is not a group")
-        images = [k for k, v in obs.items() if isinstance(v, h5py.Dataset) and v.ndim == 4 and v.shape[-1] == 3]
+        where = f"{self.root.name}[{self._key(first, self.obs_group)}]"
+        found, problems = self._resolve(self._key(first, self.obs_group))
+        if problems:
+            node = handle[self._key(first)]
+            held = sorted(node.keys()) if isinstance(node, h5py.Group) else []
+            hint = " (Minari's layout: benchmark=minari reads it)" if "observations" in held else ""
+            raise ConfigError(f"benchmark.obs_group: {'; '.join(problems)}; {self._key(first)} holds "
+                              f"{', '.join(held[:12]) or 'nothing'}{hint}")
+        with h5py.File(found.file, "r") as other:
+            obs = other[found.key] if found.key else other["/"]
+            if not isinstance(obs, h5py.Group):
+                raise ConfigError(f"benchmark.obs_group: {where} is not a group")
+            known = list(obs)
+            images = [k for k in known if self._is_image(obs, k, f"{found.key}/{k}".strip("/"), found.file)]
         if self.camera is None:
             if len(images) != 1:
                 raise ConfigError(f"benchmark.camera: {where} has {len(images)} image datasets "
-                                  f"({', '.join(images) or 'none'}); choose one (benchmark.camera=<key>)")
+                                  f"({', '.join(images) or 'none'}; it holds {', '.join(known) or 'nothing'}); "
+                                  "choose one (benchmark.camera=<key>)")
             self.camera = images[0]
-        elif self.camera not in obs:
+        elif self.camera not in known:
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
 
+    def _is_image(self, group: Any, name: str, key: str, file: Path) -> bool:
+        """Whether ``group[name]`` is a T×H×W×3 dataset; a link counts only when it resolves inside."""
+        import h5py
+
+        try:
+            if isinstance(group.get(name, getlink=True), h5py.HardLink):
+                data = group[name]
+            else:
+                found, problems = self._resolve_in(file, key)
+                if problems:
+                    return False
+                with h5py.File(found.file, "r") as other:
+                    return self._is_image(other["/"], found.key, found.key, found.file) if found.key else False
+            return isinstance(data, h5py.Dataset) and data.ndim == 4 and data.shape[-1] == 3
+        except (OSError, RuntimeError, KeyError, ValueError):
+            return False
+
     def _episode(self, handle: Any, name: str, split: str) -> Episode:
-        frames_key = f"{self.group}/{name}/{self.obs_group}/{self.camera}"
-        actions_key = f"{self.group}/{name}/{self.action_key}"
+        import h5py
+
+        from wfeval.benchmarks.episodes import hdf5_files
+        from wfeval.benchmarks.episodes.decoder import check_rows, digest
+        from wfeval.io import VideoReadError
+
+        frames_key = self._key(name, self.obs_group, self.camera)
+        actions_key = self._key(name, self.action_key)
         episode = Episode(name=name, split=split, length=0, frames=None, actions=None,
                           actions_where=f"{self.root.name}[{actions_key}]",
                           files={"file": self.root.name, "frames": frames_key, "actions": actions_key},
-                          metadata={"hdf5_group": f"{self.group}/{name}", "camera": self.camera})
-        frames = handle.get(frames_key)
-        if frames is None:
-            episode.errors.append(f"{self.root.name}[{frames_key}]: no such dataset")
-        elif frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-            episode.errors.append(f"{self.root.name}[{frames_key}]: frames must be uint8 T×H×W×3 RGB, found "
-                                  f"{frames.dtype} {tuple(frames.shape)}")
-        else:
-            episode.length = int(frames.shape[0])
-        actions = handle.get(actions_key)
-        if actions is None:
-            episode.errors.append(f"{self.root.name}[{actions_key}]: no such dataset")
-        else:
+                          metadata={"hdf5_group": self._key(name), "camera": self.camera})
+        frames_at, problems = self._resolve(frames_key)
+        episode.errors += problems
+        if frames_at is not None and not problems:
+            with h5py.File(frames_at.file, "r") as other:
+                frames = other[frames_at.key]
+                if not isinstance(frames, h5py.Dataset):
+                    episode.errors.append(f"{self.root.name}[{frames_key}]: not a dataset")
+                else:
+                    episode.length = int(frames.shape[0]) if frames.ndim else 0
+                    try:
+                        self._check_frames(frames, frames_key)
+                    except VideoReadError as exc:
+                        episode.errors.append(f"{self.root.name}[{frames_key}]: "
+                                              f"{exc.reason.removeprefix(repr(frames_key) + ': ')}")
+        actions_at, problems = self._resolve(actions_key)
+        episode.errors += problems
+        array = None
+        if actions_at is not None and not problems:
             try:
-                array = np.asarray(actions[()])
-            except (OSError, ValueError, TypeError) as exc:
+                with h5py.File(actions_at.file, "r") as other:
+                    if not isinstance(other[actions_at.key], h5py.Dataset):
+                        raise ValueError("not a dataset")
+                    data = hdf5_files.open_dataset(other, actions_at.key)
+                    check_rows(self.root, actions_key, tuple(data.shape) or (1,), data.dtype.itemsize, self.limits)
+                    if data.ndim and data.shape[0] > self.limits.max_frames:
+                        raise ValueError(f"{data.shape[0]:,} actions exceed the limit of {self.limits.max_frames:,} "
+                                         f"(raise it with benchmark.limits.max_frames={data.shape[0]} if it is right)")
+                    array = np.asarray(data[()])
+            except VideoReadError as exc:
+                episode.errors.append(f"{self.root.name}[{actions_key}]: "
+                                      f"{exc.reason.removeprefix(repr(actions_key) + ': ')}")
+            except (OSError, ValueError, TypeError, KeyError) as exc:
                 episode.errors.append(f"{self.root.name}[{actions_key}]: cannot be read ({exc})")
-                array = None
-            if array is not None and (array.ndim < 1 or len(array) < episode.length - 1):
-                episode.errors.append(f"{self.root.name}[{actions_key}]: shape {tuple(array.shape)}; the episode "
-                                      f"has {episode.length} frames, so it needs at least {episode.length - 1} "
-                                      "actions (one per step)")
-            elif array is not None:
-                episode.actions = array[:, None] if array.ndim == 1 and np.issubdtype(array.dtype, np.floating) \
-                    else array
+        if array is not None and (array.ndim < 1 or len(array) < episode.length - 1):
+            episode.errors.append(f"{self.root.name}[{actions_key}]: shape {tuple(array.shape)}; the episode "
+                                  f"has {episode.length} frames, so it needs at least {episode.length - 1} "
+                                  "actions (one per step)")
+        elif array is not None:
+            episode.actions = array[:, None] if array.ndim == 1 and np.issubdtype(array.dtype, np.floating) \
+                else array
+            if not episode.length and episode.errors:
+                episode.length = len(array) + 1  # the frames are unreadable: the actions say how long it is
         if not episode.errors:
             path, limits = self.root, self.limits
+            files = hdf5_files.digests(frames_at, digest)
+            for kind, dep, sha in files:
+                self._external[dep] = sha
+            where: dict[str, Any] = {"files": files} if files else {}
+            if self.encoded:
+                where["encoded"] = True
 
             def located(first: int, stop: int, image: bool) -> tuple[Path, dict[str, Any]]:
-                return path, options_for("hdf5", limits=limits, image=image, key=frames_key, start=first, stop=stop)
+                return path, options_for("hdf5", limits=limits, image=image, key=frames_key, start=first, stop=stop,
+                                         **where)
 
             episode.frames = located
         return episode
+
+    encoded = False  # whether each row of the frames dataset is one encoded image (Minari)
+
+    def _check_frames(self, frames: Any, key: str) -> None:
+        """VideoReadError when the frames dataset cannot give frames within the limits (nothing read)."""
+        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.io import VideoReadError
+
+        if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+            raise VideoReadError(self.root, f"frames must be uint8 T×H×W×3 RGB, found {frames.dtype} "
+                                            f"{tuple(frames.shape)}")
+        check_rows(self.root, key, tuple(frames.shape), 1, self.limits)
 
     def fingerprint(self) -> dict[str, Any]:
         from wfeval.benchmarks.episodes.decoder import digest
 
         return {**super().fingerprint(), "format": "hdf5/robomimic", "camera": self.camera,
                 "action_key": self.action_key, "group": self.group, "obs_group": self.obs_group,
-                "file_sha256": digest(self.root)}
+                "file_sha256": digest(self.root), "external_files_sha256": dict(sorted(self._external.items()))}

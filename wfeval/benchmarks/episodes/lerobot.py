@@ -15,11 +15,16 @@ Frame ``k`` of an episode is the frame of its camera's file shown at ``from_time
 timestamp[k]`` (within ``tolerance_s``), as LeRobot decodes it. ``camera`` chooses the video feature
 (default: the only one), ``action_key`` the action feature (default ``action``); its ``names`` name
 the action space's elements. An episode's ``tasks`` (its language instruction) becomes the prompt.
+An image feature (``use_videos=False``) is read from the data files instead: frame ``k`` is the PNG
+of the episode's ``k``-th row (a ``{bytes, path}`` struct; a ``path`` to another file is never
+followed). ``info.json``'s path templates are filled field by field (no attributes or indexes) and
+the files they name must stay inside the dataset (``benchmark.allow_outside_root``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -39,6 +44,12 @@ def _table(path: Path, columns: Sequence[str] | None = None) -> Any:
     import pyarrow.parquet as pq
 
     return pq.read_table(path, columns=list(columns) if columns else None)
+
+
+def _table_columns(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return list(pq.ParquetFile(path).schema_arrow.names)
 
 
 def column_array(table: Any, key: str) -> np.ndarray:
@@ -99,16 +110,18 @@ class LeRobotBenchmark(EpisodeBenchmark):
         videos = [k for k, f in features.items() if isinstance(f, dict) and f.get("dtype") == "video"]
         images = [k for k, f in features.items() if isinstance(f, dict) and f.get("dtype") == "image"]
         camera = self.camera
+        holds = (f"{len(videos)} video feature(s) ({', '.join(videos) or 'none'}) and {len(images)} image "
+                 f"feature(s) ({', '.join(images) or 'none'})")
         if camera is None:
-            if len(videos) != 1:
-                raise ConfigError(f"benchmark.camera: {path} has {len(videos)} video features "
-                                  f"({', '.join(videos) or 'none'}); choose one (benchmark.camera=<key>)")
-            camera = videos[0]
-        elif camera not in videos:
-            hint = (" (image features are stored inside the parquet files; benchmark=lerobot reads video features)"
-                    if camera in images else "")
-            raise ConfigError(f"benchmark.camera: {camera!r} is not a video feature of {path}{hint}; its video "
-                              f"features: {', '.join(videos) or 'none'}")
+            if len(videos) + len(images) != 1:
+                raise ConfigError(f"benchmark.camera: {path} has {holds}; "
+                                  + ("choose one (benchmark.camera=<key>)" if videos or images else
+                                     "benchmark=lerobot needs frames (a video or image feature)"))
+            camera = (videos or images)[0]
+        elif camera not in videos and camera not in images:
+            raise ConfigError(f"benchmark.camera: {camera!r} is neither a video nor an image feature of {path}; it "
+                              f"has {holds}")
+        self.is_video = camera in videos
         feature = features.get(self.action_key)
         if not isinstance(feature, dict):
             numeric = [k for k, f in features.items() if isinstance(f, dict) and f.get("dtype") not in
@@ -130,10 +143,22 @@ class LeRobotBenchmark(EpisodeBenchmark):
             raise ConfigError(f"benchmark.dataset_root: {self.root} has no {EPISODES_DIR}/chunk-*/file-*.parquet "
                               "(LeRobot v3.0 episode metadata)")
         columns = ["episode_index", "length", "data/chunk_index", "data/file_index", "dataset_from_index",
-                   "dataset_to_index", f"videos/{camera}/chunk_index", f"videos/{camera}/file_index",
-                   f"videos/{camera}/from_timestamp", f"videos/{camera}/to_timestamp"]
+                   "dataset_to_index"]
+        if self.is_video:
+            columns += [f"videos/{camera}/chunk_index", f"videos/{camera}/file_index",
+                        f"videos/{camera}/from_timestamp", f"videos/{camera}/to_timestamp"]
         rows: list[dict[str, Any]] = []
+        for path in [self.root / INFO, *files]:
+            escaping = self.outside(path, str(path.relative_to(self.root)))
+            if escaping:
+                raise ConfigError(f"benchmark.dataset_root: {escaping}")
         for path in files:
+            try:
+                self._within_limits(path, _table_columns(path))
+            except ValueError as exc:
+                raise ConfigError(f"{path.relative_to(self.root)}: {exc}") from None
+            except Exception:  # a corrupt file: reported by reading it below
+                pass
             try:
                 table = _table(path)
             except Exception as exc:  # pyarrow raises its own error types for corrupt files
@@ -141,7 +166,8 @@ class LeRobotBenchmark(EpisodeBenchmark):
             absent = [c for c in columns if c not in table.column_names]
             if absent:
                 raise ConfigError(f"{path.relative_to(self.root)}: missing column(s) {', '.join(absent)} (LeRobot v3.0 "
-                                  f"episode metadata for camera {camera!r})")
+                                  f"episode metadata for the {'video' if self.is_video else 'image'} feature "
+                                  f"{camera!r})")
             data = {c: table.column(c).to_pylist() for c in columns}
             tasks = table.column("tasks").to_pylist() if "tasks" in table.column_names else [None] * table.num_rows
             rows += [{**{c: data[c][i] for c in columns}, "tasks": tasks[i]} for i in range(table.num_rows)]
@@ -163,18 +189,30 @@ class LeRobotBenchmark(EpisodeBenchmark):
         name = f"episode_{index:06d}"
         split = next((s for s, lo, hi in splits if lo <= index < hi), "train")
         length = int(row["length"])
-        data_rel = str(info["data_path"]).format(chunk_index=int(row["data/chunk_index"]),
-                                                 file_index=int(row["data/file_index"]))
-        video_rel = str(info["video_path"]).format(video_key=camera, chunk_index=int(row[f"videos/{camera}/chunk_index"]),
-                                                   file_index=int(row[f"videos/{camera}/file_index"]))
+        data_rel = fill_template(info["data_path"], "data_path", chunk_index=int(row["data/chunk_index"]),
+                                 file_index=int(row["data/file_index"]))
+        video_rel = fill_template(info["video_path"], "video_path", video_key=camera,
+                                  chunk_index=int(row[f"videos/{camera}/chunk_index"]),
+                                  file_index=int(row[f"videos/{camera}/file_index"])) if self.is_video else ""
         tasks = row.get("tasks")
         prompt = tasks[0] if isinstance(tasks, list) and tasks and isinstance(tasks[0], str) else None
         episode = Episode(name=name, split=split, length=length, frames=None, actions=None,
                           actions_where=f"{data_rel}[{action_key!r}] (episode_index {index})",
-                          files={"data": data_rel, "video": video_rel}, prompt=prompt,
+                          files={"data": data_rel, **({"video": video_rel} if video_rel else {})}, prompt=prompt,
                           metadata={"episode_index": index, "camera": camera})
+        if length > self.limits.max_frames:  # nothing of it is read: one unreadable sample stands for it
+            episode.length = 0
+            episode.errors.append(f"{EPISODES_DIR}: episode_index {index} has length {length:,}, over the limit of "
+                                  f"{self.limits.max_frames:,} frames (raise it with benchmark.limits.max_frames="
+                                  f"{length} if it is right)")
+            return episode
         video = self.root / video_rel
-        if not video.is_file():
+        escaping = [self._escapes(rel, key) for rel, key in ((data_rel, "data_path"), (video_rel, "video_path"))
+                    if rel]
+        episode.errors += [e for e in escaping if e]
+        if episode.errors:
+            return episode  # a file outside the dataset is never opened
+        if self.is_video and not video.is_file():
             episode.errors.append(f"{video_rel}: file not found (camera {camera!r})")
         try:
             table = self._data(self.root / data_rel)
@@ -195,33 +233,90 @@ class LeRobotBenchmark(EpisodeBenchmark):
         if len(actions) and actions.ndim == 1 and np.issubdtype(actions.dtype, np.floating):
             actions = actions[:, None]  # a 1-D control stored as scalars: vectors of one element
         episode.actions = actions
-        start = float(row[f"videos/{camera}/from_timestamp"])
-        times = [round(start + float(t), 9) for t in timestamps]
         tolerance, limits = self.tolerance_s, self.limits
+        if self.is_video:
+            start = float(row[f"videos/{camera}/from_timestamp"])
+            times = [round(start + float(t), 9) for t in timestamps]
 
-        def frames(first: int, stop: int, image: bool) -> tuple[Path, dict[str, Any]]:
-            return video, options_for("times", limits=limits, image=image, times=times[first:stop],
-                                      tolerance_s=tolerance)
+            def frames(first: int, stop: int, image: bool) -> tuple[Path, dict[str, Any]]:
+                return video, options_for("times", limits=limits, image=image, times=times[first:stop],
+                                          tolerance_s=tolerance)
+        else:  # image feature: the frames are the episode's rows of the data file (PNG bytes in a struct)
+            data, rows = self.root / data_rel, [int(r) for r in mine]
+
+            def frames(first: int, stop: int, image: bool) -> tuple[Path, dict[str, Any]]:
+                return data, options_for("parquet_images", limits=limits, image=image, column=camera,
+                                         rows=rows[first:stop])
 
         if not episode.errors:
             episode.frames = frames
         return episode
 
+    def _escapes(self, rel: str, key: str) -> str | None:
+        """Why the filled ``key`` template ``rel`` may not be read: absolute, ``..`` or a symlink that
+        leaves the dataset folder (unless ``benchmark.allow_outside_root``)."""
+        from wfeval.io import unsafe_path_reason
+
+        reason = None if self.allow_outside_root else unsafe_path_reason(rel)
+        if reason:
+            return f"{INFO} {key} gives {reason}; set benchmark.allow_outside_root=true to read it"
+        return self.outside(self.root / rel, f"{INFO} {key} {rel!r}")
+
+    def _within_limits(self, path: Path, columns: list[str]) -> None:
+        """ValueError when ``columns`` of a parquet file are over ``limits.max_array_bytes`` uncompressed
+        (the file's footer says; nothing is read)."""
+        from wfeval.benchmarks.episodes.images import parquet_column_bytes
+
+        size = sum(parquet_column_bytes(path, c) for c in columns)
+        if size > self.limits.max_array_bytes:
+            raise ValueError(f"its columns are {size:,} bytes uncompressed, over the limit of "
+                             f"{self.limits.max_array_bytes:,} (raise it with benchmark.limits.max_array_bytes="
+                             f"{size} if it is right)")
+
     def _data(self, path: Path) -> Any:
         if path not in self._data_cache:
             if not path.is_file():
                 raise ValueError("file not found")
-            self._data_cache[path] = _table(path)
+            columns = [c for c in _table_columns(path) if c != self.camera]  # the images are read per window
+            self._within_limits(path, columns)
+            self._data_cache[path] = _table(path, columns)
         return self._data_cache[path]
 
     def fingerprint(self) -> dict[str, Any]:
         from wfeval.benchmarks.episodes.decoder import digest
 
         meta = sorted([self.root / INFO, *(self.root / EPISODES_DIR).glob("chunk-*/file-*.parquet")])
-        data = sorted({self.root / e.files["data"] for e in self.episodes if (self.root / e.files["data"]).is_file()})
+        data = sorted({self.root / rel for e in self.episodes if not e.errors for rel in e.files.values()
+                       if (self.root / rel).is_file()})
         return {**super().fingerprint(), "format": "lerobot/v3", "camera": self.camera, "action_key": self.action_key,
                 "tolerance_s": self.tolerance_s,
                 "files_sha256": {str(p.relative_to(self.root)): digest(p) for p in [*meta, *data]}}
+
+
+def fill_template(template: Any, key: str, **values: Any) -> str:
+    """``template`` (``info.json``'s ``data_path``/``video_path``) with its ``{name}`` / ``{name:03d}``
+    fields filled from ``values``; anything else (``{x.attr}``, ``{x[0]}``, ``{x!r}``, an unknown
+    name, a format other than a zero-padded width below 100) is a ConfigError: the template is data
+    and cannot reach the values' attributes or ask for a gigabyte of padding."""
+    import string
+
+    if not isinstance(template, str) or not template:
+        raise ConfigError(f"{INFO}: {key} must be a non-empty string, got {template!r}")
+    out = []
+    try:
+        for text, name, spec, conversion in string.Formatter().parse(template):
+            out.append(text)
+            if name is None:
+                continue
+            if name not in values or conversion is not None or not re.fullmatch(r"0?\d{0,2}d?", spec or ""):
+                shown = f"{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}"
+                raise ValueError(f"the field {{{shown}}} (known fields: {', '.join('{' + v + '}' for v in values)}, "
+                                 "with at most a zero-padded width ({chunk_index:03d}); no attributes, indexes or "
+                                 "conversions)")
+            out.append(format(values[name], spec or ""))
+    except ValueError as exc:
+        raise ConfigError(f"{INFO}: {key} {template!r}: {exc}") from None
+    return "".join(out)
 
 
 def _splits(value: Any, where: Path) -> list[tuple[str, int, int]]:

@@ -9,7 +9,8 @@
 Every video file under ``dataset_root`` (searched recursively; ``.mp4``, ``.mkv``, ``.avi``, ``.mov``,
 ``.webm``) is an episode named by its path without the suffix; its actions are the ``.npy`` of the
 same name (``actions_suffix``): one row per step, action ``t`` leading from frame ``t`` to ``t+1``
-(``T − 1`` rows for ``T`` frames; a last extra row is ignored). Rows of floats are continuous
+(``T − 1`` rows for ``T`` frames; a last extra row is ignored; more rows than frames: a truncated
+video, every window of the actions' length unreadable). Rows of floats are continuous
 actions (``T×D``); a 1-D integer array holds discrete ids. The frame rate is the video's (else
 ``benchmark.fps``). A video without an actions file, or an actions file without a video, is
 reported before generation.
@@ -64,15 +65,18 @@ class VideoActionsBenchmark(EpisodeBenchmark):
             rel_video, rel_actions = str(video.relative_to(self.root)), str(actions_path.relative_to(self.root))
             episode = Episode(name=name, split="default", length=0, frames=None, actions=None,
                               actions_where=rel_actions, files={"video": rel_video, "actions": rel_actions})
+            escaping = [self.outside(p, r) for p, r in ((video, rel_video), (actions_path, rel_actions))]
+            episode.errors += [e for e in escaping if e]  # neither is read
             try:
-                episode.length, fps = count_frames(video, limits=self.limits)
-                if fps:
-                    rates.add(round(fps, 6))
+                if not episode.errors:
+                    episode.length, fps = count_frames(video, limits=self.limits)
+                    if fps:
+                        rates.add(round(fps, 6))
             except VideoReadError as exc:
                 episode.errors.append(f"{rel_video}: {exc.reason}")
-            if not actions_path.is_file():
+            if not escaping[1] and not actions_path.is_file():
                 episode.errors.append(f"{rel_actions}: file not found (the actions of {rel_video})")
-            else:
+            elif not escaping[1]:
                 try:
                     array = load_array(actions_path, self.limits)[0]
                 except ValueError as exc:
@@ -85,6 +89,11 @@ class VideoActionsBenchmark(EpisodeBenchmark):
                     else:
                         episode.actions = array[:, None] if array.ndim == 1 and np.issubdtype(
                             array.dtype, np.floating) else array
+                        if episode.length and len(array) > episode.length:
+                            episode.errors.append(f"{rel_video}: {episode.length} frames, shorter than its "
+                                                  f"{len(array)} actions in {rel_actions} (a truncated video?)")
+                        if episode.errors and (not episode.length or len(array) > episode.length):
+                            episode.length = len(array)  # the windows the actions say it has: coverage counts them
             if not episode.errors:
                 limits = self.limits
 

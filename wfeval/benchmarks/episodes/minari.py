@@ -1,0 +1,199 @@
+"""``benchmark=minari``: a Minari dataset (Farama's offline-RL format, HDF5 storage) read in place with h5py.
+
+The layout Minari 0.5's ``DataCollector`` writes (``minari/dataset/_storages/hdf5_storage.py``)::
+
+    <dataset>/data/main_data.hdf5
+      episode_0/                    episodes at the file's root (natural order)
+        observations                T+1 observations: the frames (no obs group), or a group of keys
+                                    (Dict spaces: benchmark.camera chooses one)
+        actions                     T actions; action t leads from frame t to t+1
+        rewards, terminations, truncations, infos/
+    <dataset>/data/metadata.json    dataset_id, env_spec (JSON), observation_space, action_space, jpeg_encoding
+
+Image observations (a ``uint8`` Box of at least 32×32 in ``[0, 255]``) are stored JPEG-encoded by
+default: one encoded frame per step, variable-length ``uint8`` (or fixed-length rows when every
+frame encoded to the same size); they are decoded with Pillow, as Minari decodes them, and checked
+like every frame read in place. ``jpeg_encoding=False`` datasets hold ``T+1×H×W×3`` frames.
+``dataset_root`` is the dataset folder, its ``data`` folder or ``main_data.hdf5``. The frame rate is
+``benchmark.fps``, else a ``render_fps`` recorded in the metadata or the env spec; the action bounds
+are the action space's (a Box in ``metadata.json``) unless ``benchmark.action_low/high`` are given.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wfeval.api import ActionSpace
+from wfeval.benchmarks.episodes.base import Episode
+from wfeval.benchmarks.episodes.hdf5 import HDF5Benchmark
+from wfeval.config.errors import ConfigError
+
+MAIN = "main_data.hdf5"
+METADATA = "metadata.json"
+OBSERVATIONS = "observations"
+
+
+def locate(path: Path) -> Path:
+    """The ``main_data.hdf5`` of a dataset folder, its ``data`` folder or the file itself."""
+    for candidate in (path, path / MAIN, path / "data" / MAIN):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"benchmark.dataset_root: no {MAIN} at {path} or {path / 'data' / MAIN} (a Minari dataset "
+                      "folder: data/main_data.hdf5 + data/metadata.json)")
+
+
+def _render_fps(metadata: dict[str, Any]) -> float | None:
+    spec = metadata.get("env_spec")
+    try:
+        spec = json.loads(spec) if isinstance(spec, str) else spec
+    except json.JSONDecodeError:
+        spec = None
+    places = [metadata, spec if isinstance(spec, dict) else {}]
+    places += [p.get(k) for p in list(places) for k in ("kwargs", "metadata") if isinstance(p.get(k), dict)]
+    for place in places:
+        value = place.get("render_fps") if isinstance(place, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def _is_vlen_uint8(data: Any) -> bool:
+    import h5py
+
+    return data.ndim == 1 and h5py.check_vlen_dtype(data.dtype) == np.dtype(np.uint8)
+
+
+def _looks_encoded(data: Any) -> bool:
+    """One encoded image per row: variable-length uint8, or fixed-length uint8 rows starting as a JPEG/PNG."""
+    if _is_vlen_uint8(data):
+        return True
+    if data.ndim == 2 and data.dtype == np.uint8 and data.shape[0] and data.shape[1] >= 8:
+        head = bytes(np.asarray(data[0, :8]))
+        return head.startswith(b"\xff\xd8") or head.startswith(b"\x89PNG")
+    return False
+
+
+class MinariBenchmark(HDF5Benchmark):
+    """A Minari dataset (HDF5 storage); ``camera`` chooses a key of Dict observations."""
+
+    family = "minari"
+    internal_parameters = ("group", "obs_group")  # fixed by the layout: episodes at the root, obs in "observations"
+
+    def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "actions",
+                 **options: Any):
+        main = locate(Path(dataset_root).expanduser().resolve())
+        self.metadata = self._read_metadata(main.parent / METADATA)
+        if options.get("action_low") is None and options.get("action_high") is None:
+            options.update(self._bounds())
+        if options.get("fps") is None:
+            options["fps"] = _render_fps(self.metadata)
+        super().__init__(str(main), camera=camera, action_key=action_key, group="", obs_group="", **options)
+
+    @staticmethod
+    def _read_metadata(path: Path) -> dict[str, Any]:
+        if not path.is_file():
+            return {}
+        if path.stat().st_size > 64 << 20:
+            raise ConfigError(f"{path}: {path.stat().st_size:,} bytes; a Minari metadata.json is far smaller")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object")
+        return data
+
+    def _bounds(self) -> dict[str, Any]:
+        """The action space's Box bounds from metadata.json, when finite."""
+        space = self.metadata.get("action_space")
+        try:
+            space = json.loads(space) if isinstance(space, str) else space
+        except json.JSONDecodeError:
+            return {}
+        if not isinstance(space, dict) or space.get("type") != "Box":
+            return {}
+        try:
+            low = np.asarray(space["low"], dtype=np.float64).reshape(-1)
+            high = np.asarray(space["high"], dtype=np.float64).reshape(-1)
+        except (KeyError, TypeError, ValueError):
+            return {}
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))) or low.shape != high.shape:
+            return {}
+        return {"action_low": low.tolist(), "action_high": high.tolist()}
+
+    @property
+    def folder(self) -> Path:
+        return self.root.parent.parent if self.root.parent.name == "data" else self.root.parent
+
+    def default_name(self) -> str:
+        return self.folder.name if self.root.parent.name == "data" else self.root.stem
+
+    def _no_group(self, handle: Any) -> str:  # pragma: no cover - group is the root
+        return f"{self.root}: not a Minari file"
+
+    def _env(self) -> str:
+        spec = self.metadata.get("env_spec")
+        try:
+            spec = json.loads(spec) if isinstance(spec, str) else spec
+        except json.JSONDecodeError:
+            spec = None
+        return str(spec.get("id")) if isinstance(spec, dict) and spec.get("id") else "unknown"
+
+    def read_episodes(self) -> tuple[list[Episode], ActionSpace | None]:
+        if self.fps is None:
+            raise ConfigError(f"benchmark.fps: the Minari dataset {self.root} (env {self._env()}) records no frame "
+                              "rate (no render_fps in its metadata or env spec); give the env's render_fps "
+                              "(benchmark.fps=<frames per second>)")
+        return super().read_episodes()
+
+    def _choose_camera(self, handle: Any, first: str) -> None:
+        import h5py
+
+        where = f"{self.root.name}[{first}/{OBSERVATIONS}]"
+        found, problems = self._resolve(f"{first}/{OBSERVATIONS}")
+        if problems:
+            raise ConfigError(f"benchmark.camera: {'; '.join(problems)}")
+        with h5py.File(found.file, "r") as other:
+            obs = other[found.key]
+            if isinstance(obs, h5py.Dataset):
+                if self.camera not in (None, "", OBSERVATIONS):
+                    raise ConfigError(f"benchmark.camera: {where} is one array of observations (a Box space), not "
+                                      f"a group of keys; there is no {self.camera!r} to choose")
+                self.camera, self.obs_group = "", OBSERVATIONS
+                self.encoded = _looks_encoded(obs)
+                if not self.encoded and not (obs.ndim == 4 and obs.shape[-1] == 3 and obs.dtype == np.uint8):
+                    raise ConfigError(f"benchmark=minari: {where} holds {obs.dtype} {tuple(obs.shape)}, not image "
+                                      "observations (uint8 T+1×H×W×3 or one encoded frame per step)")
+                return
+            kinds = {k: _looks_encoded(obs[k]) for k in obs if obs.get(k, getclass=True) is h5py.Dataset}
+            images = [k for k, enc in kinds.items() if enc or (obs[k].ndim == 4 and obs[k].shape[-1] == 3
+                                                                and obs[k].dtype == np.uint8)]
+            if self.camera is None:
+                if len(images) != 1:
+                    raise ConfigError(f"benchmark.camera: {where} has {len(images)} image observation(s) "
+                                      f"({', '.join(images) or 'none'}; its keys: {', '.join(obs) or 'none'}); "
+                                      "choose one (benchmark.camera=<key>)")
+                self.camera = images[0]
+            elif self.camera not in images:
+                raise ConfigError(f"benchmark.camera: {self.camera!r} is not an image observation of {where}; its "
+                                  f"image observations: {', '.join(images) or 'none'}")
+            self.obs_group, self.encoded = OBSERVATIONS, kinds[self.camera]
+
+    def _check_frames(self, frames: Any, key: str) -> None:
+        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.io import VideoReadError
+
+        if not self.encoded:
+            return super()._check_frames(frames, key)
+        if not (_is_vlen_uint8(frames) or (frames.ndim == 2 and frames.dtype == np.uint8)):
+            raise VideoReadError(self.root, f"expected one encoded frame per step (uint8), found {frames.dtype} "
+                                            f"{tuple(frames.shape)}")
+        check_rows(self.root, key, (int(frames.shape[0]), 1, 1, 3), 1, self.limits)  # the frame count
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {**super().fingerprint(), "format": "minari/hdf5", "dataset_id": self.metadata.get("dataset_id"),
+                "env": self._env(), "encoded": self.encoded}
