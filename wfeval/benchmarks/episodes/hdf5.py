@@ -42,9 +42,6 @@ class HDF5Benchmark(EpisodeBenchmark):
         self.group, self.obs_group = str(group).strip("/"), str(obs_group).strip("/")
         super().__init__(dataset_root, **options)
 
-    def default_name(self) -> str:
-        return self.root.stem
-
     def read_episodes(self) -> tuple[list[Episode], ActionSpace | None]:
         import h5py
 
