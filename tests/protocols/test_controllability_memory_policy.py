@@ -48,7 +48,7 @@ def test_counterfactual_sequences_are_seeded_per_sample_and_as_long_as_the_true_
 def test_counterfactual_settings_are_checked_naming_the_key():
     from wfeval.config.errors import ConfigError
 
-    assert settings({"counterfactual": {"count": 5}}) == {"count": 5, "seed": 0, "p_repeat": 0.5}
+    assert settings({"counterfactual": {"count": 5}}) == {"count": 5, "seed": 0, "p_repeat": 0.5, "source": "auto"}
     for bad, key in (({"count": 0}, "count"), ({"p_repeat": 2}, "p_repeat"), ({"k": 3}, "unknown")):
         with pytest.raises(ConfigError, match=key):
             settings({"counterfactual": bad})
@@ -64,7 +64,7 @@ def test_controllability_stores_k_counterfactual_videos_and_a_frozen_model_score
     assert info["count"] == 2 and len(info["actions"]) == 2 and len(info["actions"][0]) == 15
     assert _results(run)["action_sensitivity"]["diagnostics"]["value"] == 0.0
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["protocol"]["counterfactual"] == {"count": 2, "seed": 0, "p_repeat": 0.5}
+    assert manifest["protocol"]["counterfactual"] == {"count": 2, "seed": 0, "p_repeat": 0.5, "source": "uniform"}
 
 
 def test_a_counterfactual_the_model_cannot_generate_fails_its_sample_naming_it(tmp_path):
