@@ -1,16 +1,13 @@
 """``protocol=counterfactual`` (``task=controllability`` selects it): each sample generated with its
 true actions and with K seeded counterfactual action sequences, from the same start and seed.
 
-The counterfactual sequences (``task.data.counterfactual``: ``count`` K, ``seed``, ``p_repeat``,
-``source``) come from ``source``: ``dataset`` — the actions of other windows of the benchmark
-(:mod:`wfeval.protocols.dataset_actions`: realistic, within the data's range); ``uniform`` — drawn
-per sample like the benchmarks' behaviour policies: the first action uniform over the action set,
-each later one kept with probability ``p_repeat`` (continuous actions: uniform within the declared
-bounds), every draw from sha256 of (seed, sample id, k, step); ``auto`` (default) — ``dataset`` for
-continuous actions, ``uniform`` for discrete ones. A benchmark that cannot give counterfactuals
-(``uniform`` over continuous actions without bounds, ``dataset`` with fewer than two windows of one
-length) is refused before generation, naming the option to set. A counterfactual request is the sample's request with those actions and without
-its reference (the reference shows the true actions' future). The model gets the true request and
+The K sequences (``task.data.counterfactual``: ``count``, ``seed``, ``p_repeat``, ``source``) come
+from ``dataset`` (other windows' actions, :mod:`wfeval.protocols.dataset_actions`) or ``uniform`` (first
+action uniform over the set, later ones kept with probability ``p_repeat``; continuous: within the
+declared bounds; sha256 of (seed, sample id, k, step)); ``auto``: dataset for continuous actions.
+What cannot give counterfactuals is refused before generation, naming the option to set. A
+counterfactual request is the sample's request with those actions and without its reference (the
+reference shows the true actions' future). The model gets the true request and
 its K counterfactuals in one ``generate`` call per sample (a step-only model is stepped through each); the
 outputs are ``generated_video`` (true actions) and ``counterfactual_video_<k>``, all checked
 against the output contract; any of them failing fails the sample, naming which.
@@ -27,7 +24,7 @@ from wfeval.api import GenerationRequest, action_space_of
 from wfeval.config.errors import ConfigError
 from wfeval.models.protocol import Generated, NotGenerated, SampleFailed, has_generate
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
-from wfeval.protocols.dataset_actions import ActionPool, resolve_source
+from wfeval.protocols.dataset_actions import ActionPool, refuse_unservable, resolve_source
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import uniform_action
 
@@ -109,7 +106,9 @@ class Counterfactual(Protocol):
         options = settings(run.task.data)
         source, pool = resolve_source(options["source"], run.extra.get("requests") or ())  # or refused here
         self._source = (source, pool.digest if pool is not None else None)
-        return CounterfactualDriver(model, **{**options, "source": source}, pool=pool)
+        driver = CounterfactualDriver(model, **{**options, "source": source}, pool=pool)
+        refuse_unservable(model, driver._counterfactuals, run.extra.get("requests") or ())
+        return driver
 
 
 class CounterfactualDriver(Driver):

@@ -96,3 +96,22 @@ def resolve_source(source: str, requests: Any) -> tuple[str, ActionPool | None]:
             f"Evaluate more samples, or draw them uniformly (task.data.counterfactual.source=uniform, with "
             f"declared bounds for continuous actions: benchmark.action_low/action_high).")
     return source, pool
+
+
+def refuse_unservable(model: Any, counterfactuals: Any, requests: Any) -> None:
+    """A model that says it cannot serve a counterfactual request (``cannot_serve``: the dataset oracle
+    replays a reference, which a counterfactual has none of) is refused before any generation."""
+    check = getattr(model, "cannot_serve", None)
+    first = next(iter(requests), None)
+    if not callable(check) or first is None:
+        return
+    try:
+        counterfactual = counterfactuals(first)[0]
+    except ValueError:
+        return  # this sample's own failure, said when it is generated
+    reason = check(counterfactual)
+    if reason:
+        raise ConfigError(f"task=controllability: model '{getattr(model, 'name', type(model).__name__)}' cannot "
+                          f"answer a counterfactual on this benchmark: {reason} (a counterfactual request has no "
+                          f"reference video: the reference shows the true actions' future). Evaluate a model that "
+                          f"generates from the actions it is given.")
