@@ -143,7 +143,7 @@ def test_precomputed_shifted_files_score_the_closed_form_psnr(work, tmp_path):
                    cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((only_run_dir(tmp_path / "outputs" / "runs") / "results.json").read_text())
-    assert results["results"]["square_lerobot.psnr"]["normalized_stats"]["mean"] == pytest.approx(SHIFTED_PSNR, abs=1e-4)
+    assert results["results"]["lerobot.psnr"]["normalized_stats"]["mean"] == pytest.approx(SHIFTED_PSNR, abs=1e-4)
 
 
 def test_command_models_get_action_vectors_in_requests_and_json_steps(work, tmp_path):
@@ -156,7 +156,7 @@ def test_command_models_get_action_vectors_in_requests_and_json_steps(work, tmp_
                         "run.progress=off", f"hydra.run.dir={tmp_path / protocol}"], cwd=tmp_path, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         results = json.loads((tmp_path / protocol / "results.json").read_text())["results"]
-        assert results["square_episodes.generated_rate"]["normalized_stats"]["ratio"] == 1.0, protocol
+        assert results["video_actions.generated_rate"]["normalized_stats"]["ratio"] == 1.0, protocol
     steps = [r for r in read_jsonl(tmp_path / "autoregressive" / "steps.jsonl") if r.get("call") == "step"]
     assert steps and all(isinstance(v, float) for r in steps for a in r["actions"] for v in a)  # sent as JSON lists
 

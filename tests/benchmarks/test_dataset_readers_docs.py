@@ -13,12 +13,12 @@ def _results(run) -> dict:
 
 def test_dataset_readers_page(tmp_path, monkeypatch):
     lerobot, hdf5, pairs, minari = (_results(run) for run in run_doc("dataset-readers.md", tmp_path, monkeypatch))
-    assert lerobot["results"]["square_lerobot.psnr"]["normalized_stats"]["mean"] == 100.0
+    assert lerobot["results"]["lerobot.psnr"]["normalized_stats"]["mean"] == 100.0
     assert lerobot["benchmark"]["action_space"]["names"] == ["vx", "vy"]
-    static = hdf5["results"]["square.psnr"]
+    static = hdf5["results"]["hdf5.psnr"]
     assert static["n_valid"] == 4 and 10 < static["normalized_stats"]["mean"] < 40
     assert pairs["protocol"]["driver"] == "autoregressive"
-    assert pairs["results"]["square_episodes.ssim"]["normalized_stats"]["mean"] == 1.0
+    assert pairs["results"]["video_actions.ssim"]["normalized_stats"]["mean"] == 1.0
     oracle = minari["results"]["square_minari.psnr"]  # the reference is the decoded JPEGs themselves
     assert oracle["n_valid"] == 4 and oracle["normalized_stats"]["mean"] == 100.0
     assert minari["benchmark"]["action_space"]["low"] == [-1.0, -1.0]  # metadata.json's Box

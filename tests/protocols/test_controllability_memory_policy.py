@@ -48,7 +48,7 @@ def test_counterfactual_sequences_are_seeded_per_sample_and_as_long_as_the_true_
 def test_counterfactual_settings_are_checked_naming_the_key():
     from wfeval.config.errors import ConfigError
 
-    assert settings({"counterfactual": {"count": 5}}) == {"count": 5, "seed": 0, "p_repeat": 0.5}
+    assert settings({"counterfactual": {"count": 5}}) == {"count": 5, "seed": 0, "p_repeat": 0.5, "source": "auto"}
     for bad, key in (({"count": 0}, "count"), ({"p_repeat": 2}, "p_repeat"), ({"k": 3}, "unknown")):
         with pytest.raises(ConfigError, match=key):
             settings({"counterfactual": bad})
@@ -64,16 +64,19 @@ def test_controllability_stores_k_counterfactual_videos_and_a_frozen_model_score
     assert info["count"] == 2 and len(info["actions"]) == 2 and len(info["actions"][0]) == 15
     assert _results(run)["action_sensitivity"]["diagnostics"]["value"] == 0.0
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["protocol"]["counterfactual"] == {"count": 2, "seed": 0, "p_repeat": 0.5}
+    assert manifest["protocol"]["counterfactual"] == {"count": 2, "seed": 0, "p_repeat": 0.5, "source": "uniform"}
 
 
-def test_a_counterfactual_the_model_cannot_generate_fails_its_sample_naming_it(tmp_path):
+def test_a_model_that_cannot_answer_a_counterfactual_is_refused_before_generation(tmp_path):
     # the oracle of a dataset folder replays the reference; a counterfactual has none to replay
-    run = _run(tmp_path, "folder", "task=controllability", "benchmark=folder",
-               "benchmark.dataset_root=examples/datasets/square_folder", "model=oracle", "metric=[psnr]")
-    records = read_jsonl(run / "generations.jsonl")
-    assert records and all(r["result"]["status"] == "failed" for r in records)
-    assert "counterfactual 0" in records[0]["result"]["error"] and "no 'world' state" in records[0]["result"]["error"]
+    from wfeval.config.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        _run(tmp_path, "folder", "task=controllability", "benchmark=folder",
+             "benchmark.dataset_root=examples/datasets/square_folder", "model=oracle", "metric=[psnr]")
+    assert str(caught.value).startswith("task=controllability: model 'oracle' cannot answer a counterfactual on "
+                                        "this benchmark: no ground truth: neither a simulator state nor a reference video")
+    assert not (tmp_path / "folder" / "generations.jsonl").exists()
 
 
 def test_memory_samples_carry_the_plan_the_static_masks_and_the_true_video(tmp_path):

@@ -72,7 +72,7 @@ def _static_psnr(monkeypatch, capsys, tmp_path, path: Path, store: str, name: st
                  "benchmark.fps=10", f"benchmark.horizon={HORIZON}", "model=static", "metric=[psnr]", *extra,
                  f"run.store_dir={tmp_path / store}", name=name, samples=None)
     assert ran.code == 0, ran.err[-2000:]
-    return ran.value("demos.psnr")
+    return ran.value("hdf5.psnr")
 
 
 # -- 32.1: identity covers every byte read --------------------------------------------------------
@@ -162,11 +162,11 @@ def test_an_external_link_leaving_the_folder_is_refused_unless_the_user_opts_in(
     assert "2 of 4 sample(s) usable (coverage 0.500)" in ran.err
     assert f"its external link {outside / 'secret.h5'} lies outside the dataset's folder" in ran.err
     assert "benchmark.allow_outside_root=true" in ran.err
-    assert ran.results["demos.psnr"]["n_valid"] == 2
+    assert ran.results["hdf5.psnr"]["n_valid"] == 2
     opted = wfeval(monkeypatch, capsys, tmp_path, "benchmark=hdf5", f"benchmark.dataset_root={path}",
                    "benchmark.fps=10", f"benchmark.horizon={HORIZON}", "model=static", "metric=[psnr]",
                    "benchmark.allow_outside_root=true", name="opted", samples=None)
-    assert opted.code == 0 and "coverage" not in opted.err and opted.results["demos.psnr"]["n_valid"] == 4
+    assert opted.code == 0 and "coverage" not in opted.err and opted.results["hdf5.psnr"]["n_valid"] == 4
 
 
 def test_external_raw_storage_outside_the_folder_is_refused(tmp_path):
@@ -213,12 +213,12 @@ def test_a_lerobot_video_path_with_dotdot_is_refused_and_the_outside_file_never_
     _set_info(lerobot, video_path="../outside/{video_key}.mp4")
     ran = wfeval(monkeypatch, capsys, tmp_path, "benchmark=lerobot", f"benchmark.dataset_root={lerobot}",
                  "model=oracle", "metric=[psnr]", samples=None)
-    assert ran.code != 0 or ran.results["lr.psnr"]["n_valid"] == 0
+    assert ran.code != 0 or ran.results["lerobot.psnr"]["n_valid"] == 0
     assert "meta/info.json video_path gives '../outside/observation.images.front.mp4' contains '..'" in ran.err
     assert "100.000" not in ran.out  # the oracle's score on the outside file never appears
     opted = wfeval(monkeypatch, capsys, tmp_path, "benchmark=lerobot", f"benchmark.dataset_root={lerobot}",
                    "model=oracle", "metric=[psnr]", "benchmark.allow_outside_root=true", name="opted", samples=None)
-    assert opted.code == 0 and opted.value("lr.psnr") == 100.0
+    assert opted.code == 0 and opted.value("lerobot.psnr") == 100.0
 
 
 @pytest.mark.parametrize("template, words", [
@@ -307,7 +307,7 @@ def test_a_video_shorter_than_its_actions_counts_every_window_it_lost(tmp_path, 
     assert ran.code == 0
     assert "2 of 4 sample(s) usable (coverage 0.500)" in ran.err and "coverage 1.000" not in ran.err
     assert "episode_000001.mp4: 20 frames, shorter than its 39 actions in episode_000001.npy" in ran.err
-    assert ran.results["pairs.psnr"]["n_total"] == 4 and ran.results["pairs.psnr"]["n_valid"] == 2
+    assert ran.results["video_actions.psnr"]["n_total"] == 4 and ran.results["video_actions.psnr"]["n_valid"] == 2
 
 
 def test_an_hdf5_episode_with_unreadable_frames_counts_its_windows(tmp_path):

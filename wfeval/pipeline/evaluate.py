@@ -16,7 +16,9 @@ hashed, its ``fingerprint()``, the ``model_version`` given (:mod:`wfeval.models.
 Repeated calls in one process pay only for what changed: the composed config is kept per
 distinct set of arguments (copied per call), imports happen once, the benchmark's references
 and decoded files come from the content-addressed store, metric rows of unchanged outputs from
-the result cache; ``report=False`` (the default) skips report.html. docs/python-api.md.
+the result cache; ``report=False`` (the default) skips report.html. ``tracker=``, ``step=``: each
+evaluation logged at the training step into one tracker run per training run
+(:mod:`wfeval.pipeline.tracking`). docs/python-api.md.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def overrides_for(benchmark: str | None, metrics: Sequence[str] | str | None, pr
 def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[str] | str | None = None, *,
              protocol: str | None = None, task: str | None = None, overrides: Sequence[str] = (),
              run_dir: str | Path | None = None, report: bool = False, model_version: Any = None,
-             verbose: bool = False) -> Results:
+             verbose: bool = False, tracker: Any = None, step: int | None = None) -> Results:
     """Evaluate the model object ``model`` (``generate(requests)``, or ``start``/``step``) and return
     its results (measurement id → :class:`~wfeval.results.measurements.Measurement`).
 
@@ -145,18 +147,24 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     (default ``outputs/runs/<time>_<benchmark>_<model name>``); ``report``: write report.html;
     ``model_version``: what identifies this state of the model beyond its weights (e.g. the
     training step; required when the object holds no torch module and has no ``fingerprint()``);
-    ``verbose``: print the results table as the CLI does. Config errors raise
+    ``verbose``: print the results table as the CLI does; ``tracker``: ``"mlflow"``, ``"tensorboard"``,
+    ``"wandb"``, a list, or tracker objects, logging this evaluation at training step ``step`` into one
+    tracker run per training run (:mod:`wfeval.pipeline.tracking`). Config errors raise
     :class:`~wfeval.config.errors.ConfigError` with the CLI's message.
     """
     from omegaconf import OmegaConf
 
     from wfeval.config import trust
     from wfeval.config.run_config import RunConfig, RunSettings
+    from wfeval.pipeline import tracking
     from wfeval.pipeline.runner import run_from_config
 
     if model is None or isinstance(model, (str, bytes)):
         raise TypeError("wfeval.evaluate: model= takes the model object itself (for a config option such as "
                         "'oracle', run python -m wfeval model=oracle)")
+    tracking.refuse_without_effect(overrides, tracker, step)  # never an override silently ignored
+    trackers = tracking.trackers_of(tracker, overrides) if tracker is not None else []
+    overrides = [o for o in overrides if not str(o).lstrip("+").startswith("hydra.callbacks.")]  # the trackers'
     composed = _composed(overrides_for(benchmark, metrics, protocol, task, report, overrides))
     target = _class_path(model)
     model_keys: dict[str, Any] = {"object": {"_target_": target}}
@@ -173,6 +181,7 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     _write_config(_with_model(copy.deepcopy(composed.unresolved), model_keys), run_dir)
     with trust.activated(policy), _wfeval_hydra():
         summary = run_from_config(config, run_dir, echo=verbose)
+    tracking.log_evaluation(trackers, summary.output_dir, step)
     return Results(summary.document, summary.output_dir, generated=summary.generated, cached=summary.cached)
 
 

@@ -96,6 +96,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
         serves.add(request)
         requests.append(request)
     serves.check(bench.spec.benchmark_id, model_choice=_choice("model"))
+    setting = dataclasses.replace(setting, extra={**setting.extra, "requests": requests})  # what a protocol may draw from
     model = drive(cfg, driver, setting, handle, bench, store)  # the protocol's driver around the model
     model_entry = model.manifest_entry()
     if contract.output_range:  # float outputs are converted: say so wherever the results go

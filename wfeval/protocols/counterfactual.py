@@ -1,12 +1,13 @@
 """``protocol=counterfactual`` (``task=controllability`` selects it): each sample generated with its
 true actions and with K seeded counterfactual action sequences, from the same start and seed.
 
-The counterfactual sequences (``task.data.counterfactual``: ``count`` K, ``seed``, ``p_repeat``) are
-drawn per sample like the benchmarks' behaviour policies: the first action uniform over the action
-set, each later one kept with probability ``p_repeat`` (continuous actions: uniform within the
-declared bounds); every draw comes from sha256 of (seed, sample id, k, step), so they are the same
-in any process. A counterfactual request is the sample's request with those actions and without
-its reference (the reference shows the true actions' future). The model gets the true request and
+The K sequences (``task.data.counterfactual``: ``count``, ``seed``, ``p_repeat``, ``source``) come
+from ``dataset`` (other windows' actions, :mod:`wfeval.protocols.dataset_actions`) or ``uniform`` (first
+action uniform over the set, later ones kept with probability ``p_repeat``; continuous: within the
+declared bounds; sha256 of (seed, sample id, k, step)); ``auto``: dataset for continuous actions.
+What cannot give counterfactuals is refused before generation, naming the option to set. A
+counterfactual request is the sample's request with those actions and without its reference (the
+reference shows the true actions' future). The model gets the true request and
 its K counterfactuals in one ``generate`` call per sample (a step-only model is stepped through each); the
 outputs are ``generated_video`` (true actions) and ``counterfactual_video_<k>``, all checked
 against the output contract; any of them failing fails the sample, naming which.
@@ -23,11 +24,13 @@ from wfeval.api import GenerationRequest, action_space_of
 from wfeval.config.errors import ConfigError
 from wfeval.models.protocol import Generated, NotGenerated, SampleFailed, has_generate
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
+from wfeval.protocols.dataset_actions import ActionPool, refuse_unservable, resolve_source
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import uniform_action
 
 PREFIX = "counterfactual_video_"
-DEFAULTS = {"count": 3, "seed": 0, "p_repeat": 0.5}
+DEFAULTS = {"count": 3, "seed": 0, "p_repeat": 0.5, "source": "auto"}
+SOURCES = ("auto", "dataset", "uniform")
 
 
 def settings(task_data: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -44,7 +47,9 @@ def settings(task_data: Mapping[str, Any] | None) -> dict[str, Any]:
         raise ConfigError(f"task.data.counterfactual.seed must be an integer, got {seed!r}")
     if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= float(p) <= 1.0:
         raise ConfigError(f"task.data.counterfactual.p_repeat must be in [0, 1], got {p!r}")
-    return {"count": count, "seed": seed, "p_repeat": float(p)}
+    if out["source"] not in SOURCES:
+        raise ConfigError(f"task.data.counterfactual.source must be one of {', '.join(SOURCES)}, got {out['source']!r}")
+    return {"count": count, "seed": seed, "p_repeat": float(p), "source": str(out["source"])}
 
 
 def _uniform(*parts: Any) -> float:
@@ -83,22 +88,36 @@ class Counterfactual(Protocol):
     task_kinds = ("controllability",)
     needs_steps = False
 
+    _source: tuple[str, str | None] | None = None  # (the source used, the dataset pool's digest), set by drive
+
     def identity(self, run: ProtocolRun) -> dict[str, Any]:
-        return {**super().identity(run), "counterfactual": settings(run.task.data)}
+        options = settings(run.task.data)
+        if self._source is not None:
+            options["source"], pool = self._source
+            if pool is not None:
+                options["pool"] = pool
+        return {**super().identity(run), "counterfactual": options}
 
     def check(self, model: Any, benchmark: Any) -> None:
         if not has_generate(model):  # a model without generate is stepped: it needs the step interface
             need_steps(model, self.driver)
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
-        return CounterfactualDriver(model, **settings(run.task.data))
+        options = settings(run.task.data)
+        source, pool = resolve_source(options["source"], run.extra.get("requests") or ())  # or refused here
+        self._source = (source, pool.digest if pool is not None else None)
+        driver = CounterfactualDriver(model, **{**options, "source": source}, pool=pool)
+        refuse_unservable(model, driver._counterfactuals, run.extra.get("requests") or ())
+        return driver
 
 
 class CounterfactualDriver(Driver):
     protocol = "counterfactual"
 
-    def __init__(self, model: Any, count: int = 3, seed: int = 0, p_repeat: float = 0.5):
+    def __init__(self, model: Any, count: int = 3, seed: int = 0, p_repeat: float = 0.5, source: str = "uniform",
+                 pool: ActionPool | None = None):
         super().__init__(model)
+        self.source, self.pool = source, pool
         if has_generate(model):
             self.inner = model
         else:
@@ -113,8 +132,7 @@ class CounterfactualDriver(Driver):
         out: list[Any] = []
         for request in requests:
             try:
-                group = [request] + [counterfactual_request(request, k, self.seed, self.p_repeat)
-                                     for k in range(self.count)]
+                group = [request] + self._counterfactuals(request)
             except ValueError as exc:  # this sample cannot have counterfactuals: its own failure
                 out.append(exc)
                 continue
@@ -128,6 +146,12 @@ class CounterfactualDriver(Driver):
                 outcomes = [self._one(r) for r in group]
             out.append(self._combine(group, outcomes))
         return out
+
+    def _counterfactuals(self, request: GenerationRequest) -> list[GenerationRequest]:
+        if self.pool is None:
+            return [counterfactual_request(request, k, self.seed, self.p_repeat) for k in range(self.count)]
+        return [dataclasses.replace(request, controls={**request.controls, "actions": actions}, references={})
+                for actions in self.pool.draw(request, self.count, self.seed)]
 
     def _one(self, request: GenerationRequest) -> Any:
         try:
@@ -158,5 +182,6 @@ class CounterfactualDriver(Driver):
             else:
                 arrays[f"{PREFIX}{k - 1}"] = mapping["generated_video"]
         metadata["counterfactual"] = {"count": self.count, "seed": self.seed, "p_repeat": self.p_repeat,
+                                      "source": self.source,
                                       "actions": [list(r.controls["actions"]) for r in group[1:]]}
         return Generated(arrays, metadata)

@@ -31,7 +31,10 @@ def results_markdown(document: dict[str, Any]) -> str:
             for m, c in card["components"].items()]))
         parts.append("")
     evidence = document.get("evidence") or {}
-    parts += ["## Evidence", "", "eligible: **yes**" if evidence.get("eligible") else "eligible: **no**", ""]
+    verdict = "**yes**" if evidence.get("eligible") else (
+        f"**not assessed** (metrics {', '.join(evidence['missing_metrics'])} missing)"
+        if evidence.get("missing_metrics") else "**no**")
+    parts += ["## Evidence", "", f"eligible: {verdict}", ""]
     parts += [f"- {reason}" for reason in grouped_reasons(evidence, document["benchmark"].get("n_samples"))]
     for measurement, groups in (document.get("slices") or {}).items():
         if groups:

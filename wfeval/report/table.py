@@ -13,6 +13,9 @@ from wfeval.results.evidence import grouped_reasons
 
 MAX_REASONS = 3  # distinct failure reasons printed for the model, and for the metrics
 REASON_WIDTH = 200
+#: below this many samples on either side a distribution metric (FVD: Fréchet distance of features)
+#: is flagged in the table: biased upwards at small N and its ranking can flip (docs/metrics.md)
+SMALL_N = 256
 
 
 def _anonymous(text: str, sample_id: str) -> str:
@@ -68,6 +71,9 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
         if agg.valid and isinstance(agg.diagnostics.get("ceiling"), float):  # idm_accuracy: what it reads against
             chance = agg.diagnostics.get("chance")
             note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
+        warning = distribution_warning(agg.diagnostics) if agg.valid else ""
+        if warning:  # beside the value, first: a distribution metric at small N ranks unreliably
+            note = f"{warning}; {note}" if note else warning
         if agg.skip_breakdown and agg.valid:
             skips = "; ".join(f"{n}× {reason}" for reason, n in agg.skip_breakdown.items())
             note = f"{note}; {skips}" if note else skips
@@ -84,12 +90,33 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
     return ("\n".join([title, *lines]) if title else "\n".join(lines)).rstrip()
 
 
+def distribution_warning(diagnostics: Mapping[str, object]) -> str:
+    """The table's warning for a distribution metric (diagnostics with ``n_generated``/``n_real``) at
+    small N: the covariance rank-deficient (N ≤ feature dimension) or fewer than :data:`SMALL_N`."""
+    n_gen, n_real = diagnostics.get("n_generated"), diagnostics.get("n_real")
+    if not isinstance(n_gen, int):
+        return ""
+    n = min(n_gen, n_real) if isinstance(n_real, int) else n_gen
+    if diagnostics.get("rank_deficient"):
+        return f"⚠ small N={n} ≤ dim {diagnostics.get('feature_dim', '?')}: rank-deficient, compare at equal N"
+    if n < SMALL_N:
+        return f"⚠ small N={n} < {SMALL_N}: biased, compare only at equal N"
+    return ""
+
+
 def evidence_line(evidence: Mapping[str, object], n_samples: int | None = None) -> str:
     """One line saying whether the result counts for the benchmark, and why not (reasons grouped:
-    :func:`wfeval.results.evidence.grouped_reasons`)."""
+    :func:`wfeval.results.evidence.grouped_reasons`); a run on part of the benchmark's metrics is
+    not assessed (``missing_metrics``), which says so rather than a bare "no"."""
     if evidence.get("eligible"):
         return "eligible: yes (meets the benchmark's evidence rules)"
     reasons = grouped_reasons(evidence, n_samples)
+    missing = list(evidence.get("missing_metrics") or [])  # type: ignore[call-overload]
+    if missing:
+        others = [r for r in reasons if not r.endswith(": required by the benchmark but not evaluated")]
+        return (f"eligible: not assessed for eligibility: metrics {', '.join(missing)} missing (the benchmark's "
+                "evidence rules cover its whole metric suite: run without metric=[...] to assess)"
+                + (f"; also: {'; '.join(others)}" if others else ""))
     return f"eligible: no ({len(reasons)} reason{'s' if len(reasons) != 1 else ''}): " + "; ".join(reasons)
 
 

@@ -108,6 +108,8 @@ def usefulness(documents: Iterable[Mapping[str, Any]], *, n_resamples: int = 100
     from wfeval.functional.ranking import spearman
 
     models, directions = collect(documents)
+    if len(models) < MIN_MODELS:  # no measure can be correlated (a single run's report): nothing to import
+        return UsefulnessTable(models=[e["label"] for e in models.values()], targets=[])
     groups = _groups()
     keys = sorted({m for entry in models.values() for m in entry["values"]})
     targets = [k for k in keys if k.rsplit(".", 1)[-1] in TARGETS]

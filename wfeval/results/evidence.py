@@ -9,7 +9,9 @@
       dataset_hash: 3f2a...         # sha256 of the samples' content (manifest.benchmark.dataset_hash)
       official_splits: [test]
 
-Every failed rule adds a reason; a result is eligible only with no reason at all. A task that
+Every failed rule adds a reason; a result is eligible only with no reason at all. A run on part of
+the benchmark's metrics is not assessed: ``missing_metrics`` names what is missing (the printed
+line says "not assessed for eligibility", not a bare "no"). A task that
 builds other samples from the benchmark's data pins their hash itself (:func:`for_task`). The reasons
 are one per rule and metric (``results.json`` keeps them so); :func:`grouped_reasons` is how
 they are shown: one line per distinct reason with the metrics it applies to, and a quick run on
@@ -61,7 +63,11 @@ def evidence_gate(
     splits = list(rules.get("official_splits") or [])
     if splits and split not in splits:
         reasons.append(f"split {split!r} is not an official split ({', '.join(splits)})")
-    return {"eligible": not reasons, "reasons": reasons, "rules": dict(rules)}
+    out = {"eligible": not reasons, "reasons": reasons, "rules": dict(rules)}
+    missing = [m for m in required_metrics if m not in results]
+    if missing:  # a run on part of the suite: not assessed (never eligible), said as such
+        out["missing_metrics"] = missing
+    return out
 
 
 def for_task(rules: Mapping[str, Any], task: Mapping[str, Any] | None, benchmark: str | None) -> dict[str, Any]:

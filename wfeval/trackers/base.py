@@ -6,6 +6,10 @@ runs with any launcher: Hydra calls :meth:`Tracker.on_job_end` in the process th
 experiment (``wfeval-sweep-<sweep folder>``), one tracker run per job; shards merged by the
 sweep (``<sweep>/merged``) are logged as one more run, ``merged``.
 
+From Python (``wfeval.evaluate(..., tracker=..., step=N)``, :mod:`wfeval.pipeline.evaluate`) a tracker
+object logs each evaluation of a training run at the caller's step into ONE tracker run that it
+keeps for the training run (:meth:`Tracker.log_step`; :meth:`Tracker.close` ends it).
+
 A tracker never changes a result or the run's exit status: a package that is missing stops the
 run before it starts (exit 2, naming the ``trackers`` extra); a failure while logging is printed
 (``wfeval: tracker <name> could not log ...``) and the run folder keeps everything.
@@ -35,6 +39,8 @@ class Tracker(Callback):
     name = ""
     module = ""  # the import that must succeed
     package = ""  # what pip installs for it
+
+    run_name: str | None = None  # the tracker run's name (None: the run folder's; from Python: <model>-<time>)
 
     def __init__(self) -> None:
         self._require()  # Hydra builds callbacks before the run starts: a missing package stops it there
@@ -73,3 +79,24 @@ class Tracker(Callback):
 
     def log(self, record: RunRecord) -> None:
         raise NotImplementedError
+
+    # -- from Python, inside a training loop: one tracker run, one point per evaluation at its step --
+
+    def log_step(self, run_dir: str | Path, step: int) -> None:
+        """Log the evaluation written to ``run_dir`` at training step ``step`` into this tracker's
+        run for the training run (made on the first call, or the library's active run)."""
+        self.log_at(record_of(Path(run_dir)), int(step))
+
+    def log_at(self, record: RunRecord, step: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """End the training run's tracker run (nothing to do where each call already ends it)."""
+
+    def live_name(self, record: RunRecord) -> str:
+        """The tracker run's name: ``run_name``, else ``<model>-<time of the first evaluation>``."""
+        if not getattr(self, "_live_name", None):
+            from datetime import datetime
+
+            self._live_name = self.run_name or f"{record.tags.get('wfeval.model', 'model')}-{datetime.now():%Y%m%d-%H%M%S}"
+        return self._live_name

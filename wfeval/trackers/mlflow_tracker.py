@@ -6,6 +6,13 @@ MLflow's limit are cut, the whole config is in the ``config.yaml`` artifact), wf
 every measurement with its interval and counts as metrics at step 0 (:mod:`wfeval.trackers.record`),
 and the run folder's report files as artifacts under ``wfeval/``. A failed job's run ends ``FAILED``.
 
+From Python (:meth:`log_step`, ``wfeval.evaluate(..., tracker="mlflow", step=N)``): every evaluation
+of a training run goes into one MLflow run, its metrics at the caller's step (a metric history); the
+run is the fluent API's active run when the caller has one (``mlflow.start_run()``: the evaluations
+sit beside the training loss), else one this tracker makes on the first call and marks finished
+after each. The config's parameters are logged once (MLflow's parameters cannot change; each
+evaluation's whole config is its artifact ``wfeval/step_<N>/config.yaml``).
+
 ``tracking_uri``: a path or ``file:`` URI is MLflow's file store (the default,
 ``outputs/mlruns``; ``mlflow ui --backend-store-uri outputs/mlruns``). MLflow 3 keeps that store
 in maintenance mode and refuses it unless ``MLFLOW_ALLOW_FILE_STORE=true``; wfeval sets that for a
@@ -34,10 +41,11 @@ def tracking_uri_of(uri: str | None) -> str:
 class MLflowTracker(Tracker):
     name, module, package = "mlflow", "mlflow", "mlflow-skinny"
 
-    def __init__(self, tracking_uri: str | None = None, experiment: str | None = None):
+    def __init__(self, tracking_uri: str | None = None, experiment: str | None = None, run_name: str | None = None):
         super().__init__()
         self.tracking_uri = tracking_uri_of(tracking_uri)
-        self.experiment = experiment
+        self.experiment, self.run_name = experiment, run_name
+        self._live: str | None = None  # the run id of the training run's evaluations (log_step)
 
     def _client(self) -> Any:
         from mlflow.tracking import MlflowClient
@@ -63,7 +71,7 @@ class MLflowTracker(Tracker):
 
         client = self._client()
         experiment = self.experiment_id(client, self.experiment or record.experiment)
-        run = client.create_run(experiment, run_name=record.name, tags={k: v[:5000] for k, v in record.tags.items()})
+        run = client.create_run(experiment, run_name=self.run_name or record.name, tags={k: v[:5000] for k, v in record.tags.items()})
         run_id, now = run.info.run_id, int(time.time() * 1000)
         try:
             metrics = [Metric(safe_key(k), v, now, 0) for k, v in record.metrics.items()]
@@ -83,3 +91,44 @@ class MLflowTracker(Tracker):
             client.set_terminated(run_id, "FAILED")
             raise
         client.set_terminated(run_id, "FINISHED" if record.completed else "FAILED")
+
+    def log_at(self, record: RunRecord, step: int) -> None:
+        from mlflow.entities import Metric, Param, RunTag
+
+        client, run_id, own = self._live_run(record)
+        now = int(time.time() * 1000)
+        metrics = [Metric(safe_key(k), v, now, step) for k, v in record.metrics.items()]
+        for i in range(0, len(metrics), 1000):
+            client.log_batch(run_id, metrics=metrics[i:i + 1000])
+        known = client.get_run(run_id).data.params  # parameters cannot change: the first evaluation's stay
+        params = [Param(key, value) for key, value in _params(record.config).items() if key not in known]
+        tags = [RunTag(k, v[:5000]) for k, v in {**record.tags, "wfeval.step": str(step)}.items()]
+        for i in range(0, max(len(params), len(tags)), 100):
+            client.log_batch(run_id, params=params[i:i + 100], tags=tags[i:i + 100])
+        client.log_dict(run_id, record.config, f"wfeval/step_{step}/config.yaml")
+        for path in record.artifacts:
+            client.log_artifact(run_id, str(path), artifact_path=f"wfeval/step_{step}")
+        if own:
+            client.set_terminated(run_id, "FINISHED" if record.completed else "FAILED")
+
+    def _live_run(self, record: RunRecord) -> tuple[Any, str, bool]:
+        """(client, run id, made here): the caller's active fluent run, else this training run's own."""
+        import sys
+
+        fluent = sys.modules.get("mlflow")
+        active = fluent.active_run() if fluent is not None and hasattr(fluent, "active_run") else None
+        if active is not None:
+            from mlflow.tracking import MlflowClient
+
+            return MlflowClient(tracking_uri=fluent.get_tracking_uri()), active.info.run_id, False
+        client = self._client()
+        if self._live is None:
+            experiment = self.experiment_id(client, self.experiment or record.experiment)
+            self._live = client.create_run(experiment, run_name=self.live_name(record)).info.run_id
+        return client, self._live, True
+
+
+def _params(config: dict) -> dict[str, str]:
+    from mlflow.utils.validation import MAX_PARAM_VAL_LENGTH as cut
+
+    return {safe_key(k)[:250]: (v if len(v) <= cut else v[:cut - 1] + "…") for k, v in flatten(config).items()}

@@ -6,6 +6,12 @@ with one run per job. Logged with torch's ``SummaryWriter`` at step 0: every mea
 interval and counts as scalars, in float64 (``new_style``, ``double_precision``: the values read
 back equal results.json's); the config (YAML), the overrides, the status and ``results.md`` as text;
 the run folder's report files copied into ``artifacts/`` beside the event file.
+
+From Python (:meth:`log_step`, ``wfeval.evaluate(..., tracker="tensorboard", step=N)``): every
+evaluation of a training run goes into one TensorBoard run, ``<log_dir>/<run_name>`` (default
+``<model>-<time of the first evaluation>``), its scalars at the caller's step; one writer is kept
+open and flushed after each evaluation (:meth:`close` closes it); report files in
+``artifacts/step_<N>/``.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ from wfeval.trackers.record import RunRecord, safe_key
 class TensorBoardTracker(Tracker):
     name, module, package = "tensorboard", "tensorboard", "tensorboard"
 
-    def __init__(self, log_dir: str = "outputs/tensorboard"):
+    def __init__(self, log_dir: str = "outputs/tensorboard", run_name: str | None = None):
         super().__init__()
-        self.log_dir = str(log_dir)
+        self.log_dir, self.run_name = str(log_dir), run_name
+        self._writer = None  # the training run's writer (log_step)
 
     def folder(self, record: RunRecord) -> Path:
-        base = Path(self.log_dir).expanduser()
-        return base / record.sweep / record.name if record.sweep else base / record.name
+        base, name = Path(self.log_dir).expanduser(), self.run_name or record.name
+        return base / record.sweep / name if record.sweep else base / name
 
     def log(self, record: RunRecord) -> None:
         import yaml
@@ -50,3 +57,26 @@ class TensorBoardTracker(Tracker):
         artifacts.mkdir(parents=True, exist_ok=True)
         for path in record.artifacts:
             shutil.copyfile(path, artifacts / path.name)
+
+    def log_at(self, record: RunRecord, step: int) -> None:
+        folder = Path(self.log_dir).expanduser() / self.live_name(record)
+        if self._writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(log_dir=str(folder))
+        for key, value in record.metrics.items():
+            self._writer.add_scalar(safe_key(key), value, step, new_style=True, double_precision=True)
+        md = record.run_dir / FILES.results_md
+        if md.is_file():
+            self._writer.add_text(FILES.results_md, md.read_text(encoding="utf-8"), step)
+        self._writer.add_text("status", record.status + (f": {record.error}" if record.error else ""), step)
+        self._writer.flush()
+        artifacts = folder / "artifacts" / f"step_{step}"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        for path in record.artifacts:
+            shutil.copyfile(path, artifacts / path.name)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None

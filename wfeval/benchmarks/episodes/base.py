@@ -158,7 +158,9 @@ class EpisodeBenchmark:
         raise NotImplementedError
 
     def default_name(self) -> str:
-        return self.root.stem if self.root.is_file() else self.root.name
+        """The benchmark id without ``benchmark.name``: the reader's name (``lerobot``, ``hdf5``, ...),
+        stable wherever the dataset lies (the folder's name changed with every copy or move)."""
+        return self.family
 
     def fingerprint(self) -> dict[str, Any]:
         return {"family": self.family, "root": str(self.root), "split": self.split,

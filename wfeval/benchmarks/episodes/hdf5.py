@@ -42,9 +42,6 @@ class HDF5Benchmark(EpisodeBenchmark):
         self.group, self.obs_group = str(group).strip("/"), str(obs_group).strip("/")
         super().__init__(dataset_root, **options)
 
-    def default_name(self) -> str:
-        return self.root.stem
-
     @property
     def folder(self) -> Path:
         """The folder the file's external links, raw storage and virtual sources must stay in."""

@@ -130,6 +130,7 @@ class MinariBenchmark(HDF5Benchmark):
         return self.root.parent.parent if self.root.parent.name == "data" else self.root.parent
 
     def default_name(self) -> str:
+        """Minari's dataset id (the folder ``<name>-v<k>``): canonical by Minari's own convention."""
         return self.folder.name if self.root.parent.name == "data" else self.root.stem
 
     def _no_group(self, handle: Any) -> str:  # pragma: no cover - group is the root
