@@ -150,4 +150,8 @@ def build_app(arena: Arena):
     routes = [Route("/", index), Route("/ratings", ratings), Route("/api/ratings", api_ratings),
               Route("/api/next", api_next), Route("/api/vote", api_vote, methods=["POST"]),
               Route("/media/{pair_id}/{side}.webp", media)]
-    return Starlette(routes=routes)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        return refuse(status, {404: "not found", 405: "method not allowed"}.get(status, "refused"))
+
+    return Starlette(routes=routes, exception_handlers={404: http_error, 405: http_error})

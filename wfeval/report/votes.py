@@ -286,3 +286,10 @@ def add_column(board, s: ArenaSummary | None) -> None:
             entry.document = {**entry.document, "results": {**entry.results, column.measurement("arena"): {
                 "valid": True, "diagnostics": {"value": round(value)}, "n_valid": n, "n_total": n,
                 "confidence_interval": {"low": round(low), "high": round(high), "method": "bootstrap"}}}}
+
+
+def on_board(board, entries: Sequence[Entry]) -> ArenaSummary | None:
+    """The votes beside ``entries``, added to ``board`` as its ``arena`` column; the summary (None: no votes)."""
+    summary = summary_of(entries)
+    add_column(board, summary)
+    return summary
