@@ -11,7 +11,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 .note{color:#555}#status{min-height:1.4em}"""
 
 VOTE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>wfeval arena</title>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>wfeval arena</title>
 <meta name="arena-token" content="{{ token }}"><style>{{ style }}</style></head>
 <body>
 <h1>Which video is better?</h1>
@@ -106,7 +106,7 @@ VOTE = """<!doctype html>
 </body></html>"""
 
 RATINGS = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>wfeval arena: ratings</title><style>{{ style }}</style></head>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>wfeval arena: ratings</title><style>{{ style }}</style></head>
 <body>
 <h1>Ratings from people's votes</h1>
 <p class="note"><a href="./">Vote</a> - {{ pool }}.</p>
