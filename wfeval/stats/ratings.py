@@ -92,9 +92,13 @@ def bootstrap_ratings(winners: Sequence[int], losers: Sequence[int], ties: Seque
     counts = np.bincount(np.concatenate([winners, losers]), minlength=k) if n else np.zeros(k, int)
     if n == 0:
         return Ratings(point, np.full(k, np.nan), np.full(k, np.nan), counts, confidence, 0)
+    # resampling votes with replacement = a multinomial over the distinct (winner, loser, tie) cells,
+    # weighted by how many votes each holds: memory grows with the cells (at most 2k²), not the votes
+    cells, counts_per_cell = np.unique(np.stack([winners, losers, ties.astype(int)], axis=1), axis=0,
+                                       return_counts=True)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples)  # each resample: votes' multiplicities
-    stack = np.stack([win_matrix(winners, losers, ties, k, w) for w in weights])
+    weights = rng.multinomial(n, counts_per_cell / n, size=n_resamples)
+    stack = np.stack([win_matrix(cells[:, 0], cells[:, 1], cells[:, 2].astype(bool), k, w) for w in weights])
     draws = elo(bradley_terry(stack, prior))
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(draws, [tail, 100.0 - tail], axis=0)
