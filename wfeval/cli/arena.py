@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         from wfeval.arena.pool import Pool
 
         pool = Pool(args.paths)
+        if not pool.candidates and (args.simulate is not None or not (args.ratings or args.export or args.import_)):
+            raise ValueError(f"no pair to judge under {', '.join(map(str, args.paths))} ({pool.describe()}): the "
+                             "arena needs runs of at least two models on the same samples of one benchmark")
         store = VoteStore(db)
         if args.import_ is not None:
             added = store.import_votes(parse_votes(args.import_.read_text(encoding="utf-8"), _fmt(args.import_)))
