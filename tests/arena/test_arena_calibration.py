@@ -64,6 +64,11 @@ def test_compare_and_the_report_show_the_ratings_and_the_measure_agreement(arena
     assert 'id="arena-ratings"' in html and 'id="arena-agreement"' in html
     ratings_table = html.split('id="arena-ratings"')[1].split("</table>")[0]
     assert ratings_table.index("oracle") < ratings_table.index("noisy") < ratings_table.index("static")
+    assert 'data-measurement="gridworld.arena"' in html  # a chart of the ratings beside the measures'
+    assert "strips-gridworld.arena" not in html  # no sample pictures for a rating over votes
+    assert compare([str(arena_sweep), "--baseline", "static", "--resamples", "200"]) == 0
+    paired = capsys.readouterr().out.split("People's ratings")[0].split("paired comparison on gridworld")[1:]
+    assert len(paired) == 2 and all("\nssim " in p and "\narena " not in p for p in paired)  # not per sample
 
 
 def test_a_vote_on_other_outputs_is_stale_and_left_out(arena_sweep):

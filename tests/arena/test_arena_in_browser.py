@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from tests.arena import browser, server
 from wfeval.storage.votes import read_votes
 

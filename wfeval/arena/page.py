@@ -62,7 +62,9 @@ VOTE = """<!doctype html>
       .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
       .then(function (res) {
         if (res[0] !== 200) { status(res[1].error || ("error " + res[0])); return; }
-        if (!res[1].pair) { pair = null; $("arena").hidden = true; status("you have judged every pair - thank you"); return; }
+        if (!res[1].pair) {
+          pair = null; $("arena").hidden = true; status("you have judged every pair - thank you"); return;
+        }
         pair = res[1].pair; frame = 0; images = {};
         $("sample").textContent = "sample " + pair.sample + " (" + pair.column + "), " + res[1].votes + " votes so far";
         ["left", "right", "reference"].forEach(function (side) {
@@ -87,7 +89,9 @@ VOTE = """<!doctype html>
       }, function () { busy = false; status("not saved: the arena did not answer"); });
   }
   $("start").onclick = load;
-  $("rater").addEventListener("keydown", function (e) { if (e.key === "Enter") { e.preventDefault(); load(); $("rater").blur(); } });
+  $("rater").addEventListener("keydown", function (e) {
+    if (e.key === "Enter") { e.preventDefault(); load(); $("rater").blur(); }
+  });
   $("play").onclick = play; $("back").onclick = function () { step(-1); }; $("fwd").onclick = function () { step(1); };
   $("ref").onclick = function () { $("ref-side").hidden = !$("ref-side").hidden; };
   document.querySelectorAll("button[data-choice]").forEach(function (b) {
@@ -106,7 +110,8 @@ VOTE = """<!doctype html>
 </body></html>"""
 
 RATINGS = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>wfeval arena: ratings</title><style>{{ style }}</style></head>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>wfeval arena: ratings</title>
+<style>{{ style }}</style></head>
 <body>
 <h1>Ratings from people's votes</h1>
 <p class="note"><a href="./">Vote</a> - {{ pool }}.</p>
@@ -119,6 +124,7 @@ RATINGS = """<!doctype html>
 <p class="note">Share of decided votes (A or B) where the measure prefers the same video; Kendall's tau of its
 ranking of the models with the ratings.</p>
 <table id="agreement"><thead><tr>{% for h in section.agreement_header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
-<tbody>{% for r in section.agreement_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>
+<tbody>{% for r in section.agreement_rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</tbody>
+</table>
 {% endif %}
 </body></html>"""

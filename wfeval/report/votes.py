@@ -272,7 +272,8 @@ def section(s: ArenaSummary | None) -> dict[str, Any] | None:
 
 def add_column(board, s: ArenaSummary | None) -> None:
     """The ratings as a column ``arena`` (Elo, its interval, votes) of every leaderboard column: an
-    aggregate added to each run's results in memory (never written)."""
+    aggregate ``<benchmark>.arena`` (and its direction and unit) added to a copy of each run's
+    results document in memory (never written; ``entry.document`` is replaced by the copy)."""
     if not s:
         return
     for column in board.columns:
@@ -283,9 +284,12 @@ def add_column(board, s: ArenaSummary | None) -> None:
             if entry is None or entry.document is None or model_id(entry) not in s.elo:
                 continue
             value, low, high, n = s.elo[model_id(entry)]
-            entry.document = {**entry.document, "results": {**entry.results, column.measurement("arena"): {
+            measurement = column.measurement("arena")
+            entry.document = {**entry.document, "results": {**entry.results, measurement: {
                 "valid": True, "diagnostics": {"value": round(value)}, "n_valid": n, "n_total": n,
-                "confidence_interval": {"low": round(low), "high": round(high), "method": "bootstrap"}}}}
+                "confidence_interval": {"low": round(low), "high": round(high), "method": "bootstrap"}}},
+                "metrics": {**(entry.document.get("metrics") or {}), measurement: {
+                    "higher_is_better": True, "unit": "Elo", "family": "people", "bounds": [None, None]}}}
 
 
 def on_board(board, entries: Sequence[Entry]) -> ArenaSummary | None:

@@ -268,4 +268,7 @@ def _arena(board: Any, entries: list) -> dict[str, Any] | None:
     """People's votes beside the runs (:mod:`wfeval.report.votes`): a leaderboard column and a section."""
     from wfeval.report.votes import on_board, section
 
-    return section(on_board(board, entries))
+    summary = on_board(board, entries)
+    for entry in entries if summary else ():  # the charts read the runs' results: the same copy
+        entry.extra["run"].results = entry.document
+    return section(summary)
