@@ -49,6 +49,7 @@ def _refuse_input_folder(out: Path, entries) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from wfeval.report import votes
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.paired import NotComparable
     from wfeval.report.runs import load_entries
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         entries = load_entries(args.paths)
         board = leaderboard(entries, args.sort)
+        arena = votes.on_board(board, entries)  # people's votes (python -m wfeval.arena): a column
     except (FileNotFoundError, ValueError) as exc:
         print(f"wfeval.compare: {exc}", file=sys.stderr)
         return 2
@@ -78,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                                     if e.document is not None])
     if useful:
         print("\n" + usefulness.render_text(useful))
+    if arena:
+        print("\n" + votes.render_text(arena))
     if args.out is not None:
         written = write_leaderboard(board, args.out)
         if comparisons:

@@ -48,6 +48,7 @@ class RunFiles:
     usefulness_md: str = "usefulness.md"  # which measure predicts usefulness (wfeval/report/usefulness.py)
     usefulness_csv: str = "usefulness.csv"
     merged: str = "merged"  # the merged run of a sweep over shards
+    arena: str = "arena.sqlite"  # people's blind pairwise votes on the sweep's runs (python -m wfeval.arena)
 
     @staticmethod
     def partial(name: str) -> str:

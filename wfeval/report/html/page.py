@@ -230,6 +230,7 @@ def context(runs: list[RunData], title: str, baseline: str | None = None, alpha:
     known = {column_key(e) for e in entries if e.document is not None}
     stray = [e for e in entries if e.document is None and known and column_key(e) not in known]
     board = leaderboard([e for e in entries if e not in stray])
+    arena = _arena(board, [e for e in entries if e not in stray])
     runs = [e.extra["run"] for e in entries if e not in stray]
     for i, row in enumerate(board.rows):  # each run is named and coloured as its row
         for entry in row.entries.values():
@@ -251,6 +252,7 @@ def context(runs: list[RunData], title: str, baseline: str | None = None, alpha:
         "pictures": pictures(sections),
         "provenance": [provenance(e.extra["run"]) for e in entries],
         "usefulness": _usefulness(runs),
+        "arena": arena,
         "limits": {"sample_rows": MAX_SAMPLE_ROWS, "ids": MAX_IDS},
     }
 
@@ -260,3 +262,13 @@ def _usefulness(runs: list[RunData]) -> dict[str, Any] | None:
     from wfeval.report.usefulness import section
 
     return section([{**(run.results or {}), "_run_dir": str(run.path)} for run in runs if run.results])
+
+
+def _arena(board: Any, entries: list) -> dict[str, Any] | None:
+    """People's votes beside the runs (:mod:`wfeval.report.votes`): a leaderboard column and a section."""
+    from wfeval.report.votes import on_board, section
+
+    summary = on_board(board, entries)
+    for entry in entries if summary else ():  # the charts read the runs' results: the same copy
+        entry.extra["run"].results = entry.document
+    return section(summary)

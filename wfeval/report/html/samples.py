@@ -24,7 +24,7 @@ __all__ = ["MAX_GROUPS", "MAX_IDS", "MAX_SAMPLE_ROWS", "MAX_VIEWER", "failures",
 MAX_GROUPS = 100
 MAX_ACTIONS = 64
 MAX_VIEWER = 8  # samples the viewer carries per benchmark (every model's frames of each)
-NO_PICTURES = ("coverage", "interactive", "distribution")  # families a sample's picture cannot explain
+NO_PICTURES = ("coverage", "interactive", "distribution", "people")  # families a sample's picture cannot explain
 
 
 def pictured(runs: list[RunData], measurement: str) -> bool:

@@ -78,7 +78,8 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
     check_pair(a, b, label_a, label_b)
     shared, notes = shared_samples(a, b, label_a, label_b)
     doc_a, doc_b = a.document or {}, b.document or {}
-    measurements = [m for m in doc_a.get("results") or {} if m in (doc_b.get("results") or {})]
+    measurements = [m for m in doc_a.get("results") or {} if m in (doc_b.get("results") or {})
+                    and ((doc_a.get("metrics") or {}).get(m) or {}).get("family") != "people"]  # arena: not per sample
     if not measurements:
         raise NotComparable(f"{label_a} and {label_b} have no measurement in common")
     prefix = f"{a.benchmark}."
