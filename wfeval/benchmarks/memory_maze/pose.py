@@ -45,6 +45,14 @@ COARSE: tuple[tuple[float, float, float], ...] = tuple(
 )
 
 
+#: A frame whose best render is further than this (mean squared error in uint8 levels², without the
+#: border; 650.25 is PSNR 20 dB) shows no pose of the maze: noise (MSE ≈ 7,000), a black (≈ 3,300) or
+#: flat grey frame (≥ the render's own variance, ≥ 950 on the recorded frames) are refused, while a
+#: right-pose frame with noise of σ = 10 (≈ 100) or a blur, and any real view of the maze that the
+#: search finds (≈ 0–1), are matched. An unmatched frame scores the maximum (see :class:`PoseError`).
+MAX_MATCH_MSE = 650.25
+
+
 def wrap(angle: float) -> float:
     """An angle in radians, wrapped to [-pi, pi)."""
     return (angle + math.pi) % (2 * math.pi) - math.pi
@@ -155,10 +163,23 @@ class PoseRenderer:
         sim.restore(info["state"])
         return sim
 
+    def release(self) -> None:
+        """Leave every simulator's GL context current on no thread (call from the thread that rendered)."""
+        for sim in self._simulators.values():
+            sim.release_context()
+
     def close(self) -> None:
         for sim in self._simulators.values():
             sim.close()
         self._simulators.clear()
+
+
+def max_position_error(maze: Mapping[str, Any]) -> float | None:
+    """The largest distance between two points of the maze (its diagonal, cells): an unmatched frame's error."""
+    layout = maze.get("maze_layout") or []
+    rows = len(layout)
+    cols = len(layout[0]) if rows else 0
+    return float(math.hypot(rows, cols)) if rows and cols else None
 
 
 def render_poses(request: GenerationRequest, poses: Sequence[Pose], renderer: PoseRenderer | None = None,
@@ -182,7 +203,7 @@ class PoseError(DescribedMetric):
 
     name = "pose_error"
     aliases = ("position_heading_error",)
-    version = "1.0"
+    version = "1.1"  # 1.1: frames that match no render score the maximum
     higher_is_better = False
     family = "control"
     capability = "action_control"
@@ -190,15 +211,20 @@ class PoseError(DescribedMetric):
     display_name = "Pose error"
     description = ("Distance between the pose a generated frame shows (recovered by matching renders of "
                    "the maze) and the pose the actions lead to; heading error in the components.")
-    variant = "render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border"
+    variant = ("render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border; "
+               "a frame whose best render is above max_match_mse scores the maze's diagonal")
     required_artifacts = ("generated_video",)
     bounds = (0.0, None)
 
-    def __init__(self, stride: int = 4, coarse: bool = True, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, stride: int = 4, coarse: bool = True, max_match_mse: float = MAX_MATCH_MSE,
+                 confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
             raise ValueError(f"metric.pose_error.stride must be an integer >= 1, got {stride!r}")
-        self.stride, self.coarse = int(stride), bool(coarse)
+        if isinstance(max_match_mse, bool) or not isinstance(max_match_mse, (int, float)) \
+                or not 0 < float(max_match_mse) < 255.0 ** 2:
+            raise ValueError(f"metric.pose_error.max_match_mse must be a number in (0, 65025), got {max_match_mse!r}")
+        self.stride, self.coarse, self.max_match_mse = int(stride), bool(coarse), float(max_match_mse)
         self._renderer: PoseRenderer | None = None
 
     def frames(self, n: int) -> list[int]:
@@ -218,21 +244,33 @@ class PoseError(DescribedMetric):
             return skipped(request.sample_id, self.name,
                            f"generated video shape {video.shape}: {len(poses)} steps need {len(poses) + 1} frames")
         self._renderer = self._renderer or PoseRenderer()
-        sim = self._renderer.simulator(request)
-        start = (request.metadata.get("maze") or {}).get("start_pose")
+        maze = request.metadata.get("maze") or {}
+        start = maze.get("start_pose")
         path = ([(start["x"], start["y"], start["heading"])] if start else []) + [p for p, _, _ in poses]
+        worst = max_position_error(maze)
+        if worst is None:
+            return skipped(request.sample_id, self.name, "no maze layout in the request (metadata['maze'])")
         rows = []
-        for k in self.frames(len(poses)):
-            commanded, target, joints = poses[k - 1]
-            if target is not None:
-                sim.set_target(int(target))
-            found = recover_pose(lambda p: sim.render_pose(*p, qpos=joints), video[k], commanded, candidates=path,
-                                 coarse=self.coarse)
-            position, heading = pose_offsets(found.pose, commanded)
-            rows.append((k, position, heading, found))
+        try:
+            sim = self._renderer.simulator(request)
+            for k in self.frames(len(poses)):
+                commanded, target, joints = poses[k - 1]
+                if target is not None:
+                    sim.set_target(int(target))
+                found = recover_pose(lambda p: sim.render_pose(*p, qpos=joints), video[k], commanded,
+                                     candidates=path, coarse=self.coarse)
+                position, heading = pose_offsets(found.pose, commanded)
+                if not found.error <= self.max_match_mse:  # shows no pose of the maze: the maximum
+                    position, heading = worst, 180.0
+                rows.append((k, position, heading, found))
+        finally:
+            self._renderer.release()  # the GL context is left current on no thread (issue 32, item 8)
         position_errors = [r[1] for r in rows]
         heading_errors = [r[2] for r in rows]
+        unmatched = [r[0] for r in rows if not r[3].error <= self.max_match_mse]
         components = {
+            "unmatched_frames": unmatched,
+            "max_match_mse": self.max_match_mse,
             "frames": [r[0] for r in rows],
             "per_frame": position_errors,
             "heading_error_deg": float(np.mean(heading_errors)),
@@ -242,8 +280,12 @@ class PoseError(DescribedMetric):
             "match_mse": [r[3].error for r in rows],
             "renders": int(sum(r[3].renders for r in rows)),
         }
+        diagnostics = {"variant": self.variant, "stride": self.stride}
+        if unmatched:
+            diagnostics["note"] = (f"{len(unmatched)} of {len(rows)} evaluated frames match no render of the maze "
+                                   f"(best MSE above {self.max_match_mse:g}): each scores the maximum, {worst:.3f} cells")
         return scored(request.sample_id, self.name, float(np.mean(position_errors)), components=components,
-                      diagnostics={"variant": self.variant, "stride": self.stride})
+                      diagnostics=diagnostics)
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -264,6 +264,30 @@ class MemoryMazeSimulator:
         task._current_target_ix = int(index)
         self._last = self._observe()
 
+    def release_context(self) -> None:
+        """Make this simulator's GL context current on no thread, from the thread that rendered with
+        it (dm_control leaves a context current on the thread that last drew): another thread (``close``,
+        the collector at exit) can then free it. Without this, a context drawn with on a scoring
+        thread fails to free at exit with ``EGL_BAD_ACCESS`` (issue 32, item 8). Only the EGL
+        renderer (the family's) is released; another ``MUJOCO_GL`` keeps dm_control's behaviour."""
+        import os
+        import threading
+
+        contexts = getattr(self.physics, "_contexts", None) if self._env is not None else None
+        if contexts is None or os.environ.get("MUJOCO_GL") != "egl":
+            return
+        from dm_control._render import base
+        from dm_control._render.pyopengl import egl_renderer
+
+        gl, thread = contexts.gl, threading.current_thread()
+        if base._CURRENT_CONTEXT_FOR_THREAD.get(thread) != id(gl):
+            return
+        with gl._render_executor.execution_context():  # the executor's lock, as dm_control's own calls take it
+            egl_renderer.EGL.eglMakeCurrent(egl_renderer.EGL_DISPLAY, egl_renderer.EGL.EGL_NO_SURFACE,
+                                            egl_renderer.EGL.EGL_NO_SURFACE, egl_renderer.EGL.EGL_NO_CONTEXT)
+            base._CURRENT_CONTEXT_FOR_THREAD.pop(thread, None)
+            base._CURRENT_THREAD_FOR_CONTEXT.pop(id(gl), None)
+
     def close(self) -> None:
         if self._env is not None:
             try:
