@@ -48,3 +48,25 @@ def test_a_known_offset_is_recovered_within_the_resolution(maze, dx, dy, degrees
     # and what the metric reports is the offset itself
     reported = pose_offsets(found.pose, (x, y, h))
     assert abs(reported[0] - math.hypot(dx, dy)) <= 0.03 and abs(reported[1] - abs(degrees)) <= 2.0
+
+
+def test_views_at_hand_cost_no_render_and_leave_the_recovered_pose_as_it_was(maze):
+    """The reference video's frames are renders of the path's poses: a frame equal to one is that
+    pose with no render (the commanded pose first among equal views); another frame is recovered as
+    without the views, within the resolution, with fewer renders."""
+    x, y, h = maze.pose()
+    path = [(x - 0.3, y, h), (x - 0.15, y, h + 0.2), (x, y, h)]
+    views = [maze.render_pose(*p) for p in path]
+    render = lambda p: maze.render_pose(*p)  # noqa: E731
+    frozen = recover_pose(render, views[0], path[-1], candidates=path, views=views)
+    same = lambda a, b: max(pose_offsets(a, b)) < 1e-9  # noqa: E731 - equal up to the heading's wrapping
+    assert same(frozen.pose, path[0]) and frozen.error == 0.0 and frozen.renders == 0
+    twice = recover_pose(render, views[0], path[0], candidates=[path[1], path[0]], views=[views[0], views[0]])
+    assert same(twice.pose, path[0]) and twice.renders == 0  # equal views: the commanded pose wins
+    shown = (x - 0.1, y + 0.05, h + math.radians(8))
+    frame = maze.render_pose(*shown)
+    plain = recover_pose(render, frame, path[-1], candidates=path)
+    cached = recover_pose(render, frame, path[-1], candidates=path, views=views)
+    assert pose_offsets(cached.pose, shown)[0] <= 0.03 and pose_offsets(cached.pose, shown)[1] <= 2.0
+    assert pose_offsets(plain.pose, shown)[0] <= 0.03
+    assert cached.renders < plain.renders

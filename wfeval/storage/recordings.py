@@ -5,6 +5,13 @@ package versions and ROM identity, resize, policy, seeds, split, trajectory inde
 layout). The index holds, per window, the checksums of the frames (stored once in the artifact
 store), the actions, rewards, episode ends and the simulator snapshot. A run whose trajectory
 is in the cache (and whose frames are still in the store) does not simulate anything.
+
+The key names what was recorded, not what the file holds, so the index also carries its own
+content hash (``content_sha256``: the sha256 of its canonical JSON without that field), checked
+on every load: an index edited or damaged in the store (a snapshot, an action, a frame's
+checksum — each decides a number) is refused, with the reason in :attr:`RecordingCache.refused`,
+and the caller records the trajectory again (issue 32, item 4). An index without the hash (written
+before it existed) is recorded again once.
 """
 
 from __future__ import annotations
@@ -13,29 +20,51 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.utils.hashing import sha256_json
+
 from wfeval.storage.artifacts import atomic_write_bytes
 from wfeval.utils.hashing import canonical_json
 
 FORMAT = "wfeval.recording/1"
+CHECK = "content_sha256"
+
+
+def content_sha256(index: Mapping[str, Any]) -> str:
+    """The index's own content hash (every field but :data:`CHECK`)."""
+    return sha256_json({k: v for k, v in index.items() if k != CHECK})
 
 
 class RecordingCache:
     def __init__(self, root: str | Path):
         self.root = Path(root).expanduser().resolve()
+        self.refused: dict[str, str] = {}  # key -> why its index was not trusted
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> dict[str, Any] | None:
-        """The index recorded under ``key``, or None (absent, unreadable or of another format)."""
+        """The index recorded under ``key``, or None: absent, unreadable, of another format, or whose
+        content does not match its hash (then :attr:`refused` says why)."""
+        path = self.path(key)
         try:
-            data = json.loads(self.path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return None
-        return data if isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key else None
+        except (OSError, ValueError) as exc:
+            self.refused[key] = f"{path}: unreadable ({type(exc).__name__})"
+            return None
+        if not (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key):
+            self.refused[key] = f"{path}: not a {FORMAT} index for this key"
+            return None
+        if data.get(CHECK) != content_sha256(data):
+            self.refused[key] = (f"{path}: its content does not match its hash (edited or damaged)" if CHECK in data
+                                 else f"{path}: written without a content hash")
+            return None
+        return {k: v for k, v in data.items() if k != CHECK}  # as recorded: the hash is the file's, not the index's
 
     def save(self, key: str, index: Mapping[str, Any]) -> Path:
         """Write ``index`` atomically as canonical JSON (equal content gives equal bytes)."""
         path = self.path(key)
-        atomic_write_bytes(path, (canonical_json(dict(index)) + "\n").encode("utf-8"), durable=False)
+        sealed = {**{k: v for k, v in index.items() if k != CHECK}, CHECK: content_sha256(index)}
+        atomic_write_bytes(path, (canonical_json(sealed) + "\n").encode("utf-8"), durable=False)
         return path

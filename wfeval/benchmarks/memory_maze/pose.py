@@ -7,14 +7,17 @@ commanded pose — the true pose after the sample's actions:
 
 1. *coarse*: the commanded pose turned in steps of 30 degrees and moved by ±0.5 cell along x and
    y (``COARSE``: 15 renders), plus the poses of the sample's true path (its start and every step:
-   a frozen or late model shows one of them), ranked by their error;
+   a frozen or late model shows one of them), ranked by their error. The path's views are the
+   reference video's frames (no render), and a frame equal to one of them is that pose at once
+   (the oracle's and a frozen model's frames cost no render at all);
 2. *refine*: pattern search from the two best coarse poses — the six neighbours (±position step
    along x and y, ±heading step), or if none is better the eight that move and turn at once; move
    to the best that lowers the error, else halve both steps — from 0.25 cell and 16 degrees down
    to ``min_position_step`` (1/64 cell) and ``min_heading_step`` (0.5 degree).
 
 An exact frame (the oracle's) matches the commanded pose with error 0 before any move, so its
-pose error is exactly 0. Resolution (tests/benchmarks/test_memory_maze_pose.py,
+pose error is exactly 0. A frame whose best render is further than ``max_match_mse`` shows no pose
+of the maze (noise, a black or flat frame) and scores the maximum, the maze's diagonal. Resolution (tests/benchmarks/test_memory_maze_pose.py,
 docs/memory-maze.md): known offsets from 0.05 cell and 3 degrees up to 0.25 cell and 60 degrees
 are recovered to within 0.03 cell and 2 degrees. It measures geometry, not pixel quality: a noisy
 or blurred frame of the right pose scores about 0, a frozen or late one the distance it lags by;
@@ -45,6 +48,14 @@ COARSE: tuple[tuple[float, float, float], ...] = tuple(
 )
 
 
+#: A frame whose best render is further than this (mean squared error in uint8 levels², without the
+#: border; 650.25 is PSNR 20 dB) shows no pose of the maze: noise (MSE ≈ 7,000), a black (≈ 3,300) or
+#: flat grey frame (≥ the render's own variance, ≥ 950 on the recorded frames) are refused, while a
+#: right-pose frame with noise of σ = 10 (≈ 100) or a blur, and any real view of the maze that the
+#: search finds (≈ 0–1), are matched. An unmatched frame scores the maximum (see :class:`PoseError`).
+MAX_MATCH_MSE = 650.25
+
+
 def wrap(angle: float) -> float:
     """An angle in radians, wrapped to [-pi, pi)."""
     return (angle + math.pi) % (2 * math.pi) - math.pi
@@ -58,36 +69,57 @@ class Recovered:
 
 
 def recover_pose(render: Callable[[Pose], np.ndarray], frame: np.ndarray, start: Pose, *,
-                 candidates: Sequence[Pose] = (), border: int = 2, position_step: float = 0.25,
-                 heading_step: float = math.radians(16), min_position_step: float = 1 / 64,
-                 min_heading_step: float = math.radians(0.5), coarse: bool = True, starts: int = 2) -> Recovered:
+                 candidates: Sequence[Pose] = (), views: np.ndarray | None = None, border: int = 2,
+                 position_step: float = 0.25, heading_step: float = math.radians(16),
+                 min_position_step: float = 1 / 64, min_heading_step: float = math.radians(0.5),
+                 coarse: bool = True, starts: int = 2) -> Recovered:
     """The pose whose render is closest to ``frame`` (search from ``start``; see the module doc).
 
     ``candidates``: more poses the coarse stage tries (the metric passes the true path's poses).
+    ``views``: renders of ``candidates`` already at hand (``N×H×W×3``; the metric passes the
+    reference video, whose frames are the renders of the path's poses): they cost no render, and a
+    frame equal to one of them (without the border) is that pose at once — the commanded pose if its
+    view is among the equal ones, else the equal view's pose nearest to it. Every pose rendered is
+    kept for the rest of the search (a pattern search comes back to the poses it left).
     The refinement runs from the ``starts`` best coarse poses; the best result wins (ties: the
     earlier start)."""
     target = np.asarray(frame, dtype=np.float64)
     if border:
         target = target[border:-border, border:-border]
     renders = 0
+    memo: dict[Pose, float] = {}
 
     def cost(pose: Pose) -> float:
         nonlocal renders
-        renders += 1
-        image = np.asarray(render(pose), dtype=np.float64)
-        if border:
-            image = image[border:-border, border:-border]
-        return float(np.mean((image - target) ** 2))
+        key = (round(pose[0], 12), round(pose[1], 12), round(pose[2], 12))
+        if key not in memo:
+            renders += 1
+            image = np.asarray(render(pose), dtype=np.float64)
+            if border:
+                image = image[border:-border, border:-border]
+            memo[key] = float(np.mean((image - target) ** 2))
+        return memo[key]
 
     first = (float(start[0]), float(start[1]), wrap(float(start[2])))
+    poses = [(float(p[0]), float(p[1]), wrap(float(p[2]))) for p in candidates]
+    known: list[float] = []
+    if views is not None and len(views) == len(poses) and len(poses):
+        shown = np.asarray(views, dtype=np.float64)
+        if border:
+            shown = shown[:, border:-border, border:-border]
+        known = [float(v) for v in np.mean((shown - target) ** 2, axis=(1, 2, 3))]
+        exact = [i for i, c in enumerate(known) if c == 0.0]
+        if exact:
+            pose = min((poses[i] for i in exact), key=lambda p: (p != first, pose_offsets(p, first)))
+            return Recovered(pose, 0.0, 0)
     first_cost = cost(first)
     if first_cost == 0.0:
         return Recovered(first, 0.0, renders)
     scored_poses = [(first_cost, 0, first)]
     if coarse:
-        poses = [(first[0] + dx, first[1] + dy, wrap(first[2] + dh)) for dx, dy, dh in COARSE[1:]]
-        poses += [(float(p[0]), float(p[1]), wrap(float(p[2]))) for p in candidates]
-        scored_poses += [(cost(p), i + 1, p) for i, p in enumerate(poses)]
+        around = [(first[0] + dx, first[1] + dy, wrap(first[2] + dh)) for dx, dy, dh in COARSE[1:]]
+        scored_poses += [(cost(p), i + 1, p) for i, p in enumerate(around)]
+        scored_poses += [(known[i] if known else cost(p), len(around) + i + 1, p) for i, p in enumerate(poses)]
     scored_poses.sort(key=lambda item: (item[0], item[1]))
     best, best_cost = scored_poses[0][2], scored_poses[0][0]
     for c0, _, pose0 in scored_poses[:max(1, int(starts))]:
@@ -155,10 +187,43 @@ class PoseRenderer:
         sim.restore(info["state"])
         return sim
 
+    def lazy(self, request: GenerationRequest) -> Callable[[], Any]:
+        """The sample's simulator, restored on the first call only."""
+        held: list[Any] = []
+
+        def get() -> Any:
+            if not held:
+                held.append(self.simulator(request))
+            return held[0]
+        return get
+
+    def release(self) -> None:
+        """Leave every simulator's GL context current on no thread (call from the thread that rendered)."""
+        for sim in self._simulators.values():
+            sim.release_context()
+
     def close(self) -> None:
         for sim in self._simulators.values():
             sim.close()
         self._simulators.clear()
+
+
+def _pose_renderer(sim: Callable[[], Any], joints: Any, target: int | None) -> Callable[[Pose], np.ndarray]:
+    """Renders poses with a step's joints and current target (the simulator fetched on the first render)."""
+    def render(pose: Pose) -> np.ndarray:
+        s = sim()
+        if target is not None:
+            s.set_target(int(target))
+        return s.render_pose(*pose, qpos=joints)
+    return render
+
+
+def max_position_error(maze: Mapping[str, Any]) -> float | None:
+    """The largest distance between two points of the maze (its diagonal, cells): an unmatched frame's error."""
+    layout = maze.get("maze_layout") or []
+    rows = len(layout)
+    cols = len(layout[0]) if rows else 0
+    return float(math.hypot(rows, cols)) if rows and cols else None
 
 
 def render_poses(request: GenerationRequest, poses: Sequence[Pose], renderer: PoseRenderer | None = None,
@@ -182,7 +247,7 @@ class PoseError(DescribedMetric):
 
     name = "pose_error"
     aliases = ("position_heading_error",)
-    version = "1.0"
+    version = "1.1"  # 1.1: frames that match no render score the maximum
     higher_is_better = False
     family = "control"
     capability = "action_control"
@@ -190,15 +255,20 @@ class PoseError(DescribedMetric):
     display_name = "Pose error"
     description = ("Distance between the pose a generated frame shows (recovered by matching renders of "
                    "the maze) and the pose the actions lead to; heading error in the components.")
-    variant = "render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border"
+    variant = ("render matching: coarse poses + true path, pattern search to 1/64 cell, 0.5 deg; MSE without border; "
+               "a frame whose best render is above max_match_mse scores the maze's diagonal")
     required_artifacts = ("generated_video",)
     bounds = (0.0, None)
 
-    def __init__(self, stride: int = 4, coarse: bool = True, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, stride: int = 4, coarse: bool = True, max_match_mse: float = MAX_MATCH_MSE,
+                 confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
             raise ValueError(f"metric.pose_error.stride must be an integer >= 1, got {stride!r}")
-        self.stride, self.coarse = int(stride), bool(coarse)
+        if isinstance(max_match_mse, bool) or not isinstance(max_match_mse, (int, float)) \
+                or not 0 < float(max_match_mse) < 255.0 ** 2:
+            raise ValueError(f"metric.pose_error.max_match_mse must be a number in (0, 65025), got {max_match_mse!r}")
+        self.stride, self.coarse, self.max_match_mse = int(stride), bool(coarse), float(max_match_mse)
         self._renderer: PoseRenderer | None = None
 
     def frames(self, n: int) -> list[int]:
@@ -218,21 +288,36 @@ class PoseError(DescribedMetric):
             return skipped(request.sample_id, self.name,
                            f"generated video shape {video.shape}: {len(poses)} steps need {len(poses) + 1} frames")
         self._renderer = self._renderer or PoseRenderer()
-        sim = self._renderer.simulator(request)
-        start = (request.metadata.get("maze") or {}).get("start_pose")
+        maze = request.metadata.get("maze") or {}
+        start = maze.get("start_pose")
         path = ([(start["x"], start["y"], start["heading"])] if start else []) + [p for p, _, _ in poses]
+        worst = max_position_error(maze)
+        reference = request.references.get("video")
+        views = read_array(reference) if reference is not None and start else None  # the renders of the path's poses
+        if views is not None and (views.shape[0] != len(path) or views.shape[1:] != video.shape[1:]
+                                  or sim_info.get("resize")):
+            views = None  # not the renders of the path as the simulator draws them: searched by rendering
+        if worst is None:
+            return skipped(request.sample_id, self.name, "no maze layout in the request (metadata['maze'])")
         rows = []
-        for k in self.frames(len(poses)):
-            commanded, target, joints = poses[k - 1]
-            if target is not None:
-                sim.set_target(int(target))
-            found = recover_pose(lambda p: sim.render_pose(*p, qpos=joints), video[k], commanded, candidates=path,
-                                 coarse=self.coarse)
-            position, heading = pose_offsets(found.pose, commanded)
-            rows.append((k, position, heading, found))
+        try:
+            sim = self._renderer.lazy(request)  # built only when a frame is not one of the reference's
+            for k in self.frames(len(poses)):
+                commanded, target, joints = poses[k - 1]
+                found = recover_pose(_pose_renderer(sim, joints, target), video[k], commanded, candidates=path,
+                                     views=views, coarse=self.coarse)
+                position, heading = pose_offsets(found.pose, commanded)
+                if not found.error <= self.max_match_mse:  # shows no pose of the maze: the maximum
+                    position, heading = worst, 180.0
+                rows.append((k, position, heading, found))
+        finally:
+            self._renderer.release()  # the GL context is left current on no thread (issue 32, item 8)
         position_errors = [r[1] for r in rows]
         heading_errors = [r[2] for r in rows]
+        unmatched = [r[0] for r in rows if not r[3].error <= self.max_match_mse]
         components = {
+            "unmatched_frames": unmatched,
+            "max_match_mse": self.max_match_mse,
             "frames": [r[0] for r in rows],
             "per_frame": position_errors,
             "heading_error_deg": float(np.mean(heading_errors)),
@@ -242,8 +327,12 @@ class PoseError(DescribedMetric):
             "match_mse": [r[3].error for r in rows],
             "renders": int(sum(r[3].renders for r in rows)),
         }
+        diagnostics = {"variant": self.variant, "stride": self.stride}
+        if unmatched:
+            diagnostics["note"] = (f"{len(unmatched)} of {len(rows)} evaluated frames match no render of the maze "
+                                   f"(best MSE above {self.max_match_mse:g}): each scores the maximum, {worst:.3f} cells")
         return scored(request.sample_id, self.name, float(np.mean(position_errors)), components=components,
-                      diagnostics={"variant": self.variant, "stride": self.stride})
+                      diagnostics=diagnostics)
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -99,6 +99,7 @@ class MemoryMazeSimulator:
         self._env: Any = None
         self._seed: int | None = None
         self._last: Any = None  # the last TimeStep's observation
+        self._camera: Any = None  # (physics, Camera) of render_pose
 
     # -- the episode -----------------------------------------------------------------------------
 
@@ -250,11 +251,26 @@ class MemoryMazeSimulator:
         qpos[1] += moves[1]
         qpos[3] += turn
         physics.forward()
-        res = int(self.config["camera_resolution"])
-        image = physics.render(res, res, camera_id=CAMERA)
+        image = self._pose_camera().render()
         mujoco.mj_setState(physics.model.ptr, physics.data.ptr, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
         physics.forward()
         return _border(np.array(image), self._last["target_color"])
+
+    def _pose_camera(self) -> Any:
+        """One dm_control ``Camera`` for every pose render of the loaded maze (``physics.render`` makes
+        a new one, with a fresh 10,000-geom scene, on every call: a third of a render's time)."""
+        if self._camera is None or self._camera[0] is not self.physics:
+            from dm_control.mujoco import Camera
+
+            self._free_camera()
+            res = int(self.config["camera_resolution"])
+            self._camera = (self.physics, Camera(self.physics, height=res, width=res, camera_id=CAMERA))
+        return self._camera[1]
+
+    def _free_camera(self) -> None:
+        if self._camera is not None:
+            self._camera[1]._scene.free()  # as physics.render does after its one render
+            self._camera = None
 
     def set_target(self, index: int) -> None:
         """Make target ``index`` the current one (it only changes the border colour of a render)."""
@@ -264,7 +280,32 @@ class MemoryMazeSimulator:
         task._current_target_ix = int(index)
         self._last = self._observe()
 
+    def release_context(self) -> None:
+        """Make this simulator's GL context current on no thread, from the thread that rendered with
+        it (dm_control leaves a context current on the thread that last drew): another thread (``close``,
+        the collector at exit) can then free it. Without this, a context drawn with on a scoring
+        thread fails to free at exit with ``EGL_BAD_ACCESS`` (issue 32, item 8). Only the EGL
+        renderer (the family's) is released; another ``MUJOCO_GL`` keeps dm_control's behaviour."""
+        import os
+        import threading
+
+        contexts = getattr(self.physics, "_contexts", None) if self._env is not None else None
+        if contexts is None or os.environ.get("MUJOCO_GL") != "egl":
+            return
+        from dm_control._render import base
+        from dm_control._render.pyopengl import egl_renderer
+
+        gl, thread = contexts.gl, threading.current_thread()
+        if base._CURRENT_CONTEXT_FOR_THREAD.get(thread) != id(gl):
+            return
+        with gl._render_executor.execution_context():  # the executor's lock, as dm_control's own calls take it
+            egl_renderer.EGL.eglMakeCurrent(egl_renderer.EGL_DISPLAY, egl_renderer.EGL.EGL_NO_SURFACE,
+                                            egl_renderer.EGL.EGL_NO_SURFACE, egl_renderer.EGL.EGL_NO_CONTEXT)
+            base._CURRENT_CONTEXT_FOR_THREAD.pop(thread, None)
+            base._CURRENT_THREAD_FOR_CONTEXT.pop(id(gl), None)
+
     def close(self) -> None:
+        self._free_camera()
         if self._env is not None:
             try:
                 self._env.close()

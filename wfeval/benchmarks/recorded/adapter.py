@@ -20,6 +20,7 @@ nothing; see docs/games.md.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from typing import Any, Mapping, Sequence
 
@@ -112,7 +113,7 @@ class RecordedBenchmark:
         self._simulator: Simulator | None = None
         self._trajectories: dict[int, dict[str, Any]] = {}
         self._keys: dict[int, str] = {}
-        self.stats: dict[str, Any] = {"recorded": 0, "cached": 0, "steps": 0, "seconds": 0.0}
+        self.stats: dict[str, Any] = {"recorded": 0, "cached": 0, "steps": 0, "seconds": 0.0, "rebuilt": []}
         self.spec = BenchmarkSpec(
             name=name,
             version=str(version),
@@ -243,6 +244,10 @@ class RecordedBenchmark:
                                      for w in index["windows"] for k in ("image", "context", "reference")):
             self.stats["cached"] += 1
         else:
+            if cache and key in cache.refused:  # an edited or damaged index is never trusted: recorded again
+                self.stats["rebuilt"].append(cache.refused[key])
+                logging.getLogger(__name__).warning("recording index refused, recording the trajectory again: %s",
+                                                    cache.refused[key])
             index = self.record(trajectory, store)
             if cache:
                 cache.save(key, index)

@@ -22,6 +22,7 @@ class RecordingRuntime:
         return {
             "trajectories_recorded": stats["recorded"],
             "trajectories_cached": stats["cached"],
+            "indexes_refused": list(stats["rebuilt"]),  # edited or damaged indexes, recorded again
             "steps_simulated": stats["steps"],
             "frames_rendered": stats["steps"] + stats["recorded"],
             "recording_seconds": round(seconds, 4),
