@@ -21,6 +21,8 @@ import json
 import sys
 from pathlib import Path
 
+from wfeval.storage.outputs import OutputRefused, refuse_run_files, write_output
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m wfeval.compare", description=__doc__.splitlines()[0])
@@ -39,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _refuse_input_folder(out: Path, entries) -> str | None:
+    try:
+        refuse_run_files(out, folder=True)  # any run's folder, read or not
+    except OutputRefused as exc:
+        return str(exc)
     target = out.resolve()
     for entry in entries:
         run = entry.run_dir.resolve() if entry.run_dir is not None else None
@@ -51,10 +57,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.paired import NotComparable
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.stored import verify_entries
     from wfeval.report.runs import load_entries
 
     try:
         entries = load_entries(args.paths)
+        register_schemas()  # a metric a run added with extra_metrics is read from its packaged config
+        for line in verify_entries(entries):  # the numbers the paired comparison reads, or why not
+            print(f"wfeval.compare: {line}", file=sys.stderr)
         board = leaderboard(entries, args.sort)
     except (FileNotFoundError, ValueError) as exc:
         print(f"wfeval.compare: {exc}", file=sys.stderr)
@@ -81,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         written = write_leaderboard(board, args.out)
         if comparisons:
-            written.append(args.out / "comparisons.json")
-            written[-1].write_text(json.dumps([c.to_dict(args.alpha) for c in comparisons], indent=1) + "\n",
-                                   encoding="utf-8")
+            written.append(write_output(args.out / "comparisons.json",
+                                        json.dumps([c.to_dict(args.alpha) for c in comparisons], indent=1) + "\n"))
         if useful:
             written += usefulness.write_usefulness(useful, args.out)
         print(f"\nwrote {', '.join(map(str, written))}")

@@ -59,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from wfeval.config.errors import friendly_message
 
+    from wfeval.storage.outputs import OutputRefused, refuse_run_files
+
+    try:
+        refuse_run_files(args.out, folder=True)  # --force would delete a run's files
+    except OutputRefused as exc:
+        print(f"wfeval.export_dataset: {exc}", file=sys.stderr)
+        return 2
     try:
         summary = export_dataset(args.out, args.overrides, name=args.name, video_suffix=f".{args.video_format}",
                                  overwrite=args.force)

@@ -83,9 +83,3 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "protocol": protocol_label(document),
             "unit": short_unit(((document.get("metrics") or {}).get(measurement) or {}).get("unit")),
         }
-
-
-def markdown_table(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
-    return "\n".join(lines)

@@ -160,29 +160,26 @@ LEGEND = ("ρ: Spearman rank correlation across models between the measure (orie
 
 
 def render_text(table: UsefulnessTable) -> str:
+    from wfeval.report.escape import plain
+
     header, body = table_rows(table)
+    body = [[plain(c) for c in row] for row in body]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join(["which measure predicts usefulness (across models: " + ", ".join(table.models) + ")",
+    return "\n".join(["which measure predicts usefulness (across models: " + plain(", ".join(table.models)) + ")",
                       line(header), "-" * sum(w + 2 for w in widths), *map(line, body), "", LEGEND])
 
 
 def write_usefulness(table: UsefulnessTable, folder: Path) -> tuple[Path, Path]:
     """``<folder>/usefulness.md`` (with the legend) and ``usefulness.csv``."""
-    import csv
+    from wfeval.report.escape import csv_text, markdown_table, md_inline
+    from wfeval.storage.outputs import write_output
 
-    from wfeval.report.rows import markdown_table
-
-    folder.mkdir(parents=True, exist_ok=True)
     header, body = table_rows(table)
     md, sheet = folder / FILES.usefulness_md, folder / FILES.usefulness_csv
-    md.write_text(f"models: {', '.join(table.models)}\n\n" + markdown_table(header, body) + f"\n\n{LEGEND}\n",
-                  encoding="utf-8")
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(body)
-    return md, sheet
+    return (write_output(md, f"models: {md_inline(', '.join(table.models))}\n\n" + markdown_table(header, body)
+                         + f"\n\n{md_inline(LEGEND)}\n"),
+            write_output(sheet, csv_text(header, body)))
 
 
 def section(documents: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -66,3 +66,4 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
