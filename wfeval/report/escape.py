@@ -7,8 +7,9 @@ helper of its format, so an opened table shows the text and never acts on it:
 
 * :func:`md_inline`: one line of Markdown text — line breaks become spaces, HTML's ``<``, ``>`` and
   ``&`` become entities (no tag, no comment, no ``<script>`` or ``<iframe>``), and the characters
-  that make a link, code or a table cell (a ``]`` before ``(``, ``[`` or ``:``, `````, ``|``, ``\\``) are escaped, and so is what would start
-  a block at the start of the text (a heading's ``#``, a quote, a list);
+  that make a link, code or a table cell (a ``]`` before ``(``, ``[`` or ``:``, a backtick, ``|``,
+  ``\\``) are escaped, and so is what would start a block at the start of the text (a heading's
+  ``#``, a quote, a list);
   :func:`md_cell` the same inside a line; :func:`markdown_table` applies it to every cell.
 * :func:`csv_cell` / :func:`csv_text`: a cell a spreadsheet would read as a formula (``=``, ``+``,
   ``-``, ``@``, a tab or a carriage return first: OWASP's list) gets a ``'`` in front, unless it

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_target
 from wfeval.trackers.base import Tracker
 from wfeval.trackers.record import RunRecord, safe_key
 
@@ -49,4 +50,5 @@ class TensorBoardTracker(Tracker):
         artifacts = folder / "artifacts"
         artifacts.mkdir(parents=True, exist_ok=True)
         for path in record.artifacts:
-            shutil.copyfile(path, artifacts / path.name)
+            with atomic_target(artifacts / path.name) as tmp:
+                shutil.copyfile(path, tmp)
