@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     from wfeval.report import usefulness
 
     # which measure predicts goal_success / policy_rank_correlation, across at least 3 models
-    useful = usefulness.usefulness([{**e.document, "_run_dir": str(e.run_dir or "")} for e in entries
-                                    if e.document is not None])
+    scored = [e for e in entries if e.document is not None]
+    useful = usefulness.usefulness([e.document for e in scored], run_dirs=[e.run_dir for e in scored])
     if useful:
         print("\n" + usefulness.render_text(useful))
     if args.out is not None:

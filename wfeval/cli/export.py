@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.out:
             refuse_run_files(args.out)
-        records = [r for p in find_results(args.paths) for r in rows(load_document(p))]
+        records = [r for p in find_results(args.paths) for r in rows(load_document(p), p.parent)]
     except (FileNotFoundError, OutputRefused) as exc:
         print(f"wfeval.export: {exc}", file=sys.stderr)
         return 2

@@ -166,10 +166,9 @@ def identity_config(model_cfg: Any) -> Any:
 
 def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved config with unset rule keys (``model.output_range``, ``metric.<id>.on_failure``)
-    and ``run.recompute`` (it changes how, not what) left out: what the run's config hash covers."""
+    left out: what the run's config hash covers (of its run options, only
+    :data:`~wfeval.config.run_config.CONFIG_HASH_RUN_KEYS`: ``pipeline/recorder.config_hash``)."""
     plain = dict(plain_cfg)
-    if isinstance(plain.get("run"), dict) and "recompute" in plain["run"]:  # how, not what: same results
-        plain["run"] = {k: v for k, v in plain["run"].items() if k != "recompute"}
     if isinstance(plain.get("model"), dict):
         plain["model"] = identity_config(plain["model"])
     if isinstance(plain.get("metric"), dict):

@@ -119,7 +119,7 @@ def verify_entries(entries: Sequence[Any]) -> list[str]:
         if found:
             lines.append(f"{entry.run_dir}: results.json disagrees with the run's own rows (metrics.jsonl): "
                          f"{'; '.join(found[:3])}{'; …' if len(found) > 3 else ''}; shown: the rows' numbers")
-            entry.document = {**rebuilt, "_run_dir": str(entry.run_dir)}
+            entry.document = rebuilt
     return lines
 
 

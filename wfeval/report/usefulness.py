@@ -77,15 +77,19 @@ def _is_quality(metric_id: str, groups: Mapping[str, Sequence[str]]) -> bool:
         set(groups.get(metric_id, ())) & set(NOT_QUALITY_GROUPS))
 
 
-def collect(documents: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, bool | None]]:
-    """(model key -> {"label", "values": {measure key: value}}, measure key -> higher is better)."""
+def collect(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None,
+            ) -> tuple[dict[str, dict[str, Any]], dict[str, bool | None]]:
+    """(model key -> {"label", "values": {measure key: value}}, measure key -> higher is better);
+    ``run_dirs``: each document's run folder (its recorded model config tells models apart)."""
+    from itertools import repeat
+
     from wfeval.results.aggregation import headline
 
     models: dict[str, dict[str, Any]] = {}
     directions: dict[str, bool | None] = {}
-    for doc in documents:
+    for doc, run_dir in zip(documents, repeat(None) if run_dirs is None else run_dirs):
         name = str((doc.get("model") or {}).get("name") or "?")
-        config = _model_config(doc.get("_run_dir"))
+        config = _model_config(None if run_dir is None else str(run_dir))
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
         key = name if config is None else f"{name}/{digest}"
         entry = models.setdefault(key, {"name": name, "values": {}})
@@ -103,11 +107,11 @@ def collect(documents: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str,
     return models, directions
 
 
-def usefulness(documents: Iterable[Mapping[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95,
-               seed: int = 0) -> UsefulnessTable:
+def usefulness(documents: Iterable[Mapping[str, Any]], *, run_dirs: Iterable[Any] | None = None,
+               n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> UsefulnessTable:
     from wfeval.functional.ranking import spearman
 
-    models, directions = collect(documents)
+    models, directions = collect(documents, run_dirs)
     groups = _groups()
     keys = sorted({m for entry in models.values() for m in entry["values"]})
     targets = [k for k in keys if k.rsplit(".", 1)[-1] in TARGETS]
@@ -182,9 +186,9 @@ def write_usefulness(table: UsefulnessTable, folder: Path) -> tuple[Path, Path]:
             write_output(sheet, csv_text(header, body)))
 
 
-def section(documents: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+def section(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None) -> dict[str, Any] | None:
     """What the HTML report shows (None when no usefulness measure has enough models)."""
-    table = usefulness(documents)
+    table = usefulness(documents, run_dirs=run_dirs)
     if not table:
         return None
     header, body = table_rows(table)
