@@ -219,7 +219,7 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
     locator) is rebuilt without them, to aggregate its stored rows (the code is not run); its
     recorded identity — the registered class and version the manifest names — must be this
     wfeval's, and ``MetricSet.code_left_out`` says which options were left out."""
-    from wfeval.pipeline.build import to_plain
+    from wfeval.pipeline.nodes import to_plain
 
     metrics, aggregation, stand_ins = {}, {}, {}
     try:
@@ -250,7 +250,8 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
 def _extra_node(metric_id: str) -> dict:
     """The packaged config of a metric the run added with ``extra_metrics`` (its options are wfeval's)."""
     from wfeval.config import ConfigError
-    from wfeval.pipeline.build import compose_metric_nodes, to_plain
+    from wfeval.pipeline.metric_nodes import compose_metric_nodes
+    from wfeval.pipeline.nodes import to_plain
 
     try:  # the command (replay, merge) has registered the config schemas
         return to_plain(compose_metric_nodes([metric_id])[metric_id])
