@@ -334,3 +334,98 @@ def test_only_the_run_directory_spells_the_names_of_run_folder_files():
             if isinstance(node, ast.Constant) and node.value in names:
                 spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r} (use storage.rundir.FILES)")
     assert not spelled, "\n".join(spelled)
+
+
+# -- every file write goes through storage/safe_io.py ---------------------------------------------
+
+WRITE_MODES = set("wax+")
+#: module (relative to wfeval/) -> {what it may do, and why}: the few writes outside safe_io
+WRITE_ALLOWED = {
+    "storage/safe_io.py": {"*": "the one home of file writes"},
+    "storage/rundir.py": {"os.replace": "RunDirectory.replace renames a run's own finished partial file into place "
+                                        "(a rename inside a folder check_no_links has checked; nothing is written)"},
+    "pipeline/score.py": {"os.replace": "metrics.jsonl is compacted row by row into a temporary opened with "
+                                        "open_nofollow, then renamed: a streamed rewrite, too large to hold whole"},
+    "config/schema_cache.py": {"os.replace": "config (layer 1) cannot import storage (layer 2); the schema cache "
+                                             "writes its own temporary and renames it",
+                               "tempfile.NamedTemporaryFile": "the same write"},
+}
+
+
+def _mode(call: ast.Call, position: int) -> str:
+    for keyword in call.keywords:
+        if keyword.arg == "mode" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    if len(call.args) > position and isinstance(call.args[position], ast.Constant):
+        return str(call.args[position].value)
+    return "r"
+
+
+def _is_name(node: ast.AST | None, names: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def file_writes(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of every call that writes a file by itself: ``Path.write_text/write_bytes``,
+    ``open``/``Path.open`` in a writing mode, ``np.save*``/``torch.save`` to a path (an in-memory
+    buffer is fine), ``os.replace``/``os.rename``, ``tempfile.mkstemp``/``NamedTemporaryFile``,
+    ``shutil.copy*``/``move`` (to an ``atomic_target``'s ``tmp``: fine)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func, what = node.func, None
+        owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        attr = func.attr if isinstance(func, ast.Attribute) else None
+        if attr in ("write_text", "write_bytes") and len(node.args) == 1:  # RunDirectory.write_text(name, text)
+            what = attr
+        elif isinstance(func, ast.Name) and func.id == "open" and WRITE_MODES & set(_mode(node, 1)):
+            what = "open"
+        elif attr == "open" and owner not in ("os", "av", "h5py", "zipfile", "tarfile", "Image") \
+                and WRITE_MODES & set(_mode(node, 0)):
+            what = ".open"
+        elif owner in ("np", "numpy") and attr in ("save", "savez", "savez_compressed"):
+            what = None if _is_name(node.args[0] if node.args else None, {"buffer", "handle"}) else f"np.{attr}"
+        elif owner == "torch" and attr == "save":
+            target = node.args[1] if len(node.args) > 1 else None
+            what = None if _is_name(target, {"buffer", "handle"}) else "torch.save"
+        elif owner == "os" and attr in ("replace", "rename"):
+            what = f"os.{attr}"
+        elif owner == "tempfile" and attr in ("mkstemp", "NamedTemporaryFile"):
+            what = f"tempfile.{attr}"
+        elif owner == "shutil" and attr in ("copy", "copy2", "copyfile", "copytree", "move"):
+            what = None if _is_name(node.args[1] if len(node.args) > 1 else None, {"tmp"}) else f"shutil.{attr}"
+        if what:
+            found.append((node.lineno, what))
+    return found
+
+
+def test_every_file_write_goes_through_safe_io():
+    """docs/architecture.md: files are written only through storage/safe_io.py (atomically, never
+    through a link); the exceptions are listed in WRITE_ALLOWED with their reason."""
+    outside = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        allowed = WRITE_ALLOWED.get(rel, {})
+        for line, what in file_writes(ast.parse(path.read_text(encoding="utf-8"))):
+            if "*" not in allowed and what not in allowed:
+                outside.append(f"wfeval/{rel}:{line}: {what} (write through wfeval.storage.safe_io)")
+    assert not outside, "\n".join(outside)
+
+
+@pytest.mark.parametrize("source", [
+    "from pathlib import Path\nPath('x').write_text('y')\n",
+    "open('x', 'w').write('y')\n",
+    "import numpy as np\nnp.save('x.npy', [1])\n",
+    "import torch\ntorch.save({}, 'x.pt')\n",
+    "import os\nos.replace('a', 'b')\n",
+    "from pathlib import Path\nPath('x').open(mode='ab')\n",
+])
+def test_a_file_write_outside_safe_io_is_caught(source):
+    assert file_writes(ast.parse(source))
+
+
+def test_writes_to_a_buffer_or_a_run_directory_are_not_file_writes():
+    source = ("import io, numpy as np, torch\nbuffer = io.BytesIO()\nnp.save(buffer, [1])\ntorch.save({}, buffer)\n"
+              "rundir.write_text('results.md', 'x')\nopen('x').read()\n")
+    assert file_writes(ast.parse(source)) == []

@@ -13,13 +13,14 @@ from wfeval.benchmarks.base import INPUT_ERROR, BenchmarkAdapter, BenchmarkRunti
 from wfeval.config.errors import ConfigError
 from wfeval.io import write_video
 from wfeval.pipeline import build
+from wfeval.pipeline.select import select_requests
 from wfeval.storage.artifacts import ArtifactStore, read_array
 
 
 def _bench_and_requests(tmp_path, *overrides):
     cfg = compose(list(overrides))
     bench = build.build_benchmark(cfg)
-    requests = build.select_requests(bench, store=ArtifactStore(tmp_path / "store"), task=build.build_task(cfg),
+    requests = select_requests(bench, store=ArtifactStore(tmp_path / "store"), task=build.build_task(cfg),
                                      protocol=build.build_protocol(cfg), limit=cfg.run.limit, shard=None)
     return bench, requests
 

@@ -3,7 +3,7 @@
 The schemas are stored lazily (built when a config loads one) and the metric schemas' fields come
 from a cache keyed by wfeval's sources; the reference here stores every schema the way
 ``ConfigStore.store`` does and derives every metric schema from its class, as wfeval did before.
-Timings are in benchmarks/cli_startup.py, not here.
+Timings are in perf/cli_startup.py, not here.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ from tests.conftest import ROOT, compose, require_maze
 from wfeval.api import EvaluationProtocolSpec, Metric, WorldTaskConfig
 from wfeval.config.errors import group_options
 from wfeval.pipeline import build
+from wfeval.pipeline.metric_nodes import metric_nodes, metric_nodes_with_rules
+from wfeval.pipeline.select import check_requests_fit_task
 from wfeval.storage.artifacts import ArtifactStore
 
 
@@ -32,7 +34,7 @@ def test_a_benchmark_of_ones_own_lists_its_metrics_once(tmp_path):
                                                       "metrics: [psnr==1.0, mse]\n")
     cfg = compose(["benchmark=mine", f"hydra.searchpath=[file://{tmp_path}]"])
     assert dict(cfg.metric) == {}  # no suite_mine: nothing composed yet
-    nodes, rules = build.metric_nodes_with_rules(cfg)
+    nodes, rules = metric_nodes_with_rules(cfg)
     assert list(nodes) == ["psnr", "mse"] and rules == {"psnr": "benchmark", "mse": "benchmark"}
     assert nodes["psnr"]._target_ == "wfeval.metrics.reference.PSNR"
     assert build.benchmark_rules(cfg)["evidence"]["metric_versions"] == {"psnr": "1.0"}
@@ -119,7 +121,7 @@ def test_every_builtin_model_instantiates_from_its_target(name):
 
 @pytest.mark.parametrize("name", [m for m in group_options("metric") if not m.startswith("suite_")])
 def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name):
-    metrics = build.build_metrics(build.metric_nodes(compose([f"metric=[{name}]"])))
+    metrics = build.build_metrics(metric_nodes(compose([f"metric=[{name}]"])))
     assert list(metrics) == [name]
     assert isinstance(metrics[name], Metric)
     assert metrics[name].name == name
@@ -139,14 +141,14 @@ def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
 
 
 def test_extra_metrics_add_to_the_selected_metrics():
-    nodes = build.metric_nodes(compose(["extra_metrics=[fvd]"]))
+    nodes = metric_nodes(compose(["extra_metrics=[fvd]"]))
     assert list(nodes) == ["generated_rate", "artifact_count", "psnr", "ssim", "flicker", "action_following",
                           "agent_position_error", "fvd"]
 
 
 def test_unknown_extra_metric_is_a_config_error_with_a_suggestion():
     with pytest.raises(build.ConfigError, match="Unknown metric 'fvdd'. Did you mean: fvd?"):
-        build.metric_nodes(compose(["extra_metrics=[fvdd]"]))
+        metric_nodes(compose(["extra_metrics=[fvdd]"]))
 
 
 def test_user_config_folder_on_the_searchpath_adds_options():
@@ -163,7 +165,7 @@ def test_job_config_resolves_without_missing_values():
 
 def test_generated_rate_checks_the_outputs_the_task_declares():
     cfg = compose(["task.output_keys=[generated_video,depth]"])
-    metric = build.build_metrics(build.metric_nodes(cfg))["generated_rate"]
+    metric = build.build_metrics(metric_nodes(cfg))["generated_rate"]
     assert metric.output_keys == ("generated_video", "depth")
 
 
@@ -185,25 +187,25 @@ def test_a_task_needing_inputs_the_benchmark_lacks_is_refused_before_generation(
     requests = bench.requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
                               protocol=build.build_protocol(cfg))
     with pytest.raises(build.ConfigError, match="provides no 'depth'"):
-        build.check_requests_fit_task(requests, build.build_task(cfg))
+        check_requests_fit_task(requests, build.build_task(cfg))
 
 
 def test_a_metric_aggregation_can_be_chosen_in_the_config_and_is_checked_early():
-    metrics = build.build_metrics(build.metric_nodes(compose([
+    metrics = build.build_metrics(metric_nodes(compose([
         "metric=[psnr]", "metric.psnr.aggregation={aggregator:median,statistics:[median,p5,p95],ci:bootstrap}"])))
     psnr = metrics.aggregation["psnr"]
     assert (psnr.aggregator, psnr.statistics, psnr.ci) == ("median", ("median", "p5", "p95"), "bootstrap")
     with pytest.raises(build.ConfigError, match="metric.psnr.aggregation: .*'medain'"):
-        build.build_metrics(build.metric_nodes(compose(["metric=[psnr]",
+        build.build_metrics(metric_nodes(compose(["metric=[psnr]",
                                                         "metric.psnr.aggregation.aggregator=medain"])))
     with pytest.raises(build.ConfigError, match="fvd.aggregation: FVD aggregates with its own method"):
-        build.build_metrics(build.metric_nodes(compose(["metric=[fvd]", "metric.fvd.aggregation.ci=normal"])))
+        build.build_metrics(metric_nodes(compose(["metric=[fvd]", "metric.fvd.aggregation.ci=normal"])))
 
 
 def test_extra_metrics_resolve_registry_aliases_and_entry_point_metrics(monkeypatch):
     from wfeval.metrics import registry
 
-    nodes = build.metric_nodes(compose(["extra_metrics=[peak_signal_noise_ratio]"]))
+    nodes = metric_nodes(compose(["extra_metrics=[peak_signal_noise_ratio]"]))
     assert "psnr" in nodes and nodes["psnr"]["_target_"] == "wfeval.metrics.reference.PSNR"
 
     class FakeEntryPoint:
@@ -215,7 +217,7 @@ def test_extra_metrics_resolve_registry_aliases_and_entry_point_metrics(monkeypa
             return wfeval_test_plugins.FrameCount
 
     monkeypatch.setattr(registry.REGISTRY, "_entry_points", {"frame_count": FakeEntryPoint()})
-    nodes = build.metric_nodes(compose(["extra_metrics=[frame_count]"]))
+    nodes = metric_nodes(compose(["extra_metrics=[frame_count]"]))
     assert nodes["frame_count"] == {"_target_": "wfeval_test_plugins.FrameCount"}
     metrics = build.build_metrics(nodes)
     assert metrics["frame_count"].name == "frame_count"

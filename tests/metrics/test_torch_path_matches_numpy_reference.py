@@ -71,12 +71,13 @@ def test_temporal_metrics_on_torch_match_the_float64_numpy_path(tmp_path):
 def test_run_device_reaches_every_metric_that_takes_one(tmp_path):
     from tests.config.test_compose import compose
     from wfeval.pipeline import build
+    from wfeval.pipeline.metric_nodes import metric_nodes
 
     cfg = compose(["metric=[psnr,ssim,flicker,fvd,artifact_count]", "run.device=cpu"])
-    metrics = build.build_metrics(build.metric_nodes(cfg), device=cfg.run.device)
+    metrics = build.build_metrics(metric_nodes(cfg), device=cfg.run.device)
     assert {m: getattr(metrics[m], "device", None) for m in metrics} == {
         "psnr": "cpu", "ssim": "cpu", "flicker": "cpu", "fvd": "cpu", "artifact_count": None}
-    own = build.build_metrics(build.metric_nodes(compose(["metric=[fvd]", "metric.fvd.device=numpy_is_not_a_device"])),
+    own = build.build_metrics(metric_nodes(compose(["metric=[fvd]", "metric.fvd.device=numpy_is_not_a_device"])),
                               device="cpu")
     assert own["fvd"].device == "numpy_is_not_a_device"  # a metric's own setting wins over run.device
 

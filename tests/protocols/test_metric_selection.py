@@ -10,7 +10,7 @@ from tests.conftest import compose
 from wfeval.config.errors import ConfigError
 from wfeval.metrics.registry import REGISTRY
 from wfeval.metrics.selection import metric_groups, select_metrics
-from wfeval.pipeline import build
+from wfeval.pipeline.metric_nodes import metric_nodes_with_rules
 
 
 def _rules(selection):
@@ -62,15 +62,15 @@ def test_every_grouped_metric_is_registered_and_has_a_config_file():
 
 
 def test_composed_configs_follow_the_precedence():
-    nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "extra_metrics=[mse]"]))
+    nodes, rules = metric_nodes_with_rules(compose(["protocol=autoregressive", "extra_metrics=[mse]"]))
     assert list(nodes)[-3:] == ["real_time_factor", "step_latency", "mse"]
     assert rules["psnr"] == "benchmark" and rules["step_latency"] == "protocol" and rules["mse"] == "extra_metrics"
-    nodes, rules = build.metric_nodes_with_rules(compose(["protocol=autoregressive", "metric=[ssim]",
-                                                          "extra_metrics=[mse]"]))
+    nodes, rules = metric_nodes_with_rules(compose(["protocol=autoregressive", "metric=[ssim]",
+                                                    "extra_metrics=[mse]"]))
     assert rules == {"ssim": "metric", "mse": "extra_metrics"}
-    _, rules = build.metric_nodes_with_rules(compose(["task=goal_reaching"]))
+    _, rules = metric_nodes_with_rules(compose(["task=goal_reaching"]))
     assert rules["goal_success"] == "protocol" and rules["ssim"] == "benchmark"
-    _, rules = build.metric_nodes_with_rules(compose(["task=goal_reaching", "task.metric_ids=[mae]"]))
+    _, rules = metric_nodes_with_rules(compose(["task=goal_reaching", "task.metric_ids=[mae]"]))
     assert rules["mae"] == "task"
     with pytest.raises(ConfigError, match="task.metric_groups: unknown group 'nope'"):
-        build.metric_nodes_with_rules(compose(["task.metric_groups=[nope]"]))
+        metric_nodes_with_rules(compose(["task.metric_groups=[nope]"]))

@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import ROOT, compose
 from wfeval.models.protocol import StepOutput, has_step_interface, step_many
 from wfeval.pipeline import build
+from wfeval.pipeline.select import select_requests
 from wfeval.storage.artifacts import ArtifactStore, read_array
 
 GRID_MODELS = ("oracle", "static", "random_actions", "noisy", "blur", "lagged")
@@ -18,7 +19,7 @@ GRID_MODELS = ("oracle", "static", "random_actions", "noisy", "blur", "lagged")
 def _requests(store_dir, *overrides):
     cfg = compose(list(overrides))
     store = ArtifactStore(store_dir)
-    return build.select_requests(build.build_benchmark(cfg), store=store, task=build.build_task(cfg),
+    return select_requests(build.build_benchmark(cfg), store=store, task=build.build_task(cfg),
                                  protocol=build.build_protocol(cfg), limit=None, shard=None)
 
 

@@ -85,13 +85,14 @@ def test_an_autoregressive_run_prints_latency_in_milliseconds_and_progress_in_sa
 def test_each_task_is_eligible_on_its_own_defaults_and_ranked_by_its_own_measure(tmp_path, task, primary):
     """The samples a task builds have the hash the rules hold them to (the task's own pin where its
     samples differ from the benchmark's default task), and leaderboards rank the task by its own
-    measure (a full run's verdict: the golden script's goal_reaching case, benchmarks/results_golden.py)."""
+    measure (a full run's verdict: the golden script's goal_reaching case, perf/results_golden.py)."""
     from wfeval.pipeline import build
+    from wfeval.pipeline.select import select_requests
     from wfeval.results import dataset_hash
     from wfeval.storage.artifacts import ArtifactStore
 
     cfg = compose([f"task={task}"])
-    requests = build.select_requests(build.build_benchmark(cfg), store=ArtifactStore(tmp_path),
+    requests = select_requests(build.build_benchmark(cfg), store=ArtifactStore(tmp_path),
                                      task=build.build_task(cfg), protocol=build.build_protocol(cfg), limit=None,
                                      shard=None)
     rules = build.benchmark_rules(cfg)

@@ -5,7 +5,9 @@ would ignore is refused with the reason. The expected numbers are the calls' own
 
 from __future__ import annotations
 
+
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,10 @@ def training(tmp_path_factory):
             runs[step] = results.run_dir
     board.close()
     wandb_run.close()
+    import wandb
+
+    wandb.teardown()  # wandb put its in-process service in os.environ (WANDB_SERVICE): a later CLI in a
+    os.environ.pop("WANDB_SERVICE", None)  # subprocess would log through it, relative to this process's folder
     mp.undo()
     yield root, runs
 

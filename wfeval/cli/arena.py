@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
             added = store.import_votes(parse_votes(args.import_.read_text(encoding="utf-8"), _fmt(args.import_)))
             print(f"imported {added} new votes from {args.import_} into {db} ({len(store)} in all)")
         if args.export is not None:
-            args.export.write_text(export_votes(store.votes(), _fmt(args.export)), encoding="utf-8")
+            from wfeval.storage.outputs import write_output
+
+            write_output(args.export, export_votes(store.votes(), _fmt(args.export)))  # never a run's own file
             print(f"wrote {len(store)} votes to {args.export}")
     except (FileNotFoundError, ValueError, OSError) as exc:
         print(f"wfeval.arena: {exc}", file=sys.stderr)

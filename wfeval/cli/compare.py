@@ -21,6 +21,8 @@ import json
 import sys
 from pathlib import Path
 
+from wfeval.storage.outputs import OutputRefused, refuse_run_files, write_output
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m wfeval.compare", description=__doc__.splitlines()[0])
@@ -39,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _refuse_input_folder(out: Path, entries) -> str | None:
+    try:
+        refuse_run_files(out, folder=True)  # any run's folder, read or not
+    except OutputRefused as exc:
+        return str(exc)
     target = out.resolve()
     for entry in entries:
         run = entry.run_dir.resolve() if entry.run_dir is not None else None
@@ -52,10 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     from wfeval.report import votes
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.paired import NotComparable
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.stored import verify_entries
     from wfeval.report.runs import load_entries
 
     try:
         entries = load_entries(args.paths)
+        register_schemas()  # a metric a run added with extra_metrics is read from its packaged config
+        for line in verify_entries(entries):  # the numbers the paired comparison reads, or why not
+            print(f"wfeval.compare: {line}", file=sys.stderr)
         board = leaderboard(entries, args.sort)
         arena = votes.on_board(board, entries)  # people's votes (python -m wfeval.arena): a column
     except (FileNotFoundError, ValueError) as exc:
@@ -76,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     from wfeval.report import usefulness
 
     # which measure predicts goal_success / policy_rank_correlation, across at least 3 models
-    useful = usefulness.usefulness([{**e.document, "_run_dir": str(e.run_dir or "")} for e in entries
-                                    if e.document is not None])
+    scored = [e for e in entries if e.document is not None]
+    useful = usefulness.usefulness([e.document for e in scored], run_dirs=[e.run_dir for e in scored])
     if useful:
         print("\n" + usefulness.render_text(useful))
     if arena:
@@ -85,9 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         written = write_leaderboard(board, args.out)
         if comparisons:
-            written.append(args.out / "comparisons.json")
-            written[-1].write_text(json.dumps([c.to_dict(args.alpha) for c in comparisons], indent=1) + "\n",
-                                   encoding="utf-8")
+            written.append(write_output(args.out / "comparisons.json",
+                                        json.dumps([c.to_dict(args.alpha) for c in comparisons], indent=1) + "\n"))
         if useful:
             written += usefulness.write_usefulness(useful, args.out)
         print(f"\nwrote {', '.join(map(str, written))}")
@@ -96,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _comparisons(board, entries, args, width):
     """The paired comparisons asked for: two runs given, or every row against ``--baseline``."""
-    from wfeval.report.leaderboard import fit_line, wrap_table
+    from wfeval.report.leaderboard import fit_line, terminal_width, wrap_table
     from wfeval.report.paired import adjust_family, compare_runs, comparison_table, describe
 
     pairs = []
@@ -122,7 +132,7 @@ def _comparisons(board, entries, args, width):
     comparisons = [compare_runs(a, b, label_a=la, label_b=lb, n_resamples=args.resamples, seed=args.seed,
                                 adjust=False) for a, b, la, lb in pairs]
     adjust_family(comparisons)
-    blocks, width = [], width or _width()
+    blocks, width = [], width or terminal_width()
     for comparison in comparisons:
         lines = []
         for line in describe(comparison, args.alpha):
@@ -132,12 +142,6 @@ def _comparisons(board, entries, args, width):
                 lines.append(fit_line(line, width))
         blocks.append("\n".join(lines))
     return comparisons, "\n\n".join(blocks)
-
-
-def _width() -> int:
-    from wfeval.report.leaderboard import terminal_width
-
-    return terminal_width()
 
 
 if __name__ == "__main__":

@@ -7,25 +7,21 @@ a sweep directory or any folder holding runs; without ``--out`` the table goes t
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 from pathlib import Path
 
 from wfeval.report.numbers import fmt
-from wfeval.report.rows import ROW_FIELDS, find_results, load_document, markdown_table, rows
+from wfeval.report.escape import csv_text, markdown_table
+from wfeval.report.rows import ROW_FIELDS, find_results, load_document, rows
+from wfeval.storage.outputs import OutputRefused, refuse_run_files, write_output
 
 
 def render(records: list[dict], fmt_name: str) -> str:
     if fmt_name == "json":
         return json.dumps(records, indent=2, ensure_ascii=False) + "\n"
     if fmt_name == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=ROW_FIELDS)
-        writer.writeheader()
-        writer.writerows(records)
-        return buffer.getvalue()
+        return csv_text(ROW_FIELDS, [[r[f] for f in ROW_FIELDS] for r in records])
     return markdown_table(list(ROW_FIELDS), [[fmt(r[f]) for f in ROW_FIELDS] for r in records]) + "\n"
 
 
@@ -36,13 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     try:
-        records = [r for p in find_results(args.paths) for r in rows(load_document(p))]
-    except FileNotFoundError as exc:
+        if args.out:
+            refuse_run_files(args.out)
+        records = [r for p in find_results(args.paths) for r in rows(load_document(p), p.parent)]
+    except (FileNotFoundError, OutputRefused) as exc:
         print(f"wfeval.export: {exc}", file=sys.stderr)
         return 2
     text = render(records, args.format)
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        write_output(args.out, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -1,7 +1,7 @@
 """``python -m wfeval.export_dataset OUT [overrides...]``: a benchmark's samples as a dataset folder
 (format ``wfeval.dataset/1``).
 
-The requests come from the same code path as a run (``build.select_requests``), so evaluating
+The requests come from the same code path as a run (:func:`wfeval.pipeline.select.select_requests`), so evaluating
 the exported folder with ``benchmark=folder`` evaluates the same data as the benchmark itself.
 """
 
@@ -23,6 +23,7 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
     from wfeval.benchmarks.folder.writer import write_dataset
     from wfeval.config import register_schemas, trust
     from wfeval.pipeline import build
+    from wfeval.pipeline.select import select_requests
     from wfeval.storage.artifacts import ArtifactStore
 
     register_schemas()
@@ -34,8 +35,8 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
         bench = build.build_benchmark(cfg)
         with tempfile.TemporaryDirectory(prefix="wfeval-export-") as tmp:
             store = ArtifactStore(tmp)
-            requests = build.select_requests(bench, store=store, task=task, protocol=protocol,
-                                             limit=cfg.run.limit, shard=None)
+            requests = select_requests(bench, store=store, task=task, protocol=protocol,
+                                       limit=cfg.run.limit, shard=None)
             return write_dataset(
                 requests, out, store=store, name=name or bench.spec.name, version=bench.spec.version,
                 description=bench.spec.description, video_suffix=video_suffix, overwrite=overwrite,
@@ -59,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from wfeval.config.errors import friendly_message
 
+    from wfeval.storage.outputs import OutputRefused, refuse_run_files
+
+    try:
+        refuse_run_files(args.out, folder=True)  # --force would delete a run's files
+    except OutputRefused as exc:
+        print(f"wfeval.export_dataset: {exc}", file=sys.stderr)
+        return 2
     try:
         summary = export_dataset(args.out, args.overrides, name=args.name, video_suffix=f".{args.video_format}",
                                  overwrite=args.force)

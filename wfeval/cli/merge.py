@@ -15,6 +15,7 @@ from pathlib import Path
 from wfeval.pipeline.merge_shards import merge_shards
 from wfeval.pipeline.stored import StoredRunError
 from wfeval.report.rows import find_results
+from wfeval.storage.outputs import OutputRefused
 from wfeval.storage.rundir import FILES, RunDirectory
 
 
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()
                     and (p.parent.resolve() in given or not _merged(p.parent))]
         document = merge_shards(run_dirs, args.out)
-    except (FileNotFoundError, StoredRunError) as exc:
+    except (FileNotFoundError, StoredRunError, OutputRefused) as exc:
         print(f"wfeval.merge: {exc}", file=sys.stderr)
         return 2
     evidence = document["evidence"]

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wfeval.pipeline.stored import StoredRunError, load_table
+from wfeval.pipeline.stored import StoredRunError, rebuild_results
+from wfeval.storage.outputs import OutputRefused, refuse_run_files
 from wfeval.storage.rundir import FILES, RunDirectory
 from wfeval.storage.safe_io import refuse_link
 
@@ -26,14 +27,14 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
     from wfeval.report.units import unit_of
-    from wfeval.results import build_results
 
     register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
-    manifest, metrics, table = load_table(run_dir)
-    results, document = build_results(
-        manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
-        required_metrics=manifest["benchmark"].get("metrics", ()),
-    )
+    manifest, metrics, results, document = rebuild_results(run_dir)
+    for metric_id, options in metrics.code_left_out.items():
+        print(f"metric {metric_id!r}: rebuilt as the registered {type(metrics[metric_id]).__name__} "
+              f"{manifest['metrics'][metric_id].get('version')} it records, without its option "
+              f"{'; '.join(options)} (a run folder's code is never run): its stored rows are aggregated, "
+              "not scored again")
     out = RunDirectory(out_dir)
     out.write_json(FILES.results, document)
     out.write_text(FILES.results_md, results_markdown(document))
@@ -109,8 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or run_dir / FILES.replay
     try:
         refuse_link(out_dir)  # a run folder is data: its `replay` may be a link to someone else's folder
+        refuse_run_files(out_dir, folder=True)  # --out another run: its results.json stays its own
         replay(run_dir, out_dir)
-    except StoredRunError as exc:
+    except (StoredRunError, OutputRefused) as exc:
         print(f"wfeval.replay: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

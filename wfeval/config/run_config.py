@@ -57,27 +57,36 @@ def _recompute_ids(value: Any) -> frozenset[str] | None:
     raise ValueError(f"run.recompute: expected a list of metric ids (e.g. [fvd]) or all, got {value!r}")
 
 
+def _option(default: Any, *, neutral: bool = False) -> Any:
+    """A run option's default; ``neutral``: the option changes how a run computes or where it keeps
+    things, never the numbers of the samples it scores (:data:`RESULT_NEUTRAL_RUN_KEYS`)."""
+    return field(default=default, metadata={"neutral": neutral})
+
+
 @dataclass(frozen=True)
 class RunSettings:
-    """The ``run`` options (conf/config.yaml documents each), checked."""
+    """The ``run`` options, checked: their one definition. The structured-config schema
+    (:func:`wfeval.config.schema.RunSchema`) is derived from it and ``conf/config.yaml``'s ``run:``
+    section (which documents each) is kept equal to it by ``tests/config/test_run_options_defined_once.py``;
+    :data:`RESULT_NEUTRAL_RUN_KEYS` is read from its ``neutral`` marks."""
 
-    seed: int = 0
-    store_dir: str = "outputs/store"
-    from_run: str | None = None
-    limit: int | None = None
-    shard: str | None = None
-    batch_size: int = 8
-    progress: str = "auto"
-    verify_artifacts: bool = False
-    durable_store: bool = False
-    report: bool = True
-    overlap: Any = "auto"  # true | false | auto (pipeline/overlap.py: OverlapChoice)
-    device: str = "auto"
-    seed_mode: str = "per_sample"
-    sample_timeout_s: float | None = None
-    fail_on_error: Any = None
-    trust: tuple[str, ...] = ()
-    recompute: Any = None  # metric ids (or all) whose cached rows and features are not served
+    seed: int = _option(0)
+    store_dir: str = _option("outputs/store", neutral=True)
+    from_run: str | None = _option(None)  # re-score the generations of this run dir; no model is called
+    limit: int | None = _option(None)  # score only the first N samples
+    shard: str | None = _option(None)  # "i/n": the i-th of n contiguous slices (a slice of the run, see below)
+    batch_size: int = _option(8, neutral=True)
+    progress: str = _option("auto", neutral=True)  # auto | bar | log | off
+    verify_artifacts: bool = _option(False, neutral=True)  # re-hash every artifact on read
+    durable_store: bool = _option(False, neutral=True)  # fsync every stored artifact
+    report: bool = _option(True, neutral=True)  # write report.html into the run folder at the end
+    overlap: Any = _option("auto", neutral=True)  # true | false | auto (pipeline/overlap.py: OverlapChoice)
+    device: str = _option("auto", neutral=True)  # metrics' device: auto | cpu | cuda | cuda:N
+    seed_mode: str = _option("per_sample")  # per_sample | fixed
+    sample_timeout_s: float | None = _option(None, neutral=True)  # decides which samples fail, not their numbers
+    fail_on_error: Any = _option(None, neutral=True)  # when to give up; never a number of a scored sample
+    trust: tuple[str, ...] = _option((), neutral=True)  # import prefixes to build (command line only)
+    recompute: Any = _option(None, neutral=True)  # metric ids (or all) whose cached rows are not served
 
     def __post_init__(self) -> None:
         problems = []
@@ -126,6 +135,15 @@ class RunSettings:
         if "trust" in values:
             values["trust"] = tuple(values["trust"] or ())
         return cls(**values)
+
+
+#: run options that never change the numbers of the samples a run scores: a leaderboard puts runs
+#: that differ only in these in one row (``report/runs.SILENT_KEYS``), the config hash leaves them out
+RESULT_NEUTRAL_RUN_KEYS = tuple(f.name for f in fields(RunSettings) if f.metadata.get("neutral"))
+#: run options a run's config hash covers: the others, less ``shard`` (every shard of a run shares its
+#: hash), plus ``verify_artifacts``, kept so that run folders written before keep their hash
+CONFIG_HASH_RUN_KEYS = tuple(f.name for f in fields(RunSettings)
+                             if f.name == "verify_artifacts" or not (f.metadata.get("neutral") or f.name == "shard"))
 
 
 @dataclass(frozen=True)

@@ -16,24 +16,45 @@ from hydra.core.config_store import ConfigNode, ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 
-@dataclass
-class TaskSchema:
-    """Mirrors :class:`wfeval.api.WorldTaskConfig`."""
+def _structured(cls: type, name: str, *, skip: tuple[str, ...] = (), required: tuple[str, ...] = ()) -> type:
+    """A structured-config twin of a dataclass of options (one definition: the dataclass): the same
+    fields and defaults in the types OmegaConf checks (``X | None`` → ``Optional[X]``,
+    ``tuple[str, ...]`` → ``List[str]``, ``Mapping | None`` → ``Dict[str, Any]`` defaulting to ``{}``);
+    ``skip``: fields left out; ``required``: fields without a default (``MISSING``)."""
+    import dataclasses
+    import types
+    import typing
+    from collections.abc import Mapping
 
-    name: str = MISSING
-    protocol: str = "open_loop"
-    evaluation_protocol: str = "reference_metrics"
-    capability_track: str = "core_video"
-    schema_type: str = "sample"
-    input_keys: List[str] = field(default_factory=list)
-    output_keys: List[str] = field(default_factory=lambda: ["generated_video"])
-    metric_ids: List[str] = field(default_factory=list)
-    metric_groups: List[str] = field(default_factory=list)
-    tags: List[str] = field(default_factory=list)
-    description: str = ""
-    data: Dict[str, Any] = field(default_factory=dict)
-    generation_defaults: Dict[str, Any] = field(default_factory=dict)
-    metadata: Dict[str, Any] = field(default_factory=dict)
+    specs: list[tuple[str, Any, Any]] = []
+    hints = typing.get_type_hints(cls)
+    for f in (f for f in fields(cls) if f.name not in skip):
+        hint = hints[f.name]
+        if isinstance(hint, types.UnionType) or typing.get_origin(hint) is Union:
+            hint = next(a for a in typing.get_args(hint) if a is not type(None))
+            optional = True
+        else:
+            optional = False
+        origin = typing.get_origin(hint)
+        if origin is tuple:
+            specs.append((f.name, List[typing.get_args(hint)[0]], field(default_factory=lambda d=f.default: list(d))))
+        elif origin is not None and issubclass(origin, Mapping):
+            specs.append((f.name, Dict[str, Any], field(default_factory=dict)))
+        elif f.name in required:
+            specs.append((f.name, hint, field(default=MISSING)))
+        else:
+            specs.append((f.name, Optional[hint] if optional else hint, field(default=f.default)))
+    return dataclasses.make_dataclass(name, specs)
+
+
+def _task_schema() -> type:
+    from wfeval.api import WorldTaskConfig
+
+    return _structured(WorldTaskConfig, "TaskSchema", skip=("schema_version",), required=("name",))
+
+
+#: the ``task`` section's schema, derived from :class:`wfeval.api.WorldTaskConfig`
+TaskSchema = _task_schema()
 
 
 @dataclass
@@ -53,26 +74,14 @@ class ProtocolBaseSchema:
 PROTOCOL_CORE_KEYS = ("name", "metric_ids", "metric_groups", "context_frames", "description", "metadata")
 
 
-@dataclass
-class RunSchema:
-    seed: int = 0
-    store_dir: str = "outputs/store"
-    from_run: Optional[str] = None  # re-score the generations of this run dir; no model is called
-    limit: Optional[int] = None  # score only the first N samples
-    shard: Optional[str] = None  # "i/n": the i-th of n contiguous slices of the samples
-    batch_size: int = 8
-    progress: str = "auto"  # auto | bar | log | off
-    verify_artifacts: bool = False  # re-hash every artifact on read
-    durable_store: bool = False  # fsync every stored artifact: survives power loss, not only kill -9
-    report: bool = True  # write report.html (python -m wfeval.report) into the run folder at the end
-    overlap: Any = "auto"  # score finished samples on a thread while the model generates: true | false | auto
-    device: str = "auto"  # metrics' device: auto (cuda when present, else cpu) | cpu | cuda | cuda:N
-    # generation controls (wfeval/pipeline/generate.py)
-    seed_mode: str = "per_sample"  # per_sample: seed from (run.seed, task seed, sample id) | fixed
-    sample_timeout_s: Optional[float] = None  # per sample (a batch gets N x this); null: no limit
-    fail_on_error: Any = None  # null/false: keep going | true: first error | N >= 1 errors | fraction in (0, 1)
-    trust: List[str] = field(default_factory=list)  # import prefixes to build; honoured ON THE COMMAND LINE only
-    recompute: Any = None  # [fvd] or all: these metrics' rows and features computed afresh, no cache served
+def _run_schema() -> type:
+    from wfeval.config.run_config import RunSettings
+
+    return _structured(RunSettings, "RunSchema")
+
+
+#: the ``run`` section's schema, derived from :class:`wfeval.config.run_config.RunSettings`
+RunSchema = _run_schema()
 
 
 @dataclass

@@ -60,7 +60,7 @@ DEFAULT_BATCH = {"cpu": 2, "cuda": 32}  # clips per forward pass when metric.fvd
 
 def default_batch_size(device: str = "auto") -> int:
     """Clips per I3D forward pass for a device: 2 on a CPU (measured fastest: 0.17 s per clip
-    against 0.20 s at 8 and 0.21 s at 16 on 2 cores; ``benchmarks/fvd_performance.py --sweep``),
+    against 0.20 s at 8 and 0.21 s at 16 on 2 cores; ``perf/fvd_performance.py --sweep``),
     32 on a GPU (an H200 ran 275 / 263 / 272 / 276 clips/s at 8 / 16 / 32 / 64: flat from 8 on;
     docs/performance.md "GPU")."""
     return DEFAULT_BATCH.get(pick_device(device).type, DEFAULT_BATCH["cpu"])

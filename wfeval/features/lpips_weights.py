@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from wfeval.features.weights import WeightsUnavailable, pip_download
-from wfeval.storage.artifacts import atomic_write_bytes
+from wfeval.storage.safe_io import atomic_target, atomic_write_bytes, open_nofollow
 from wfeval.utils.hashing import file_sha256
 from wfeval.utils.paths import cache_dir
 
@@ -196,25 +196,15 @@ def torch_hub_checkpoint(name: str) -> Path:
 
 def _copy_in(source: Path, dest: Path) -> None:
     """Copy a large file into the cache atomically (a partial copy never has the final name)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    try:
+    with atomic_target(dest) as tmp:
         shutil.copyfile(source, tmp)
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def download(url: str, dest: Path, *, timeout: float = 60) -> None:
     """Stream ``url`` into ``dest`` atomically."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:  # noqa: S310
-            shutil.copyfileobj(response, out, 1 << 20)
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_target(dest) as tmp, urllib.request.urlopen(url, timeout=timeout) as response, \
+            open_nofollow(tmp, "wb") as out:  # noqa: S310
+        shutil.copyfileobj(response, out, 1 << 20)
 
 
 def stage_backbone(net: str, root: str | os.PathLike[str] | None = None, *, source: Path | None = None,

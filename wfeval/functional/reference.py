@@ -59,7 +59,7 @@ SSIM_RADIUS = 5  # int(3.5 * 1.5 + 0.5): the 11-tap window of scikit-image / sci
 SSIM_K1, SSIM_K2 = 0.01, 0.03
 _CHUNK_ELEMENTS = 1 << 18  # frames·C·H·W per ssim step on the CPU: bounds temporaries, keeps them in cache
 # on a GPU, chunks of one CPU-cache size launched ~20 kernels per frame: 960 frames of 256×256 took
-# 1.1 s on an H200, 16× torchmetrics (benchmarks/metric_throughput.py --device cuda); 2**25
+# 1.1 s on an H200, 16× torchmetrics (perf/metric_throughput.py --device cuda); 2**25
 # elements (128 MB a map, ~2 GB of temporaries) keep launches few and memory bounded
 _DEVICE_CHUNK_ELEMENTS = 1 << 25
 _WINDOW = 64  # longest axis filtered by one banded product; longer axes go in overlapping windows

@@ -11,6 +11,7 @@ from wfeval.io import _arrays, _frames, _pyav
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._errors import VideoReadError, VideoWriteError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
+from wfeval.storage.safe_io import atomic_write_bytes
 
 ARRAY_SUFFIXES = (".npy", ".npz")
 IMAGE_SUFFIXES = _frames.FRAME_SUFFIXES
@@ -136,13 +137,7 @@ def write_image(path: str | os.PathLike[str], image: np.ndarray) -> Path:
     if suffix == ".npy":
         _arrays.save_array(path, array, None)
     elif suffix in (".png", ".jpg", ".jpeg"):
-        data = _pyav.encode_image(array, suffix)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        atomic_write_bytes(path, _pyav.encode_image(array, suffix), durable=False)
     else:
         raise VideoWriteError(path, f"cannot write an image as {suffix!r}; use .png, .jpg or .npy")
     return path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from wfeval.io._errors import VideoReadError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_array_header
+from wfeval.storage.safe_io import atomic_write_bytes
 
 NPZ_KEYS = ("video", "frames", "image", "arr_0")
 
@@ -78,9 +78,4 @@ def save_array(path: Path, array: np.ndarray, fps: float | None) -> None:
         np.savez_compressed(buffer, video=array, **extra)
     else:
         np.save(buffer, array, allow_pickle=False)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(buffer.getvalue())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write_bytes(path, buffer.getvalue(), durable=False)

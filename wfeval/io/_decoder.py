@@ -24,6 +24,7 @@ import numpy as np
 from wfeval.io._errors import VideoReadError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits
 from wfeval.storage.artifacts import FileDecoder, register_decoder
+from wfeval.utils.hashing import file_sha256
 
 VERSION = "1"  # bump when what a file decodes to changes in this package's code
 READS = ("video", "image", "first_frame", "array")
@@ -60,23 +61,15 @@ def decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
     raise VideoReadError(path, f"unknown decoding {read!r} (expected one of {', '.join(READS)})")
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def digest(path: Path) -> str:
     """The sha256 of what :func:`decode` reads: a file's bytes, or a frame folder's frame files (names
     and bytes, in reading order; other files of the folder do not count). OSError if unreadable."""
     path = Path(path)
     if not path.is_dir():
-        return _file_sha256(path)
+        return file_sha256(path)
     from wfeval.io._frames import frame_files
 
-    listing = [[p.name, _file_sha256(p)] for p in frame_files(path)]
+    listing = [[p.name, file_sha256(p)] for p in frame_files(path)]
     return hashlib.sha256(json.dumps({"frames": listing}).encode()).hexdigest()
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from wfeval.io._errors import VideoReadError
+from wfeval.storage.safe_io import atomic_write_bytes
 
 FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 
@@ -56,4 +57,4 @@ def write_frame_folder(folder: Path, frames: np.ndarray, suffix: str = ".png") -
     folder.mkdir(parents=True, exist_ok=True)
     width = max(5, len(str(len(frames) - 1)))
     for index, frame in enumerate(frames):
-        (folder / f"frame_{index:0{width}d}{suffix}").write_bytes(encode_image(frame, suffix))
+        atomic_write_bytes(folder / f"frame_{index:0{width}d}{suffix}", encode_image(frame, suffix), durable=False)

@@ -14,6 +14,7 @@ import numpy as np
 
 from wfeval.io._errors import VideoReadError, VideoWriteError
 from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_frame, check_video
+from wfeval.storage.safe_io import atomic_target
 
 #: suffix -> (FFmpeg muxer, default codec). ffv1 (in .mkv/.avi) and png (in .mov) are lossless.
 CONTAINERS = {
@@ -150,9 +151,8 @@ def write_container(path: Path, frames: np.ndarray, fps: float, *, codec: str | 
         pix_fmt = "yuv420p" if height % 2 == 0 and width % 2 == 0 else "yuv444p"
     else:
         pix_fmt = _PIX_FMT.get(codec, "rgb24")
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
     try:
-        with av.open(str(tmp), mode="w", format=muxer) as container:
+        with atomic_target(path) as tmp, av.open(str(tmp), mode="w", format=muxer) as container:
             stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1001))
             stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
             if codec == "libx264":
@@ -162,11 +162,8 @@ def write_container(path: Path, frames: np.ndarray, fps: float, *, codec: str | 
                     container.mux(packet)
             for packet in stream.encode():
                 container.mux(packet)
-        os.replace(tmp, path)
     except (av.error.FFmpegError, ValueError, OSError) as exc:
         raise VideoWriteError(path, f"cannot encode with {codec!r} ({_reason(exc)})") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def read_image_file(path: Path, limits: Limits | None = None) -> np.ndarray:

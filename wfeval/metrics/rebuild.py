@@ -71,12 +71,15 @@ def _code_refusal(value: Any, default: Any, key: str) -> str | None:
 
 
 def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = None, *,
-                             target: str | None = None) -> Any:
+                             target: str | None = None, code_left_out: list[str] | None = None) -> Any:
     """The metric ``metric_id`` of a stored run, built by the registry with checked plain ``params``.
 
     ``params``: the recorded config node of the metric; its ``_target_`` is only a registry key
     (it must agree with ``target``, the class the run recorded) and its ``aggregation`` is left to
-    the caller. Raises :class:`MetricRecordError`.
+    the caller. A parameter that names code is refused — unless ``code_left_out`` is given (a
+    caller that only aggregates stored rows: replay, merge): then the metric is built without it
+    (the class's default, nothing named by the folder imported or run) and the parameter's
+    description is appended to the list. Raises :class:`MetricRecordError`.
     """
     from dataclasses import MISSING, fields
 
@@ -108,9 +111,12 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     except OmegaConfBaseException as exc:
         raise MetricRecordError(f"metric {metric_id!r}: recorded parameters do not fit its schema: "
                                 f"{str(exc).splitlines()[0]}") from None
-    for key, value in params.items():
+    for key, value in list(params.items()):
         reason = _code_refusal(value, defaults.get(key), key)
-        if reason:
+        if reason and code_left_out is not None:
+            code_left_out.append(reason)
+            del params[key]
+        elif reason:
             raise MetricRecordError(f"metric {metric_id!r}: parameter {reason}; a run folder cannot choose code "
                                     "(re-score with run.from_run=<run> and the parameter on the command line)")
     try:

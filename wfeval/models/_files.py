@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.utils.hashing import file_sha256
+
 #: files larger than this are identified by size and modification time instead of content
 MAX_HASH_BYTES = 64 * 1024 * 1024
 #: a folder named by a model option is hashed by content up to this many bytes (else by size and time)
@@ -15,35 +17,26 @@ MAX_FOLDER_BYTES = 1 << 30
 NOT_IDENTITY_KEYS = frozenset({"_target_", "name", "version", "device", "cwd", "work_dir", "env", "output_keys",
                                "batch_size", "path_template", "formats", "output_key", "fingerprint_mode"})
 
-_DIGESTS: dict[tuple, str] = {}  # (path, mode, size, mtime, inode) -> digest, for this process
-
-
-def file_digest(path: Path, mode: str = "content") -> str:
+def file_identity(path: Path, mode: str = "content") -> str:
+    """What a model's identity holds for a file it names: its sha256 (:func:`~wfeval.utils.hashing.file_sha256`,
+    the process's one digest cache), or ``stat:<size>:<mtime>`` above :data:`MAX_HASH_BYTES` or in ``stat`` mode."""
     stat = path.stat()
     if mode == "stat" or stat.st_size > MAX_HASH_BYTES:
         return f"stat:{stat.st_size}:{stat.st_mtime_ns}"
-    memo = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
-    if memo in _DIGESTS:
-        return _DIGESTS[memo]
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    _DIGESTS[memo] = digest.hexdigest()
-    return _DIGESTS[memo]
+    return file_sha256(path, cached=True)
 
 
 def tree_digest(root: Path, mode: str = "content") -> dict[str, Any]:
     """One digest over every (relative path, file digest) below ``root``, hidden entries skipped."""
     if root.is_file():
-        return {"sha256": file_digest(root, mode), "files": 1}
+        return {"sha256": file_identity(root, mode), "files": 1}
     total = hashlib.sha256()
     count = 0
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        total.update(f"{rel.as_posix()}\0{file_digest(path, mode)}\n".encode())
+        total.update(f"{rel.as_posix()}\0{file_identity(path, mode)}\n".encode())
         count += 1
     return {"sha256": total.hexdigest(), "files": count}
 
@@ -102,7 +95,7 @@ def option_files(cfg: Any, prefix: str = "", mode: str = "content", skip: frozen
     elif isinstance(cfg, str) and (path := _named_path(cfg)) is not None:
         try:
             if path.is_file():
-                out[prefix[:-1]] = file_digest(path, mode)
+                out[prefix[:-1]] = file_identity(path, mode)
             else:
                 out[prefix[:-1]] = tree_digest(path, _folder_mode(path, mode))["sha256"]
         except OSError:

@@ -41,9 +41,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
-from wfeval.models._files import file_digest, read_output, tree_digest
+from wfeval.models._files import file_identity, read_output, tree_digest
 from wfeval.models.processes import kill_group, read_head, read_tail
 from wfeval.models.protocol import Generated, SampleFailed
+from wfeval.storage.safe_io import atomic_write_bytes, open_nofollow
 
 PLACEHOLDERS = ("{requests}", "{output_dir}", "{batch_dir}")
 
@@ -142,7 +143,7 @@ class CommandModel:
         for arg in [*(self.argv or ()), *(self.step_argv or ())]:
             path = self.cwd / arg
             if path.is_file():
-                files[arg] = file_digest(path)
+                files[arg] = file_identity(path)
         paths = {}
         for text in self.fingerprint_paths:
             path = self.cwd / Path(text).expanduser()
@@ -201,7 +202,7 @@ class CommandModel:
             shutil.rmtree(batch / "outputs", ignore_errors=True)
             (batch / "outputs").mkdir()
             started = time.perf_counter()
-            with (batch / "stdout.txt").open("ab") as out, (batch / "stderr.txt").open("ab") as err:
+            with open_nofollow(batch / "stdout.txt", "ab") as out, open_nofollow(batch / "stderr.txt", "ab") as err:
                 err.write(f"--- wfeval: attempt {attempt} ---\n".encode())
                 err.flush()
                 try:
@@ -256,8 +257,8 @@ class CommandModel:
         try:
             outputs = batch / "outputs"
             lines = [self._request_line(i, r, outputs) for i, r in enumerate(requests)]
-            (batch / "requests.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines),
-                                                  encoding="utf-8")
+            atomic_write_bytes(batch / "requests.jsonl",
+                               "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8"), durable=False)
             code, attempts, seconds = self._run(batch)
             log = _tail(batch / "stderr.txt", self.log_tail_chars)
             meta = {"attempts": attempts, "log": log, "command_seconds": round(seconds, 3)}

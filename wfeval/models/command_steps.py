@@ -40,6 +40,7 @@ import numpy as np
 
 from wfeval.models.processes import kill_group
 from wfeval.models.protocol import StepOutput
+from wfeval.storage.safe_io import open_nofollow
 
 #: the longest reply line read from a step program (a reply is ``{"ok": true}`` or an error message)
 MAX_REPLY_BYTES = 1 << 20
@@ -74,7 +75,7 @@ class StepSession:
 
     def _ensure(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            err = (self._folder() / "step-stderr.txt").open("ab")
+            err = open_nofollow(self._folder() / "step-stderr.txt", "ab")
             try:
                 self._proc = subprocess.Popen(self.argv, cwd=self.cwd, env={**os.environ, **self.env},
                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,

@@ -1,8 +1,8 @@
 """From a composed config to the objects of one run; every failure names the config key.
 
-Which metrics a run scores (their config nodes) is :mod:`wfeval.pipeline.metric_nodes`'s; the
-config's sections and nodes as the pipeline reads them, :mod:`wfeval.pipeline.nodes`'s (both
-importable from here as before)."""
+Which metrics a run scores (their config nodes) is :mod:`wfeval.pipeline.metric_nodes`'s, which
+requests it runs :mod:`wfeval.pipeline.select`'s, the config's sections and nodes as the pipeline
+reads them :mod:`wfeval.pipeline.nodes`'s: import them from there (no re-export here)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.metrics.device import with_device
 from wfeval.models.protocol import has_generate, has_step_interface
-from wfeval.pipeline.metric_nodes import compose_metric_nodes, metric_nodes, metric_nodes_with_rules  # noqa: F401
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
-from wfeval.pipeline.select import check_request_fits_task, check_requests_fit_task, iter_requests, select_requests  # noqa: F401
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
 
 
@@ -166,10 +164,9 @@ def identity_config(model_cfg: Any) -> Any:
 
 def plain_identity(plain_cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The resolved config with unset rule keys (``model.output_range``, ``metric.<id>.on_failure``)
-    and ``run.recompute`` (it changes how, not what) left out: what the run's config hash covers."""
+    left out: what the run's config hash covers (of its run options, only
+    :data:`~wfeval.config.run_config.CONFIG_HASH_RUN_KEYS`: ``pipeline/recorder.config_hash``)."""
     plain = dict(plain_cfg)
-    if isinstance(plain.get("run"), dict) and "recompute" in plain["run"]:  # how, not what: same results
-        plain["run"] = {k: v for k, v in plain["run"].items() if k != "recompute"}
     if isinstance(plain.get("model"), dict):
         plain["model"] = identity_config(plain["model"])
     if isinstance(plain.get("metric"), dict):

@@ -201,7 +201,8 @@ def _write_config(plain: dict, run_dir: Path) -> None:
 
     from wfeval.storage.rundir import FILES
 
-    path = run_dir / FILES.config
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from wfeval.storage.safe_io import atomic_write_bytes
+
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    path.write_text(yaml.dump(plain, Dumper=dumper, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    text = yaml.dump(plain, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    atomic_write_bytes(run_dir / FILES.config, text.encode("utf-8"))

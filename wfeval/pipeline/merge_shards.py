@@ -9,7 +9,6 @@ files are copied row by row and aggregated a chunk of samples at a time, as a ru
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -18,7 +17,9 @@ from wfeval.pipeline.stored import RowIndex, StoredRunError, open_run
 from wfeval.report.markdown import results_markdown
 from wfeval.results import build_results
 from wfeval.results.document import DatasetHash
+from wfeval.storage.outputs import refuse_run_files
 from wfeval.storage.rundir import FILES, JsonlWriter, RunDirectory, read_jsonl, utc_now
+from wfeval.storage.safe_io import atomic_write_bytes
 
 
 def _check_shards(run_dirs: Sequence[Path]) -> list[tuple[Path, dict]]:
@@ -49,7 +50,9 @@ def _check_shards(run_dirs: Sequence[Path]) -> list[tuple[Path, dict]]:
 
 
 def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
-    """Write the merged run into ``out_dir``; returns its results document."""
+    """Write the merged run into ``out_dir``; returns its results document. ``out_dir`` may be an
+    earlier merge (rewritten), never another run (:func:`~wfeval.storage.outputs.refuse_run_files`)."""
+    refuse_run_files(out_dir, folder=True, may_replace=_is_merge)
     shards = _check_shards([Path(d).resolve() for d in run_dirs])
     opened = [open_run(run_dir) for run_dir, _ in shards]  # each shard's metrics rebuilt (and so checked)
     first_manifest, metrics = opened[0]
@@ -88,12 +91,18 @@ def merge_shards(run_dirs: Sequence[Path], out_dir: Path) -> dict:
     for name in _FILES:
         out.replace(partial[name], name)
     hydra_dir = shards[0][0] / FILES.hydra
-    if hydra_dir.is_dir():
-        shutil.copytree(hydra_dir, out.path / FILES.hydra, dirs_exist_ok=True)
+    for source in sorted(hydra_dir.rglob("*")) if hydra_dir.is_dir() else ():
+        if source.is_file() and not source.is_symlink():  # a shard is data: never a link's target
+            atomic_write_bytes(out.path / FILES.hydra / source.relative_to(hydra_dir), source.read_bytes())
     out.write_json(FILES.results, document)
     out.write_text(FILES.results_md, results_markdown(document))
     out.event("run_merged", shards=manifest["merged_from"], samples=len(index))
     return document
+
+
+def _is_merge(run_dir: Path) -> bool:
+    manifest = RunDirectory(run_dir, create=False).read_json(FILES.manifest)
+    return isinstance(manifest, dict) and bool(manifest.get("merged_from"))
 
 
 _FILES = (FILES.generations, FILES.metrics, FILES.samples, FILES.steps)

@@ -24,7 +24,7 @@ import math
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, BinaryIO, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Sequence
 
 from wfeval.pipeline import spool
 from wfeval.pipeline.recorder import RunRecorder
@@ -32,6 +32,9 @@ from wfeval.pipeline.score import BLOCK
 from wfeval.pipeline.scoring import PARTIAL_GENERATIONS, Scoring
 from wfeval.pipeline.spool import pair_of
 from wfeval.storage.artifacts import ArtifactStore
+
+if TYPE_CHECKING:  # the plan is built by pipeline/plan.py, which the runner imports first
+    from wfeval.pipeline.plan import RunPlan
 
 
 def overlap_unit(batch_size: int, chunk: int | None = None) -> int:
@@ -98,7 +101,7 @@ class Overlapped:
     ``run.overlap=auto`` the units are held until :class:`OverlapChoice` has decided, and until the
     end of generation if it decides against overlapping."""
 
-    def __init__(self, plan: Any, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
+    def __init__(self, plan: RunPlan, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
                  samples: int, failed: Any = None, requests: Iterable[Any] | None = None, mode: Any = True):
         self.recorder = recorder
         self.choice = OverlapChoice(mode)

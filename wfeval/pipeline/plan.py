@@ -17,7 +17,10 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig
 from wfeval.pipeline import build
 from wfeval.pipeline.contract import OutputContract, build_contract
+from wfeval.pipeline.metric_nodes import metric_nodes_with_rules
 from wfeval.pipeline.model import ModelHandle
+from wfeval.pipeline.nodes import node
+from wfeval.pipeline.select import check_request_fits_task, iter_requests
 from wfeval.pipeline.serve import ServeCheck
 from wfeval.pipeline.spool import request_spool
 from wfeval.pipeline.stored import StoredRunError, load_generations
@@ -72,7 +75,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     task, protocol, driver = build.build_task(cfg), build.build_protocol(cfg), build.build_protocol_class(cfg)
     setting = ProtocolRun(protocol, task, policy=cfg.section("policy") if driver.uses_policy else None)
     driver.check_task(setting)
-    nodes, selection = build.metric_nodes_with_rules(cfg)
+    nodes, selection = metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
     recompute = cfg.run.recompute_of(metrics)
     for metric_id in recompute:  # FVD: its features and reference statistics too
@@ -89,9 +92,9 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     handle = build.build_model(cfg)
     # every sample prepared once, checked and hashed as it comes, and spooled to disk (pipeline/spool.py)
     requests, digest, serves = request_spool(spool_dir), DatasetHash(), ServeCheck(handle.model)
-    for request in build.iter_requests(bench, store=store, task=task, protocol=protocol, limit=cfg.run.limit,
+    for request in iter_requests(bench, store=store, task=task, protocol=protocol, limit=cfg.run.limit,
                                        shard=cfg.run.shard):
-        build.check_request_fits_task(request, task)
+        check_request_fits_task(request, task)
         digest.add(request)
         serves.add(request)
         requests.append(request)
@@ -131,7 +134,7 @@ def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHand
     else a driver around it), under a key that adds the protocol's identity (protocols never share
     generations)."""
     protocol.check(handle.model, bench)
-    policy_node = build.node(cfg, "policy")
+    policy_node = node(cfg, "policy")
     policy = build.instantiate_node("policy", policy_node) if protocol.uses_policy and policy_node is not None else None
     driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
     identity = protocol.identity(setting)

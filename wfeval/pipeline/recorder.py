@@ -19,11 +19,11 @@ from typing import Any, Iterator, Mapping
 
 import wfeval
 from wfeval.config.errors import ConfigError
+from wfeval.config.run_config import CONFIG_HASH_RUN_KEYS
 from wfeval.storage.rundir import FILES, RUN_FORMAT_VERSION, RunDirectory, utc_now
 from wfeval.utils.hashing import sha256_json
 
 KEY_PACKAGES = ("hydra-core", "omegaconf", "numpy", "scipy", "torch", "av")
-CONFIG_HASH_RUN_KEYS = ("seed", "limit", "from_run", "seed_mode", "verify_artifacts")
 
 
 def package_versions() -> dict[str, str | None]:

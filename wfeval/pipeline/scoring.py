@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from wfeval.api import MetricResult
 from wfeval.benchmarks.base import apply_scorer
@@ -24,6 +24,9 @@ from wfeval.storage.metric_rows import ResultCache
 from wfeval.storage.rundir import FILES
 from wfeval.utils.progress import Progress
 
+if TYPE_CHECKING:  # the plan is built by pipeline/plan.py, which the runner imports first
+    from wfeval.pipeline.plan import RunPlan
+
 PARTIAL_GENERATIONS = FILES.partial(FILES.generations)  # renamed generations.jsonl when generation is done
 PARTIAL_SAMPLES = FILES.partial(FILES.samples)  # renamed samples.jsonl with results.json
 
@@ -32,7 +35,7 @@ class Scoring:
     """The score phase of one run: opened once, fed chunks of (request, result) pairs in sample
     order, closed to give the :class:`ResultTable`."""
 
-    def __init__(self, plan: Any, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
+    def __init__(self, plan: RunPlan, recorder: RunRecorder, progress_mode: str, store: ArtifactStore | None,
                  samples: int, reuse: Reuse | None = None, overlapped: Any = False, failed: Any = None):
         self.plan, self.recorder, self.reuse = plan, recorder, reuse
         self.failed = failed  # report.table.FailureTally: why metrics did not score, printed under the table
@@ -110,7 +113,7 @@ class Scoring:
         self.progress.close()
 
 
-def score_after(plan: Any, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
+def score_after(plan: RunPlan, offsets: Sequence[int], recorder: RunRecorder, progress_mode: str,
                 store: ArtifactStore | None = None, failed: Any = None) -> ResultTable:
     """Score every sample of ``generations.jsonl`` after generation (its records at ``offsets``, read
     back a chunk at a time), a resumed run reusing its rows of unchanged samples and metric versions."""
@@ -130,7 +133,7 @@ def score_after(plan: Any, offsets: Sequence[int], recorder: RunRecorder, progre
     return scoring.close()
 
 
-def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: Any, recorder: RunRecorder):
+def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan, recorder: RunRecorder):
     """One standard public row per sample (the shared result-row contract's fields that apply)."""
     status = {(m, r.sample_id): r.status for m, rows in per_metric.items() for r in rows}
     for request, result in pairs:

@@ -74,6 +74,62 @@ def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
     return manifest, metrics, table
 
 
+def rebuild_results(run_dir: Path) -> tuple[dict, MetricSet, dict, dict]:
+    """(manifest, metrics, aggregates, results document) of a finished run rebuilt from its rows
+    alone, as replay does: what ``results.json`` must say (:func:`results_disagree`)."""
+    from wfeval.results import build_results
+
+    manifest, metrics, table = load_table(run_dir)
+    results, document = build_results(
+        manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
+        required_metrics=manifest["benchmark"].get("metrics", ()),
+    )
+    return manifest, metrics, results, document
+
+
+def results_disagree(recorded: dict, rebuilt: dict) -> list[str]:
+    """Where a run's ``results.json`` (``recorded``) says other numbers than its rows (``rebuilt``):
+    one line per measurement whose aggregate differs (value, interval or counts); [] when they agree."""
+    out = []
+    mine, theirs = recorded.get("results") or {}, rebuilt.get("results") or {}
+    for measurement in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(measurement), theirs.get(measurement)
+        if a != b:
+            said = "missing" if not isinstance(a, dict) else _short_value(a)
+            rows = "missing" if not isinstance(b, dict) else _short_value(b)
+            out.append(f"{measurement}: {said} in results.json, {rows} from metrics.jsonl")
+    return out
+
+
+def verify_entries(entries: Sequence[Any]) -> list[str]:
+    """Each run's ``results.json`` checked against its own rows (the numbers the paired comparison
+    reads): where they disagree, the entry's document becomes the rebuilt one and a line names the
+    run and the measurements; a run whose rows cannot be read back is named too (its results.json
+    is then shown as written). Returns those lines (empty when every run agrees)."""
+    lines = []
+    for entry in entries:
+        if entry.document is None or entry.run_dir is None:
+            continue
+        try:
+            *_, rebuilt = rebuild_results(entry.run_dir)
+        except (StoredRunError, OSError, ValueError, KeyError, TypeError) as exc:
+            lines.append(f"{entry.run_dir}: results.json not verified against its rows ({exc})")
+            continue
+        found = results_disagree(entry.document, rebuilt)
+        if found:
+            lines.append(f"{entry.run_dir}: results.json disagrees with the run's own rows (metrics.jsonl): "
+                         f"{'; '.join(found[:3])}{'; …' if len(found) > 3 else ''}; shown: the rows' numbers")
+            entry.document = rebuilt
+    return lines
+
+
+def _short_value(aggregate: dict) -> str:
+    from wfeval.results import headline
+
+    value = headline(aggregate)
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 class RowIndex:
     """Where a run's samples are in its files, and nothing else: per sample the byte offset of its
     ``generations.jsonl`` record (in run order) and, per metric, of its last ``metrics.jsonl`` row
@@ -159,27 +215,43 @@ def _line(handle: BinaryIO, offset: int) -> Any:
 
 def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) -> MetricSet:
     """The run's metrics through the registry (never a target from the folder), with the
-    aggregation the run recorded for each."""
-    from wfeval.pipeline.build import to_plain
+    aggregation the run recorded for each. A metric whose recorded options name code (a user's
+    locator) is rebuilt without them, to aggregate its stored rows (the code is not run); its
+    recorded identity — the registered class and version the manifest names — must be this
+    wfeval's, and ``MetricSet.code_left_out`` says which options were left out."""
+    from wfeval.pipeline.nodes import to_plain
 
-    metrics, aggregation = {}, {}
+    metrics, aggregation, stand_ins = {}, {}, {}
     try:
         for m in metric_ids:
             node = to_plain(cfg.metric[m]) if m in cfg.get("metric", {}) else _extra_node(m)
-            metrics[m] = build_metric_from_record(m, node, target=(manifest["metrics"][m] or {}).get("class"))
+            recorded = manifest["metrics"][m] or {}
+            left_out: list[str] = []
+            metrics[m] = build_metric_from_record(m, node, target=recorded.get("class"), code_left_out=left_out)
+            if left_out:
+                version = str(getattr(metrics[m], "version", ""))
+                if str(recorded.get("version")) != version:
+                    raise MetricRecordError(
+                        f"metric {m!r}: its option {left_out[0]}, which is not run from a folder, and its "
+                        f"recorded version {recorded.get('version')!r} is not this wfeval's {version!r}: its "
+                        "rows cannot be verified by their recorded identity")
+                stand_ins[m] = tuple(left_out)
             try:
                 aggregation[m] = resolve_aggregation(metrics[m], node.get("aggregation"))
             except ValueError as exc:
                 raise MetricRecordError(f"metric {m!r}: aggregation: {exc}") from None
     except MetricRecordError as exc:
         raise StoredRunError(f"{run_dir}: {exc}") from None
-    return MetricSet(metrics, aggregation)
+    metric_set = MetricSet(metrics, aggregation)
+    metric_set.code_left_out = stand_ins
+    return metric_set
 
 
 def _extra_node(metric_id: str) -> dict:
     """The packaged config of a metric the run added with ``extra_metrics`` (its options are wfeval's)."""
     from wfeval.config import ConfigError
-    from wfeval.pipeline.build import compose_metric_nodes, to_plain
+    from wfeval.pipeline.metric_nodes import compose_metric_nodes
+    from wfeval.pipeline.nodes import to_plain
 
     try:  # the command (replay, merge) has registered the config schemas
         return to_plain(compose_metric_nodes([metric_id])[metric_id])

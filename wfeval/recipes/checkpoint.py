@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from wfeval.config.errors import ConfigError
+from wfeval.storage.safe_io import atomic_write_bytes
 from wfeval.utils.hashing import file_sha256
 
 FORMAT = "wfeval.recipes.checkpoint/1"
@@ -44,13 +45,9 @@ def save(folder: str | os.PathLike, state_dict: Mapping[str, Any], meta: Mapping
     torch.save({k: v.detach().cpu() for k, v in state_dict.items()}, buffer)
     data = buffer.getvalue()
     sha = hashlib.sha256(data).hexdigest()
-    tmp = weights.with_name(f".{WEIGHTS}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, weights)
+    atomic_write_bytes(weights, data)
     doc = {"format": FORMAT, **dict(meta), "weights_sha256": sha}
-    tmp = sidecar.with_name(f".{SIDECAR}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, sidecar)
+    atomic_write_bytes(sidecar, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return weights, sidecar
 
 

@@ -48,9 +48,8 @@ def find_results(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_document(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["_run_dir"] = str(path.parent)
-    return data
+    """A run's results.json as it is written (its folder is the caller's to keep: ``Entry.run_dir``)."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def coverage(agg: dict[str, Any]) -> float | None:
@@ -59,7 +58,7 @@ def coverage(agg: dict[str, Any]) -> float | None:
     return agg.get("n_valid", 0) / total if total else None
 
 
-def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def rows(document: dict[str, Any], run_dir: str | Path | None = None) -> Iterator[dict[str, Any]]:
     eligible = (document.get("evidence") or {}).get("eligible")
     for measurement, agg in document["results"].items():
         ci = agg.get("confidence_interval") or {}
@@ -79,13 +78,7 @@ def rows(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "valid": agg["valid"],
             "higher_is_better": (document.get("metrics") or {}).get(measurement, {}).get("higher_is_better"),
             "eligible": eligible,
-            "run_dir": document.get("_run_dir"),
+            "run_dir": None if run_dir is None else str(run_dir),
             "protocol": protocol_label(document),
             "unit": short_unit(((document.get("metrics") or {}).get(measurement) or {}).get("unit")),
         }
-
-
-def markdown_table(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
-    return "\n".join(lines)

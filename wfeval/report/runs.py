@@ -5,7 +5,8 @@ Leaderboards put a *model* in a row and a *benchmark* (with its task and protoco
 :func:`column_key` says which column a run belongs to; :func:`row_key` what identifies its row —
 the run's own overrides, less those that choose the column (``benchmark=``, ``task=``,
 ``protocol=``, ``policy=``, their sub-keys, ``run.limit``, ``run.shard``) and those that change
-nothing in the results (where files go, progress, the device, the batch size).
+nothing in the results (:data:`~wfeval.config.run_config.RESULT_NEUTRAL_RUN_KEYS`: where files go,
+progress, the device, the batch size, overlapped scoring, ...).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from wfeval.config.run_config import RESULT_NEUTRAL_RUN_KEYS
 from wfeval.report.rows import find_results, load_document, protocol_label
 from wfeval.storage.rundir import FILES
 
 COLUMN_KEYS = ("benchmark", "task", "protocol", "policy", "run.limit", "run.shard")
-SILENT_KEYS = ("hydra", "run.store_dir", "run.progress", "run.report", "run.device", "run.batch_size",
-               "run.verify_artifacts", "run.durable_store", "run.trust")
+#: overrides that never change a run's numbers: Hydra's own and the result-neutral run options (one list)
+SILENT_KEYS = ("hydra", *(f"run.{key}" for key in RESULT_NEUTRAL_RUN_KEYS))
 DEFAULT_TASK = "action_video"
 
 

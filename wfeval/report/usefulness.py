@@ -77,15 +77,19 @@ def _is_quality(metric_id: str, groups: Mapping[str, Sequence[str]]) -> bool:
         set(groups.get(metric_id, ())) & set(NOT_QUALITY_GROUPS))
 
 
-def collect(documents: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, bool | None]]:
-    """(model key -> {"label", "values": {measure key: value}}, measure key -> higher is better)."""
+def collect(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None,
+            ) -> tuple[dict[str, dict[str, Any]], dict[str, bool | None]]:
+    """(model key -> {"label", "values": {measure key: value}}, measure key -> higher is better);
+    ``run_dirs``: each document's run folder (its recorded model config tells models apart)."""
+    from itertools import repeat
+
     from wfeval.results.aggregation import headline
 
     models: dict[str, dict[str, Any]] = {}
     directions: dict[str, bool | None] = {}
-    for doc in documents:
+    for doc, run_dir in zip(documents, repeat(None) if run_dirs is None else run_dirs):
         name = str((doc.get("model") or {}).get("name") or "?")
-        config = _model_config(doc.get("_run_dir"))
+        config = _model_config(None if run_dir is None else str(run_dir))
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
         key = name if config is None else f"{name}/{digest}"
         entry = models.setdefault(key, {"name": name, "values": {}})
@@ -103,11 +107,11 @@ def collect(documents: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str,
     return models, directions
 
 
-def usefulness(documents: Iterable[Mapping[str, Any]], *, n_resamples: int = 1000, confidence: float = 0.95,
-               seed: int = 0) -> UsefulnessTable:
+def usefulness(documents: Iterable[Mapping[str, Any]], *, run_dirs: Iterable[Any] | None = None,
+               n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> UsefulnessTable:
     from wfeval.functional.ranking import spearman
 
-    models, directions = collect(documents)
+    models, directions = collect(documents, run_dirs)
     if len(models) < MIN_MODELS:  # no measure can be correlated (a single run's report): nothing to import
         return UsefulnessTable(models=[e["label"] for e in models.values()], targets=[])
     groups = _groups()
@@ -162,34 +166,31 @@ LEGEND = ("ρ: Spearman rank correlation across models between the measure (orie
 
 
 def render_text(table: UsefulnessTable) -> str:
+    from wfeval.report.escape import plain
+
     header, body = table_rows(table)
+    body = [[plain(c) for c in row] for row in body]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join(["which measure predicts usefulness (across models: " + ", ".join(table.models) + ")",
+    return "\n".join(["which measure predicts usefulness (across models: " + plain(", ".join(table.models)) + ")",
                       line(header), "-" * sum(w + 2 for w in widths), *map(line, body), "", LEGEND])
 
 
 def write_usefulness(table: UsefulnessTable, folder: Path) -> tuple[Path, Path]:
     """``<folder>/usefulness.md`` (with the legend) and ``usefulness.csv``."""
-    import csv
+    from wfeval.report.escape import csv_text, markdown_table, md_inline
+    from wfeval.storage.outputs import write_output
 
-    from wfeval.report.rows import markdown_table
-
-    folder.mkdir(parents=True, exist_ok=True)
     header, body = table_rows(table)
     md, sheet = folder / FILES.usefulness_md, folder / FILES.usefulness_csv
-    md.write_text(f"models: {', '.join(table.models)}\n\n" + markdown_table(header, body) + f"\n\n{LEGEND}\n",
-                  encoding="utf-8")
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(body)
-    return md, sheet
+    return (write_output(md, f"models: {md_inline(', '.join(table.models))}\n\n" + markdown_table(header, body)
+                         + f"\n\n{md_inline(LEGEND)}\n"),
+            write_output(sheet, csv_text(header, body)))
 
 
-def section(documents: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+def section(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None) -> dict[str, Any] | None:
     """What the HTML report shows (None when no usefulness measure has enough models)."""
-    table = usefulness(documents)
+    table = usefulness(documents, run_dirs=run_dirs)
     if not table:
         return None
     header, body = table_rows(table)

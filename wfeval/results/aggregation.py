@@ -40,6 +40,8 @@ class MetricSet(dict):
         self.aggregation: dict[str, Aggregation | None] = {m: dict(aggregation).get(m) for m in self}
         # what a failed generation does to each metric: "exclude" (default) or "worst" (a penalised mean)
         self.on_failure: dict[str, str] = {m: dict(on_failure).get(m, "exclude") for m in self}
+        # a stored run's metric rebuilt without its recorded options that name code (never run from a folder)
+        self.code_left_out: dict[str, tuple[str, ...]] = {}
 
     def effective_aggregation(self, metric_id: str) -> Aggregation | None:
         """What aggregates this metric's rows: the chosen aggregation, else the declared one."""

@@ -1,5 +1,10 @@
 """Writing files safely: atomically (readers see nothing or the whole file) and never through a link.
 
+Every file wfeval writes goes through this module (``tests/test_architecture.py`` holds the rule
+and its few exceptions): :func:`atomic_write_bytes` for a file written whole,
+:func:`atomic_target` for a writer that needs a file name (a video muxer, a copy, a download),
+:func:`open_nofollow` for a file appended to or streamed (logs, JSONL rows).
+
 A run folder is data anyone could have written (a folder copied from elsewhere, a shared disk): a
 symbolic link planted at ``<run>/events.jsonl`` or ``<run>/.wfeval.lock`` must not make wfeval
 truncate or append to the file it points at. Every file of a run folder is opened with
@@ -11,11 +16,12 @@ written raises ``OSError(ELOOP)``, which the run reports as a storage fault nami
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -66,3 +72,24 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+
+@contextlib.contextmanager
+def atomic_target(path: Path, *, durable: bool = False) -> Iterator[Path]:
+    """A fresh temporary path beside ``path`` for a writer that needs a file name; renamed over
+    ``path`` when the block ends without an error (replacing a link there, never following it),
+    removed otherwise. ``durable``: flushed to disk first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        if durable:
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

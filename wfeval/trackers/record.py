@@ -100,7 +100,7 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
         status=str(manifest.get("status", "missing")), error=manifest.get("error"),
         config=dict(config or {}), overrides=list(overrides or []), tags=tags,
         metrics=measurement_values(document) if document is not None else {},
-        measurements=list(rows(document)) if document is not None else [],
+        measurements=list(rows(document, run_dir)) if document is not None else [],
         artifacts=[run_dir / a for a in ARTIFACTS if (run_dir / a).is_file()],
     )
 

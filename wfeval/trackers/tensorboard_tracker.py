@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 
 from wfeval.storage.rundir import FILES
+from wfeval.storage.safe_io import atomic_target
 from wfeval.trackers.base import Tracker
 from wfeval.trackers.record import RunRecord, safe_key
 
@@ -56,7 +57,8 @@ class TensorBoardTracker(Tracker):
         artifacts = folder / "artifacts"
         artifacts.mkdir(parents=True, exist_ok=True)
         for path in record.artifacts:
-            shutil.copyfile(path, artifacts / path.name)
+            with atomic_target(artifacts / path.name) as tmp:
+                shutil.copyfile(path, tmp)
 
     def log_at(self, record: RunRecord, step: int) -> None:
         folder = Path(self.log_dir).expanduser() / self.live_name(record)
@@ -74,7 +76,8 @@ class TensorBoardTracker(Tracker):
         artifacts = folder / "artifacts" / f"step_{step}"
         artifacts.mkdir(parents=True, exist_ok=True)
         for path in record.artifacts:
-            shutil.copyfile(path, artifacts / path.name)
+            with atomic_target(artifacts / path.name) as tmp:
+                shutil.copyfile(path, tmp)
 
     def close(self) -> None:
         if self._writer is not None:

@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
-import os
-import threading
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -36,6 +33,7 @@ import numpy as np
 
 from wfeval.io import DEFAULT_LIMITS, Limits, VideoReadError, check_video, read_frame_range, read_frames_at
 from wfeval.storage.artifacts import FileDecoder, register_decoder
+from wfeval.utils.hashing import file_sha256
 
 NAME = "wfeval.episodes"
 VERSION = "2"  # 2: HDF5 rows read from the files hdf5_files.resolve lists, checked by their sha256
@@ -132,32 +130,9 @@ def decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
     return array[0] if options.get("image") else array
 
 
-_DIGESTS: dict[tuple, str] = {}
-_LOCK = threading.Lock()
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def digest(path: Path) -> str:
-    """The sha256 of the file's bytes, remembered for this process by (path, size, mtime, inode)."""
-    path = Path(path)
-    st = os.stat(path)
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-    with _LOCK:
-        if key in _DIGESTS:
-            return _DIGESTS[key]
-    value = _file_sha256(path)
-    with _LOCK:
-        if len(_DIGESTS) > 4096:
-            _DIGESTS.clear()
-        _DIGESTS[key] = value
-    return value
+    """The sha256 of the file's bytes (remembered for this process while the file is unchanged)."""
+    return file_sha256(path, cached=True)
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,6 +26,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.io import Limits
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.decoded import file_ref
+from wfeval.utils.hashing import file_sha256
 
 
 class FolderBenchmark:
@@ -265,8 +266,8 @@ class FolderBenchmark:
             "family": "folder",
             "format": mf.FORMAT,
             "root": str(self.root),
-            "manifest_sha256": mf.file_sha256(self.root / mf.MANIFEST),
-            "dataset_json_sha256": mf.file_sha256(self.root / mf.DATASET_JSON),
+            **{key: file_sha256(path) if path.is_file() else None for key, path in (
+                ("manifest_sha256", self.root / mf.MANIFEST), ("dataset_json_sha256", self.root / mf.DATASET_JSON))},
             "split": self.split,
             "subset": list(self.subset),
             "n_lines": self.n_lines,

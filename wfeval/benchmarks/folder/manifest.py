@@ -8,7 +8,6 @@ a sample is *refused*; a sample whose files are missing is kept and marked *unre
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import numbers
 from dataclasses import dataclass, field
@@ -79,10 +78,6 @@ class DatasetInfo:
     splits: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
-
-
-def file_sha256(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def _unknown(key: str, valid: tuple[str, ...]) -> str:

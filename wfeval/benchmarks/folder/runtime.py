@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from wfeval.benchmarks.base import RunContext, input_error
 from wfeval.benchmarks.folder import manifest as mf
+from wfeval.utils.hashing import file_sha256
 
 if TYPE_CHECKING:
     from wfeval.benchmarks.folder.adapter import FolderBenchmark
@@ -36,9 +37,14 @@ class FolderRuntime:
             "problems": [p.to_dict() for p in sorted(bench.problems, key=lambda p: (p.line or 0, p.message))],
         }
 
+    @staticmethod
+    def _manifest_digest(bench: Any) -> str | None:
+        path = bench.root / mf.MANIFEST
+        return file_sha256(path) if path.is_file() else None
+
     def prepare(self, context: RunContext) -> Mapping[str, Any]:
         bench = self.benchmark
-        self._manifest_sha256 = mf.file_sha256(bench.root / mf.MANIFEST)
+        self._manifest_sha256 = self._manifest_digest(bench)
         summary = self.summary(context)
         context.event("dataset_checked", **{k: v for k, v in summary.items() if k != "problems"},
                       problems=[str(p) for p in bench.problems])
@@ -50,7 +56,7 @@ class FolderRuntime:
         return {"dataset": summary}
 
     def finalize(self, context: RunContext, *, status: str) -> Mapping[str, Any]:
-        now = mf.file_sha256(self.benchmark.root / mf.MANIFEST)
+        now = self._manifest_digest(self.benchmark)
         changed = self._manifest_sha256 is not None and now != self._manifest_sha256
         if changed:
             print(f"warning: {self.benchmark.root / mf.MANIFEST} changed during the run", file=sys.stderr)

@@ -6,6 +6,7 @@ metadata) as long as the video format is lossless (the default ``.mkv``/ffv1 is)
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -17,6 +18,7 @@ from wfeval.api import GenerationRequest
 from wfeval.benchmarks.base import input_error
 from wfeval.benchmarks.folder import manifest as mf
 from wfeval.storage.artifacts import ArtifactStore, read_array
+from wfeval.storage.safe_io import atomic_write_bytes
 
 _RESERVED_GENERATION = ("fps", "num_frames")
 
@@ -42,8 +44,9 @@ def _write_array(root: Path, rel_stem: str, array: np.ndarray, video_suffix: str
         back = read_video(root / rel).frames if verify and video_suffix in LOSSLESS_SUFFIXES else None
     else:
         rel = f"{rel_stem}.npy"
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        np.save(root / rel, array, allow_pickle=False)
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        atomic_write_bytes(root / rel, buffer.getvalue(), durable=False)
         back = None
     if back is not None and not np.array_equal(back, array if array.shape[-1] == 3 else back):
         raise RuntimeError(f"{root / rel}: written file does not read back exactly")
@@ -126,7 +129,7 @@ def write_dataset(
             line["metadata"] = request.to_dict()["metadata"]
         lines.append(line)
     text = "".join(json.dumps(_plain(line), ensure_ascii=False, sort_keys=False) + "\n" for line in lines)
-    (root / mf.MANIFEST).write_text(text, encoding="utf-8")
+    atomic_write_bytes(root / mf.MANIFEST, text.encode("utf-8"), durable=False)
     info: dict[str, Any] = {"format": mf.FORMAT, "name": name or root.name, "version": version,
                             "description": description}
     if len(fps_values) == 1:
@@ -138,8 +141,8 @@ def write_dataset(
     info["splits"] = sorted({line["split"] for line in lines})
     if source:
         info["source"] = dict(source)
-    (root / mf.DATASET_JSON).write_text(json.dumps(_plain(info), indent=2, ensure_ascii=False) + "\n",
-                                        encoding="utf-8")
+    atomic_write_bytes(root / mf.DATASET_JSON,
+                       (json.dumps(_plain(info), indent=2, ensure_ascii=False) + "\n").encode("utf-8"), durable=False)
     return {"root": str(root), "samples": len(lines), "skipped_unreadable": skipped}
 
 

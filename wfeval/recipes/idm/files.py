@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.storage.safe_io import atomic_write_bytes
 from wfeval.utils.hashing import file_sha256
 
 FORMAT = "wfeval.recipes.idm/1"
@@ -65,16 +66,10 @@ def save(folder: str | os.PathLike, state_dict: Mapping[str, Any], meta: Mapping
     torch.save({k: v.detach().cpu().half() for k, v in state_dict.items()}, buffer)
     data = buffer.getvalue()
     weights, sidecar = folder / WEIGHTS, folder / SIDECAR
-    _atomic(weights, data)
+    atomic_write_bytes(weights, data)
     doc = {"format": FORMAT, **dict(meta), "weights_sha256": hashlib.sha256(data).hexdigest()}
-    _atomic(sidecar, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+    atomic_write_bytes(sidecar, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     return weights, sidecar
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def read_sidecar(checkpoint: str | os.PathLike, pins: Mapping[str, str] | None = None) -> tuple[Path, dict]:

@@ -64,13 +64,11 @@ def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None
                  baseline: str | None = None) -> Path:
     """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
     from wfeval.report.html.load import load_runs
-    from wfeval.storage.artifacts import atomic_write_bytes
+    from wfeval.storage.outputs import refuse_run_files, write_output
 
+    refuse_run_files(out)  # before the work: never a run's own file (OutputRefused, a ValueError)
     runs = load_runs(paths)
-    html = render(runs, title or _title(runs), baseline)
-    out = Path(out)
-    atomic_write_bytes(out, html.encode("utf-8"), durable=False)
-    return out
+    return write_output(out, render(runs, title or _title(runs), baseline))
 
 
 def write_run_report(run_dir: str | Path, event: Callable[..., None] | None = None) -> Path | None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import base64
 import math
 from dataclasses import dataclass
-from html import escape
 from typing import Iterable, Sequence
 
+from wfeval.report.escape import html_text as escape
 from wfeval.report.numbers import significant
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",

@@ -261,7 +261,8 @@ def _usefulness(runs: list[RunData]) -> dict[str, Any] | None:
     """Which measure predicts usefulness across the runs' models (:mod:`wfeval.report.usefulness`)."""
     from wfeval.report.usefulness import section
 
-    return section([{**(run.results or {}), "_run_dir": str(run.path)} for run in runs if run.results])
+    scored = [run for run in runs if run.results]
+    return section([run.results for run in scored], [run.path for run in scored])
 
 
 def _arena(board: Any, entries: list) -> dict[str, Any] | None:

@@ -4,15 +4,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 from pathlib import Path
 
 from wfeval.report.leaderboard.model import Board, rank_text
-from wfeval.report.rows import markdown_table
+from wfeval.report.escape import csv_text, markdown_table, md_inline, plain
 from wfeval.storage.rundir import FILES
-from wfeval.storage.safe_io import atomic_write_bytes  # replaces a link, never writes through it
+from wfeval.storage.outputs import write_output  # never a run's own file; never through a link
 
 DEFAULT_WIDTH = 100
 
@@ -24,7 +22,9 @@ def terminal_width() -> int:
 
 def wrap_table(header: list[str], body: list[list[str]], width: int, keep: int = 2) -> str:
     """A text table that fits ``width``: data columns beyond it continue in further blocks, each
-    repeating the first ``keep`` columns (rank, model)."""
+    repeating the first ``keep`` columns (rank, model). Cells are :func:`~wfeval.report.escape.plain`:
+    one line, no control characters (a run folder's text never moves the terminal's cursor)."""
+    header, body = [plain(c) for c in header], [[plain(c) for c in r] for r in body]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     gap = 2
     blocks, current = [], list(range(keep))
@@ -60,6 +60,7 @@ def fit_line(line: str, width: int) -> str:
     """A long line wrapped at spaces, continuation lines indented."""
     import textwrap
 
+    line = plain(line)
     indent = " " * (len(line) - len(line.lstrip()) + 4)
     return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)) or line
 
@@ -67,12 +68,19 @@ def fit_line(line: str, width: int) -> str:
 def render_markdown(board: Board) -> str:
     parts = []
     for title, header, body, column in board.tables():
-        parts += [f"## {title}", "", markdown_table(header, body), ""]
+        parts += [f"## {md_inline(title)}", "", markdown_table(header, body), ""]
         reasons = board.reason_lines(column) if column is not None else []
-        parts += [*reasons, ""] if reasons else []
+        parts += [*map(_md_line, reasons), ""] if reasons else []
     for line in board.legend():  # the full names as a list, the rest as paragraphs
-        parts += [f"- {line.strip()}"] if line.startswith("  ") else [line, ""]
+        parts += [f"- {md_inline(line.strip())}"] if line.startswith("  ") else [md_inline(line), ""]
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _md_line(line: str) -> str:
+    """A reason line (``not eligible (…):`` or ``  - reason``) as inert Markdown, its list mark kept."""
+    if line.startswith("  - "):
+        return "  - " + md_inline(line[4:])
+    return md_inline(line)
 
 
 def render_csv(board: Board) -> str:
@@ -102,17 +110,10 @@ def render_csv(board: Board) -> str:
                      "" if entry is None else board.eligible_text(row, c).split(" ", 1)[0],
                      "" if entry is None else entry.folder]
         lines.append(line)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(lines)
-    return buffer.getvalue()
+    return csv_text(header, lines)
 
 
 def write_leaderboard(board: Board, folder: Path) -> list[Path]:
     """``<folder>/leaderboard.md`` and ``leaderboard.csv`` (the sweep's and ``compare --out``'s: one writer)."""
-    folder.mkdir(parents=True, exist_ok=True)
     md, table = folder / FILES.leaderboard_md, folder / FILES.leaderboard_csv
-    atomic_write_bytes(md, render_markdown(board).encode("utf-8"), durable=False)
-    atomic_write_bytes(table, render_csv(board).encode("utf-8"), durable=False)
-    return [md, table]
+    return [write_output(md, render_markdown(board)), write_output(table, render_csv(board))]

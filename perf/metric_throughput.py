@@ -1,6 +1,6 @@
 """SSIM and PSNR throughput of wfeval.functional against torchmetrics, on the same tensors.
 
-Run: ``python benchmarks/metric_throughput.py [--repeats 9] [--threads 2] [--device cuda]``
+Run: ``python perf/metric_throughput.py [--repeats 9] [--threads 2] [--device cuda]``
 (needs ``pip install torchmetrics``; it must not pull torchvision).
 
 Both sides score the same uint8-valued frames, converted once to float32 tensors in [0, 255]:

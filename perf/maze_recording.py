@@ -1,6 +1,6 @@
 """Memory Maze: recording time, per-step costs, a run's time, and whether two fresh recordings agree.
 
-Run: ``python benchmarks/maze_recording.py [--benchmarks memory_maze memory_maze_15x15 memory_maze_long]
+Run: ``python perf/maze_recording.py [--benchmarks memory_maze memory_maze_15x15 memory_maze_long]
 [--model oracle] [--repeats 2] [overrides...]`` (needs ``pip install 'wfeval[maze3d]'`` and Mesa's EGL: docs/memory-maze.md).
 
 1. **Per step** (in this process): one Memory Maze environment made and reset, then seconds per

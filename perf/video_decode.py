@@ -1,6 +1,6 @@
 """Decode throughput (frames/s) of PyAV containers against reading the same frames from ``.npy``.
 
-Run: ``python benchmarks/video_decode.py [--clips 16] [--frames 16] [--sizes 64 256] [--repeats 5]``
+Run: ``python perf/video_decode.py [--clips 16] [--frames 16] [--sizes 64 256] [--repeats 5]``
 
 The clips are gridworld episodes (upscaled for the larger sizes), written once per format with
 :func:`wfeval.io.write_video` and read back with :func:`wfeval.io.read_video`, side by side in

@@ -1,6 +1,6 @@
 """Generation and scoring side by side (``run.overlap``): a run takes about the longer phase, not their sum.
 
-Run: ``python benchmarks/overlap.py [--samples 32] [--metrics ssim,flicker,fvd] [--seconds-per-sample auto]
+Run: ``python perf/overlap.py [--samples 32] [--metrics ssim,flicker,fvd] [--seconds-per-sample auto]
 [--batch-size 8] [--rounds 2] [--work DIR]``
 
 The model (:class:`SleepingModel`, ``model=python``) stands in for a world model on a GPU: its
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
+from _run_events import first_events  # noqa: E402 - perf/ is not a package
 
 
 class SleepingModel:

@@ -1,6 +1,6 @@
 """Pipeline overhead per sample, against a bare loop doing the same generation and scoring.
 
-Run: ``python benchmarks/pipeline_overhead.py [--samples 256] [--repeats 3]``
+Run: ``python perf/pipeline_overhead.py [--samples 256] [--repeats 3]``
 
 Both sides render the same gridworld episodes (reference + oracle generation) and compute the
 same two metrics (generated_rate, artifact_count). The pipeline additionally stores artifacts

@@ -1,7 +1,7 @@
 """Can a planner reach Memory Maze's target of a given colour, planning with the exact simulator?
 
 The measurement behind docs/memory-maze.md "Closed loop and planning" (why ``task=goal_reaching``
-is not offered on this family). Run: ``python benchmarks/maze_goal_reaching.py [--episodes 3]
+is not offered on this family). Run: ``python perf/maze_goal_reaching.py [--episodes 3]
 [--candidates 8] [--horizon 8] [--max-steps 40]``.
 
 The planner is ``protocol=planning``'s random shooting (sticky random plans, p_repeat 0.6) with the

@@ -1,6 +1,6 @@
 """Per-step overhead of the autoregressive step driver against calling the model's step in a bare loop.
 
-Run: ``python benchmarks/step_overhead.py [--samples 32] [--repeats 5] [--models static,oracle]``
+Run: ``python perf/step_overhead.py [--samples 32] [--repeats 5] [--models static,oracle]``
 
 Both sides step the same gridworld requests one action per call (``protocol.chunk=1``) with the
 same model object. The bare loop is ``state = model.start(r)`` then ``model.step(state, [a])``

@@ -1,6 +1,6 @@
 """The fixed cost of ``wfeval.evaluate`` inside a training loop, over the cost of generating and scoring.
 
-Run: ``python benchmarks/in_training.py [--samples 32] [--calls 8] [--rounds 2] [--baseline CHECKOUT] [--profile]
+Run: ``python perf/in_training.py [--samples 32] [--calls 8] [--rounds 2] [--baseline CHECKOUT] [--profile]
 [--this-override KEY=VALUE]``
 
 A training loop calls ``wfeval.evaluate(model=net, benchmark="gridworld", model_version=step)``
@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
+from _run_events import first_events  # noqa: E402 - perf/ is not a package
 
 
 class TrainedModel:

@@ -1,6 +1,6 @@
 """wfeval on a realistic workload against the script a competent user would write, side by side.
 
-Run: ``python benchmarks/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing] [--device auto]``
+Run: ``python perf/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing] [--device auto]``
 
 The workload is built with the project's own commands: 64 samples of real Atari Pong frames at
 256×256 exported as h264 videos (``python -m wfeval.export_dataset ... benchmark=atari_pong

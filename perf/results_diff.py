@@ -1,4 +1,4 @@
-"""Compare two results.json files leaf by leaf: ``python benchmarks/results_diff.py A B [--tol 1e-5]``.
+"""Compare two results.json files leaf by leaf: ``python perf/results_diff.py A B [--tol 1e-5]``.
 
 Prints every numeric leaf that differs (absolute and relative difference) and every non-numeric
 leaf that differs, ignoring run-specific keys (paths, times, run ids). Exit 1 when a numeric

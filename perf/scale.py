@@ -1,6 +1,6 @@
 """Time per sample and peak memory of whole runs as the number of gridworld samples grows.
 
-Run: ``python benchmarks/scale.py [--sizes 1000 10000 100000] [--metrics generated_rate,artifact_count,flicker]
+Run: ``python perf/scale.py [--sizes 1000 10000 100000] [--metrics generated_rate,artifact_count,flicker]
 [--work DIR] [--report]``
 
 Each size is one ``python -m wfeval model=oracle benchmark.num_samples=N`` in its own process on
@@ -14,7 +14,7 @@ machine may be shared: compare CPU seconds, not wall seconds). A flat-memory run
 RSS about constant as N grows: the growth per 1k samples between each pair of sizes is printed.
 
 ``report.html`` is not written unless ``--report`` is given (it is then part of each run's
-process); ``benchmarks/report_scale.py`` measures the report alone, on kept run folders.
+process); ``perf/report_scale.py`` measures the report alone, on kept run folders.
 """
 
 from __future__ import annotations

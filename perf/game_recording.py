@@ -1,6 +1,6 @@
 """Recording throughput of the game benchmarks, and the share of a full run spent recording vs scoring.
 
-Run: ``python benchmarks/game_recording.py [--benchmarks atari_pong crafter] [--trajectories 4]
+Run: ``python perf/game_recording.py [--benchmarks atari_pong crafter] [--trajectories 4]
 [--model static]`` (needs ``pip install 'wfeval[games]'``).
 
 1. **Throughput**: each benchmark records ``--trajectories`` trajectories with the cache off into

@@ -1,6 +1,6 @@
 """Start-up time of ``python -m wfeval --help`` and ``--cfg job``, this checkout against a baseline.
 
-Run: ``python benchmarks/cli_startup.py [--repeats 10] [--baseline REV] [--command="model=static --cfg job"]``
+Run: ``python perf/cli_startup.py [--repeats 10] [--baseline REV] [--command="model=static --cfg job"]``
 
 The baseline is a commit of this repository (default: the last one before the start-up work of
 issue 16), unpacked with ``git archive`` into a temporary folder and run with the same

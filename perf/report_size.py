@@ -1,6 +1,6 @@
 """The HTML report's cost: its share of a default run, and its size and load time for 1,000 samples.
 
-Run: ``python benchmarks/report_size.py [--samples 1000] [--repeats 3] [--browser chromium]``
+Run: ``python perf/report_size.py [--samples 1000] [--repeats 3] [--browser chromium]``
 
 1. Default run (``python -m wfeval``, 32 gridworld samples, the suite's 7 metrics) with
    ``run.report=true`` and ``run.report=false``, alternated, each as a fresh process on a warm

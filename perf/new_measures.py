@@ -1,7 +1,7 @@
 """The tables of docs/metrics.md "Controllability, memory, policy evaluation": every baseline × every new
 measure × every family, and the time each task takes on this machine.
 
-Run: ``python benchmarks/new_measures.py [--out docs/measures/new_measures.json] [--families gridworld,atari_pong,...]``
+Run: ``python perf/new_measures.py [--out docs/measures/new_measures.json] [--families gridworld,atari_pong,...]``
 
 Each (family, task, baseline) is one real run (``run_from_config``, the benchmark's default 32 samples,
 a fresh run folder, the artifact store under ``--store``: a first run records the games, later runs

@@ -1,6 +1,6 @@
 """``pose_error`` on Memory Maze: this tree against the branch point, side by side, same samples.
 
-Run: ``python benchmarks/maze_pose_speed.py [--before REV] [--trajectories 1] [--limit 4] [--stride 4]
+Run: ``python perf/maze_pose_speed.py [--before REV] [--trajectories 1] [--limit 4] [--stride 4]
 [--models static oracle noisy] [--store DIR]`` (needs ``wfeval[maze3d]`` and Mesa's EGL: docs/memory-maze.md).
 
 "Before" is ``git archive REV`` (default: the merge base of this branch with ``main``) unpacked in a

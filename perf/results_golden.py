@@ -1,7 +1,7 @@
 """Results of a fixed set of runs, masked of what differs between two runs of the same code.
 
-    python benchmarks/results_golden.py OUT_DIR              # run the set, write OUT_DIR/<case>.json
-    python benchmarks/results_golden.py --compare A B        # byte-compare two such folders
+    python perf/results_golden.py OUT_DIR              # run the set, write OUT_DIR/<case>.json
+    python perf/results_golden.py --compare A B        # byte-compare two such folders
 
 A refactoring that must not change any number runs this before and after (each in its own
 checkout) and compares: every ``results.json`` of the set (the default run, a 3-model sweep,

@@ -1,6 +1,6 @@
 """LPIPS throughput of ``wfeval.functional.lpips``: frame pairs per second, AlexNet and VGG16.
 
-Run: ``python benchmarks/lpips_throughput.py [--repeats 5] [--device cpu|cuda]``. The weights are
+Run: ``python perf/lpips_throughput.py [--repeats 5] [--device cpu|cuda]``. The weights are
 test weights (tests/features/_lpips.py: random, in the official layout): the arithmetic, hence the
 time, is the real network's. Printed per network and frame size: the best-of-``--repeats``
 seconds for one batch of frame pairs and the frame pairs per second.

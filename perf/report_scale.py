@@ -1,7 +1,7 @@
 """Peak memory and time of the HTML report (``python -m wfeval.report``), ``python -m
 wfeval.replay`` or ``python -m wfeval.merge`` as gridworld runs grow.
 
-Run: ``python benchmarks/report_scale.py [--sizes 1000 10000 100000] [--metrics generated_rate,artifact_count,flicker]
+Run: ``python perf/report_scale.py [--sizes 1000 10000 100000] [--metrics generated_rate,artifact_count,flicker]
 [--work DIR] [--baseline CHECKOUT] [--repeat 1] [--command report|replay|merge]``
 
 Each size's run folder is made once and kept (``<work>/run_N``, reused when it exists): ``python -m

@@ -1,6 +1,6 @@
 """FVD performance, measured side by side in one run.
 
-Run: ``python benchmarks/fvd_performance.py [--clips 16] [--batch-size 8] [--device auto] [--repeats 3]
+Run: ``python perf/fvd_performance.py [--clips 16] [--batch-size 8] [--device auto] [--repeats 3]
 [--sweep 1 2 4 8 16 32]``
 
 1. Fréchet distance time at d = 400 and d = 2048: wfeval (eigenvalues) against

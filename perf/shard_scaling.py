@@ -1,6 +1,6 @@
 """Wall time of one job against two parallel shards of the same work (joblib launcher).
 
-Run: ``python benchmarks/shard_scaling.py [--samples 512] [--delay-ms 4]``
+Run: ``python perf/shard_scaling.py [--samples 512] [--delay-ms 4]``
 
 Both sides evaluate the same samples with the same model from an empty store, as separate
 ``python -m wfeval`` processes, measured side by side in one run: (a) one job; (b)

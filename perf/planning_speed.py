@@ -1,6 +1,6 @@
 """Planning at speed: ``task=goal_reaching`` wall time, this checkout against a baseline, same successes.
 
-Run: ``python benchmarks/planning_speed.py [--baseline CHECKOUT] [--models oracle] [--samples 32] [--rounds 1]
+Run: ``python perf/planning_speed.py [--baseline CHECKOUT] [--models oracle] [--samples 32] [--rounds 1]
 [--override KEY=VALUE ...]`` (e.g. ``--models learned --override model.checkpoint=/abs/model.pt``: the
 learned model's checkpoint, written by ``python -m wfeval.recipes.train``, by absolute path)
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _run_events import first_events  # noqa: E402 - benchmarks/ is not a package
+from _run_events import first_events  # noqa: E402 - perf/ is not a package
 
 
 def run(checkout: Path, model: str, samples: int, work: Path, overrides: list[str]) -> tuple[float, dict]:
