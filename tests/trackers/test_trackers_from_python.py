@@ -5,7 +5,6 @@ would ignore is refused with the reason. The expected numbers are the calls' own
 
 from __future__ import annotations
 
-
 import json
 import os
 from pathlib import Path
