@@ -132,6 +132,9 @@ class IDMProvider:
         out: dict[str, Any] = {"shipped": files.SHIPPED}
         if self.training:
             out["training"] = self.training
+        if self._dataset is not None:  # the IDM trained on the dataset: cached rows are tied to its weights
+            folder, why = self._dataset_folder()
+            out["dataset_idm"] = files.file_sha256(files.paths(folder)[0]) if folder else why
         if self.checkpoint:
             weights, _ = files.paths(self.checkpoint)
             out["checkpoint_sha256"] = files.file_sha256(weights) if weights.is_file() else None
@@ -156,7 +159,8 @@ class IDMProvider:
         if not self.checkpoint and hasattr(bench, "read_episodes") and store is not None:
             self._dataset = (bench, store)
 
-    def _trained_on_dataset(self) -> tuple[LoadedIDM | None, str | None]:
+    def _dataset_folder(self) -> tuple[str | None, str | None]:
+        """(the folder of the IDM trained on the bound dataset, None) or (None, why none); trained once."""
         if self._dataset_idm is None:
             from wfeval.recipes.idm import on_dataset
 
@@ -164,7 +168,10 @@ class IDMProvider:
                 self._dataset_idm = (str(on_dataset.train_for(*self._dataset, self.training)), None)
             except ValueError as exc:
                 self._dataset_idm = (None, str(exc))
-        folder, why = self._dataset_idm
+        return self._dataset_idm
+
+    def _trained_on_dataset(self) -> tuple[LoadedIDM | None, str | None]:
+        folder, why = self._dataset_folder()
         if folder is None:
             return None, why
         return self._load("dataset", folder, None, f"trained on {self._dataset[0].spec.name}", False), None
