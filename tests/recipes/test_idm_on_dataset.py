@@ -120,3 +120,14 @@ def test_episodes_left_out_of_the_evaluation_train_the_idm_when_there_is_one_spl
     chosen, how = training_episodes(bench)
     assert how == "the episodes this run does not evaluate"
     assert [e.name for e in chosen] == ["episode_000001", "episode_000002"]
+
+
+def test_an_hdf5_files_mask_train_is_the_training_split_whatever_is_evaluated(tmp_path):
+    from wfeval_test_datasets import episodes, write_hdf5
+    from wfeval.benchmarks.episodes import HDF5Benchmark
+    from wfeval.recipes.idm.on_dataset import training_episodes
+
+    path = write_hdf5(tmp_path / "square.hdf5", episodes(3))  # mask/train: demo_0, demo_1; mask/valid: demo_2
+    for split in (None, "valid"):
+        chosen, how = training_episodes(HDF5Benchmark(str(path), split=split, fps=10))
+        assert how == "the dataset's split 'train'" and [e.name for e in chosen] == ["demo_0", "demo_1"]
