@@ -72,7 +72,7 @@ def encode(path: Path, frames: np.ndarray, fps: int = FPS, codec: str = "libsvta
 
 
 def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None, *,
-                  codec: str = "libsvtav1", images: bool = False) -> Path:
+                  codec: str = "libsvtav1", images: bool = False, splits: dict[str, str] | None = None) -> Path:
     """A LeRobot v3.0 dataset: every episode in one data file and one video file (as LeRobot writes
     small datasets), located by index ranges and timestamps. ``images``: the camera is an image
     feature instead (``LeRobotDataset.create(use_videos=False)``): no video, ``video_path`` null, each
@@ -89,7 +89,7 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
     info = {
         "codebase_version": "v3.0", "robot_type": "square_pusher", "total_episodes": len(data),
         "total_frames": total, "total_tasks": len(data), "chunks_size": 1000, "data_files_size_in_mb": 100,
-        "video_files_size_in_mb": 200, "fps": FPS, "splits": {"train": f"0:{len(data)}"},
+        "video_files_size_in_mb": 200, "fps": FPS, "splits": splits or {"train": f"0:{len(data)}"},
         "data_path": data_path, "video_path": video_path,
         "features": {
             CAMERA: {"dtype": "video", "shape": [H, W, 3], "names": ["height", "width", "channels"],

@@ -123,6 +123,12 @@ class IDMAccuracy(DescribedMetric):
         super().__init__(confidence, seed)
         self.idm = resolve_callable(idm, f"metric.{self.name}.idm") if not hasattr(idm, "for_request") else idm
 
+    def bind_benchmark(self, bench: Any, store: Any) -> None:
+        """The run's benchmark and store (a dataset: the IDM is trained on its training episodes on first use)."""
+        bind = getattr(self.idm, "bind_benchmark", None)
+        if callable(bind):
+            bind(bench, store)
+
     def cache_identity(self) -> Any:
         identity = getattr(self.idm, "identity", None)
         return identity() if callable(identity) else None

@@ -99,6 +99,9 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
         serves.add(request)
         requests.append(request)
     serves.check(bench.spec.benchmark_id, model_choice=_choice("model"))
+    for metric in metrics.values():  # idm_accuracy on a dataset: its IDM learns from the training episodes
+        if callable(bind := getattr(metric, "bind_benchmark", None)):
+            bind(bench, store)
     setting = dataclasses.replace(setting, extra={**setting.extra, "requests": requests})  # what a protocol may draw from
     model = drive(cfg, driver, setting, handle, bench, store)  # the protocol's driver around the model
     model_entry = model.manifest_entry()

@@ -65,8 +65,10 @@ def _batch(clips: Clips, picks: np.ndarray) -> tuple[Any, Any, Any]:
     return to_input(prev), to_input(cur), to_input(nxt)
 
 
-def fit(clips: Clips, net_config: Any, config: FitConfig, log: Any = None) -> tuple[Any, dict[str, Any]]:
-    """(the network with its float16-rounded weights, in eval mode; training figures)."""
+def fit(clips: Clips, net_config: Any, config: FitConfig, log: Any = None,
+        step: Any = None) -> tuple[Any, dict[str, Any]]:
+    """(the network with its float16-rounded weights, in eval mode; training figures); ``step()`` is called
+    after each training step (a progress bar)."""
     import torch
     import torch.nn.functional as F
 
@@ -87,7 +89,7 @@ def fit(clips: Clips, net_config: Any, config: FitConfig, log: Any = None) -> tu
         scale = standardiser(clips)
         started, losses, window = time.perf_counter(), [], []
         net.train()
-        for step in range(config.steps):
+        for k in range(config.steps):
             picks = index[rng.integers(0, len(index), config.batch_size)]
             out = net(*_batch(clips, picks))
             if clips.kind == "discrete":
@@ -102,11 +104,13 @@ def fit(clips: Clips, net_config: Any, config: FitConfig, log: Any = None) -> tu
             opt.step()
             sched.step()
             window.append(float(loss.detach()))
-            if len(window) == config.log_every or step == config.steps - 1:
+            if step is not None:
+                step()
+            if len(window) == config.log_every or k == config.steps - 1:
                 losses.append(float(np.mean(window)))
                 window = []
                 if log:
-                    log(f"step {step + 1}/{config.steps}  loss {losses[-1]:.4f}  {time.perf_counter() - started:.1f} s")
+                    log(f"step {k + 1}/{config.steps}  loss {losses[-1]:.4f}  {time.perf_counter() - started:.1f} s")
         with torch.no_grad():  # the weights as they are shipped: float16
             for p in net.parameters():
                 p.copy_(p.half().float())

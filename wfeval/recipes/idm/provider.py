@@ -88,6 +88,10 @@ class LoadedIDM:
         seed = _episode_seed(request)
         if seed is not None and str(seed) in self.sources:
             return f"the IDM {self.name!r} was trained or validated on this sample's episode (seed {seed})"
+        trained = (self.meta.get("data") or {}).get("episode_names")
+        if trained and request.metadata.get("episode") in trained:
+            return (f"the IDM {self.name!r} was trained on this sample's episode {request.metadata['episode']!r} "
+                    f"({self.meta['data'].get('chosen')}); score another split (benchmark.split=<split>)")
         reference = request.references.get("video")
         if reference is not None and reference.sha256 and reference.sha256 in self.sources:
             return f"the IDM {self.name!r} was trained or validated on this sample (its reference video)"
@@ -109,10 +113,15 @@ class LoadedIDM:
 
 class IDMProvider:
     """``checkpoint``: an IDM folder or ``idm.pt`` (null: the shipped IDM of the sample's benchmark);
-    ``sha256``: the pinned sha256 of that checkpoint's ``idm.pt`` (null: not pinned; the results say so)."""
+    ``sha256``: the pinned sha256 of that checkpoint's ``idm.pt`` (null: not pinned; the results say so);
+    ``training``: options of the IDM trained on first use on a dataset benchmark (:mod:`.on_dataset`)."""
 
-    def __init__(self, checkpoint: str | None = None, sha256: str | None = None):
+    def __init__(self, checkpoint: str | None = None, sha256: str | None = None,
+                 training: Mapping[str, Any] | None = None):
         self.checkpoint, self.sha256 = checkpoint, sha256
+        self.training = dict(training or {})
+        self._dataset: tuple[Any, Any] | None = None  # (benchmark, store) of a dataset run (bind_benchmark)
+        self._dataset_idm: tuple[str, str | None] | None = None  # (folder, None) or (None, why)
         self._loaded: dict[str, LoadedIDM] = {}
         self._keys: dict[str, Any] | None = None
         if checkpoint:  # a missing or mismatched file is a config error, found before anything runs
@@ -121,6 +130,11 @@ class IDMProvider:
     def identity(self) -> dict[str, Any]:
         """What the scores depend on beyond the options: the pinned shipped IDMs, the user's weights."""
         out: dict[str, Any] = {"shipped": files.SHIPPED}
+        if self.training:
+            out["training"] = self.training
+        if self._dataset is not None:  # the IDM trained on the dataset: cached rows are tied to its weights
+            folder, why = self._dataset_folder()
+            out["dataset_idm"] = files.file_sha256(files.paths(folder)[0]) if folder else why
         if self.checkpoint:
             weights, _ = files.paths(self.checkpoint)
             out["checkpoint_sha256"] = files.file_sha256(weights) if weights.is_file() else None
@@ -140,6 +154,28 @@ class IDMProvider:
                 self._keys[name] = _plain(meta.get("applies_to"))
         return self._keys
 
+    def bind_benchmark(self, bench: Any, store: Any) -> None:
+        """A dataset benchmark (an episode reader) and the run's store: an IDM is trained on first use."""
+        if not self.checkpoint and hasattr(bench, "read_episodes") and store is not None:
+            self._dataset = (bench, store)
+
+    def _dataset_folder(self) -> tuple[str | None, str | None]:
+        """(the folder of the IDM trained on the bound dataset, None) or (None, why none); trained once."""
+        if self._dataset_idm is None:
+            from wfeval.recipes.idm import on_dataset
+
+            try:
+                self._dataset_idm = (str(on_dataset.train_for(*self._dataset, self.training)), None)
+            except ValueError as exc:
+                self._dataset_idm = (None, str(exc))
+        return self._dataset_idm
+
+    def _trained_on_dataset(self) -> tuple[LoadedIDM | None, str | None]:
+        folder, why = self._dataset_folder()
+        if folder is None:
+            return None, why
+        return self._load("dataset", folder, None, f"trained on {self._dataset[0].spec.name}", False), None
+
     def for_request(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
         """(the IDM, None) or (None, why no IDM may score this sample); a shipped or given checkpoint whose
         files fail their checks raises :class:`~.files.CheckpointError` (the metric's error, never a skip)."""
@@ -148,15 +184,20 @@ class IDMProvider:
             idm = self._load("checkpoint", self.checkpoint, pins, str(self.checkpoint), bool(self.sha256))
         else:
             wanted = applies_to(request)
-            if wanted is None:
+            if wanted is None and self._dataset is not None:
+                idm, why = self._trained_on_dataset()
+                if idm is None:
+                    return None, why
+            elif wanted is None:
                 return None, ("no inverse-dynamics model for a benchmark without a simulator: train one on a "
                               f"split of it ({files.TRAIN_HINT} benchmark.split=<split>) and pass "
                               "metric.idm_accuracy.idm.checkpoint=<its folder>")
-            name = next((n for n, key in self._shipped_keys().items() if key == wanted), None)
-            if name is None:
-                return None, (f"no shipped inverse-dynamics model for this {wanted['family']} configuration "
-                              f"(shipped: {', '.join(files.SHIPPED) or 'none'}); train one with "
-                              f"{files.TRAIN_HINT} and pass metric.idm_accuracy.idm.checkpoint=<its folder>")
-            idm = self._load(name, files.SHIPPED_DIR / name, files.SHIPPED[name], name, True)
+            else:
+                name = next((n for n, key in self._shipped_keys().items() if key == wanted), None)
+                if name is None:
+                    return None, (f"no shipped inverse-dynamics model for this {wanted['family']} configuration "
+                                  f"(shipped: {', '.join(files.SHIPPED) or 'none'}); train one with "
+                                  f"{files.TRAIN_HINT} and pass metric.idm_accuracy.idm.checkpoint=<its folder>")
+                idm = self._load(name, files.SHIPPED_DIR / name, files.SHIPPED[name], name, True)
         problem = idm.problem(request)
         return (None, problem) if problem else (idm, None)

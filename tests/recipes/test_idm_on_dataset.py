@@ -1,0 +1,133 @@
+"""idm_accuracy on a dataset: an inverse-dynamics model trained on first use on the dataset's training
+episodes (seeded, cached by the training data's content hash), scoring only other episodes, with its
+ceiling and chance beside the value; its R² checked independently (actions an exact function of the
+frames: R² near 1 on held-out clips; actions independent of the frames: R² near 0, the chance level)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import wfeval
+from tests.protocols.test_counterfactual_dataset_actions import Pushed
+from wfeval.recipes.idm.data import Clips
+
+
+def _clips(n: int, seed: int, exact: bool) -> Clips:
+    """A 4×4 square on a 24×24 torus moved by integer steps (dy, dx) in [-2, 2] (np.roll: never clipped);
+    ``exact``: the action is that step, else an independent draw."""
+    rng = np.random.default_rng(seed)
+    videos, actions = [], []
+    for _ in range(n):
+        frame = np.full((24, 24, 3), 40, np.uint8)
+        frame[10:14, 10:14] = (215, 60, 60)
+        steps = rng.integers(-2, 3, (12, 2))
+        frames = [frame]
+        for dy, dx in steps:
+            frames.append(np.roll(frames[-1], (int(dy), int(dx)), axis=(0, 1)))
+        videos.append(np.stack(frames))
+        actions.append((steps if exact else rng.integers(-2, 3, (12, 2))).astype(np.float32))
+    return Clips(videos, actions, "continuous")
+
+
+def _r2(guess: np.ndarray, truth: np.ndarray) -> float:
+    """R² the textbook way (1 − SS_res / SS_tot per element, held-out mean), averaged over elements."""
+    return float(np.mean(1 - ((truth - guess) ** 2).sum(0) / ((truth - truth.mean(0)) ** 2).sum(0)))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_the_dataset_idm_reads_actions_that_the_frames_determine_and_only_those(exact):
+    from wfeval.recipes.idm.fit import FitConfig, evaluate, fit, predict
+    from wfeval.recipes.idm.net import IDMConfig
+    from wfeval.recipes.idm.on_dataset import DEFAULTS
+
+    train, held = _clips(24, 0, exact), _clips(8, 1, exact)
+    config = FitConfig(steps=DEFAULTS["steps"], batch_size=DEFAULTS["batch_size"], lr=DEFAULTS["lr"], seed=0)
+    net, result = fit(train, IDMConfig(n_out=2, kind="continuous", channels=DEFAULTS["channels"], patch=4), config)
+    figures = evaluate(net, held, result["standardiser"])
+    guess = np.concatenate([predict(net, v, result["standardiser"]) for v in held.videos])
+    reference = _r2(guess, np.concatenate(held.actions))
+    assert figures["value"] == pytest.approx(reference, abs=0.05)  # wfeval's R² vs the textbook one
+    if exact:
+        assert reference > 0.9
+    else:
+        assert abs(reference) < 0.15  # chance: the frames say nothing about these actions
+
+
+@pytest.fixture(scope="module")
+def dataset_run(tmp_path_factory):
+    from wfeval_test_datasets import episodes, write_lerobot
+
+    root = tmp_path_factory.mktemp("idm_dataset")
+    dataset = write_lerobot(root / "square", episodes(16), splits={"train": "0:13", "test": "13:16"})
+
+    def run(name):
+        wfeval.evaluate(model=Pushed(), benchmark="lerobot", task="controllability", run_dir=root / name,
+                        overrides=[f"benchmark.dataset_root={dataset}", f"run.store_dir={root / 'store'}"])
+        return json.loads((root / name / "results.json").read_text())["results"]
+
+    return run("first"), run("second"), root
+
+
+def test_controllability_on_a_lerobot_dataset_gives_idm_accuracy_with_ceiling_and_chance(dataset_run):
+    results, _, root = dataset_run
+    assert results["lerobot.action_sensitivity"]["n_valid"] == 32
+    idm = results["lerobot.idm_accuracy"]
+    diag = idm["diagnostics"]
+    # only the test split's 6 windows are scored; the 26 windows of the training split are refused
+    assert idm["n_valid"] == 6 and idm["n_skipped"] == 26
+    assert diag["chance"] == 0.0 and diag["ceiling_n"] == 6 and diag["ceiling"] is not None
+    assert diag["idm"]["trained_on"]["episodes"] == 13 and diag["idm"]["kind"] == "continuous"
+    assert diag["idm"]["heldout"]["metric"] == "r2"
+    rows = [json.loads(line) for line in (root / "first" / "metrics.jsonl").read_text().splitlines()]
+    skipped = [r for r in rows if r["metric_id"] == "idm_accuracy" and r["diagnostics"].get("status") == "skip"]
+    assert all("trained on this sample's episode" in r["skip_reason"] and "benchmark.split" in r["skip_reason"]
+               for r in skipped) and len(skipped) == 26
+
+
+def test_the_dataset_idm_is_trained_once_and_found_again_by_the_datas_content_hash(dataset_run):
+    first, second, root = dataset_run
+    folders = list((root / "store" / "idm").iterdir())
+    assert len(folders) == 1  # the second run loaded it
+    a, b = (r["lerobot.idm_accuracy"] for r in (first, second))
+    assert a["diagnostics"]["idm"]["weights_sha256"] == b["diagnostics"]["idm"]["weights_sha256"]
+    assert a["diagnostics"]["value"] == b["diagnostics"]["value"]
+
+
+def test_a_dataset_with_one_split_all_evaluated_is_refused_naming_the_options(tmp_path):
+    from wfeval_test_datasets import episodes, write_lerobot
+
+    dataset = write_lerobot(tmp_path / "one", episodes(2))
+    wfeval.evaluate(model=Pushed(), benchmark="lerobot", task="controllability", metrics=["idm_accuracy"],
+                    run_dir=tmp_path / "run", overrides=[f"benchmark.dataset_root={dataset}",
+                                                         f"run.store_dir={tmp_path / 'store'}"])
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    reasons = {r["skip_reason"] for r in rows if r["metric_id"] == "idm_accuracy"}
+    assert len(reasons) == 1 and all(r["diagnostics"].get("status") == "skip" for r in rows if r["metric_id"] == "idm_accuracy")
+    reason = reasons.pop()
+    assert "one split (train)" in reason and "benchmark.episodes" in reason and "idm.checkpoint" in reason
+
+
+def test_episodes_left_out_of_the_evaluation_train_the_idm_when_there_is_one_split(tmp_path):
+    from wfeval_test_datasets import episodes, write_lerobot
+    from wfeval.benchmarks.episodes import LeRobotBenchmark
+    from wfeval.recipes.idm.on_dataset import training_episodes
+
+    dataset = write_lerobot(tmp_path / "one", episodes(3))
+    bench = LeRobotBenchmark(str(dataset), episodes=["episode_000000"])
+    chosen, how = training_episodes(bench)
+    assert how == "the episodes this run does not evaluate"
+    assert [e.name for e in chosen] == ["episode_000001", "episode_000002"]
+
+
+def test_an_hdf5_files_mask_train_is_the_training_split_whatever_is_evaluated(tmp_path):
+    from wfeval_test_datasets import episodes, write_hdf5
+    from wfeval.benchmarks.episodes import HDF5Benchmark
+    from wfeval.recipes.idm.on_dataset import training_episodes
+
+    path = write_hdf5(tmp_path / "square.hdf5", episodes(3))  # mask/train: demo_0, demo_1; mask/valid: demo_2
+    for split in (None, "valid"):
+        chosen, how = training_episodes(HDF5Benchmark(str(path), split=split, fps=10))
+        assert how == "the dataset's split 'train'" and [e.name for e in chosen] == ["demo_0", "demo_1"]
