@@ -49,8 +49,14 @@ class _ProbeMetric(DescribedMetric):
         scores = self._scores(result)
         if scores is None:
             info = result.metadata.get("probing") if result.status == "ok" else None
-            why = (NO_PROBES if info is None else f"episode too short for k={self.horizon}") if result.status == "ok" \
-                else f"generation {result.status}: {result.error or ''}".strip()
+            if result.status != "ok":
+                why = f"generation {result.status}: {result.error or ''}".strip()
+            elif info is None:
+                why = NO_PROBES
+            elif self.horizon >= int(info.get("frames") or 0):
+                why = f"episode too short for k={self.horizon} ({info.get('frames')} frames)"
+            else:
+                why = f"k={self.horizon} is not among protocol.horizons"
             return skipped(request.sample_id, self.name, why)
         field = "r2" if self.kind == "continuous" else "accuracy"
         mine = {name: s for name, s in scores.items() if s.get("kind") == self.kind}

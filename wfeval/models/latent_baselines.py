@@ -100,10 +100,15 @@ class PixelsPCA(CalibrationEncoder):
     def fit(self, frames: Any) -> None:
         x = _pixels(frames)
         self._mean = x.mean(axis=0)
-        _, _, vt = np.linalg.svd(x - self._mean, full_matrices=False)
-        self._components = vt[: self.dim]
+        centred = x - self._mean
+        # the principal axes from the N×N Gram matrix (N frames << P pixels): the same axes as the SVD's
+        values, vectors = np.linalg.eigh(centred @ centred.T)
+        keep = np.argsort(values)[::-1][: self.dim]
+        keep = keep[values[keep] > 1e-9 * max(values.max(), 1e-300)]
+        axes = (vectors[:, keep].T @ centred) / np.sqrt(values[keep])[:, None]
+        self._components = np.ascontiguousarray(axes.T)  # P × dim
 
     def encode(self, frames: Any) -> np.ndarray:
         if self._components is None:
             raise RuntimeError("pixels_pca: fit(frames) on training episodes first (task=probing does)")
-        return (_pixels(frames) - self._mean) @ self._components.T
+        return (_pixels(frames) - self._mean) @ self._components

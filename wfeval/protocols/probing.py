@@ -56,7 +56,8 @@ class Probing(Protocol):
             raise ConfigError(f"task=probing reads a model's latents: model {name!r} has no latent interface "
                               "(encode(frames), predict(z, actions); docs/latent-models.md). The calibration "
                               "encoders are model=state_oracle, model=random_projection and model=pixels_pca")
-        if not callable(getattr(benchmark, "probe_training", None)):
+        if not callable(getattr(benchmark, "state_variables", None)) or not callable(
+                getattr(benchmark, "probe_training", None)):
             raise ConfigError(f"task=probing: benchmark {benchmark.spec.name!r} declares no state variables "
                               "(task=probing runs on gridworld and orby)")
         self._benchmark = dict(benchmark.fingerprint())

@@ -32,7 +32,7 @@ from wfeval.api import (
     GenerationRequest,
     WorldTaskConfig,
 )
-from wfeval.benchmarks.base import metric_specs
+from wfeval.benchmarks.base import ProbeEpisode, metric_specs
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
@@ -313,6 +313,43 @@ class RecordedBenchmark:
                        "terminated": terminated, "truncated": truncated,
                        "episode_ends": [k + 1 for k, (a, b) in enumerate(zip(terminated, truncated)) if a or b]}
 
+    # -- task=probing: the exact state of every frame (a family whose simulator has state()) -----------
+
+    def _probe_run(self, sim: Any, actions: Sequence[int]) -> ProbeEpisode:
+        frames, states = [sim_frame(sim)], [list(sim.state())]
+        for a in actions:
+            frames.append(sim.step(int(a)).frame)
+            states.append(list(sim.state()))
+        return ProbeEpisode(frames=area_resize(np.stack(frames), self.resize), actions=tuple(int(a) for a in actions),
+                            states=np.asarray(states, dtype=np.float64))
+
+    def probe_episode(self, request: GenerationRequest) -> ProbeEpisode:
+        """The sample's window from its saved state, with the state read off the simulator per frame."""
+        sim = self.simulator()
+        sim.restore(request.metadata["simulator"]["state"])
+        return self._probe_run(sim, request.controls["actions"])
+
+    def probe_training(self, count: int, num_frames: int) -> list[ProbeEpisode]:
+        """``count`` episodes of ``num_frames`` from seeds ``sha256(seed/probe-train/i)`` (none an
+        evaluation trajectory's), sticky random actions (repeat probability 0.5, seeded)."""
+        taken = {self._seed_of(s, t) for s in self.spec.splits for t in range(self.num_trajectories)}
+        sim, out, i = self.simulator(), [], 0
+        while len(out) < count:
+            seed = self._seed_of("probe-train", i)
+            i += 1
+            if seed in taken:
+                continue
+            rng = np.random.default_rng(seed)
+            actions = [int(rng.integers(len(self.action_names)))]
+            for _ in range(num_frames - 2):
+                actions.append(actions[-1] if rng.random() < 0.5 else int(rng.integers(len(self.action_names))))
+            sim.reset(seed)
+            out.append(self._probe_run(sim, actions))
+        return out
+
+    def _seed_of(self, split: str, trajectory: int) -> int:
+        return int.from_bytes(hashlib.sha256(f"{self.seed}/{split}/{trajectory}".encode()).digest()[:4], "little") & 0x7FFFFFFF
+
     def sample_metadata(self) -> dict[str, Any]:
         """Family fields added to every sample's metadata (e.g. the game)."""
         return {}
@@ -328,6 +365,11 @@ class RecordedBenchmark:
             "recordings": {t: self._trajectories[int(t)]["key"] for t in recorded},
             "recording_sha256": sha256_json(recorded) if recorded else None,
         }
+
+
+def sim_frame(sim: Any) -> np.ndarray:
+    """The simulator's present frame (after reset or restore)."""
+    return np.asarray(sim.frame())
 
 
 def initial_frame_of(request: GenerationRequest) -> np.ndarray:
