@@ -330,8 +330,10 @@ class RecordedBenchmark:
         return self._probe_run(sim, request.controls["actions"])
 
     def probe_training(self, count: int, num_frames: int) -> list[ProbeEpisode]:
-        """``count`` episodes of ``num_frames`` from seeds ``sha256(seed/probe-train/i)`` (none an
-        evaluation trajectory's), sticky random actions (repeat probability 0.5, seeded)."""
+        """``count`` training episodes recorded as the evaluation samples are (the behaviour policy,
+        the warm-up, the same windows: the probes see the states the samples show), from trajectories
+        seeded ``sha256(seed/probe-train/i)`` (none an evaluation trajectory's). ``num_frames`` is
+        the benchmark's own window (``horizon + 1`` frames) for a recorded family."""
         taken = {self._seed_of(s, t) for s in self.spec.splits for t in range(self.num_trajectories)}
         sim, out, i = self.simulator(), [], 0
         while len(out) < count:
@@ -339,12 +341,19 @@ class RecordedBenchmark:
             i += 1
             if seed in taken:
                 continue
-            rng = np.random.default_rng(seed)
-            actions = [int(rng.integers(len(self.action_names)))]
-            for _ in range(num_frames - 2):
-                actions.append(actions[-1] if rng.random() < 0.5 else int(rng.integers(len(self.action_names))))
+            actor = self.policy.actor(seed, i - 1, self.n_steps, len(self.action_names))
             sim.reset(seed)
-            out.append(self._probe_run(sim, actions))
+            frames, states, actions = [sim_frame(sim)], [list(sim.state())], []
+            for t in range(self.n_steps):
+                actions.append(int(actor(t, sim)))
+                frames.append(sim.step(actions[-1]).frame)
+                states.append(list(sim.state()))
+            for j in range(self.windows_per_trajectory):
+                b = self.window_start(j) + self.context_frames - 1
+                if len(out) < count:
+                    out.append(ProbeEpisode(frames=area_resize(np.stack(frames[b:b + self.horizon + 1]), self.resize),
+                                            actions=tuple(actions[b:b + self.horizon]),
+                                            states=np.asarray(states[b:b + self.horizon + 1], dtype=np.float64)))
         return out
 
     def _seed_of(self, split: str, trajectory: int) -> int:
