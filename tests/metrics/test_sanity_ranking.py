@@ -274,3 +274,22 @@ def test_orby_probes_rank_the_state_oracle_over_pixels_and_the_static_predictor_
     assert probing_orby["random_projection"]["probe_r2"]["confidence_interval"]["high"] < 0.9
     static = [value(probing_orby, "state_static", f"imagined_probe_r2_k{k}") for k in (1, 4)]
     assert static[0] < 1.0 and static[1] < static[0]
+
+
+@pytest.fixture(scope="module")
+def probing_pong(tmp_path_factory):
+    pytest.importorskip("ale_py")
+    root = tmp_path_factory.mktemp("probing_pong")
+    models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
+    return _values(root, "probing", models, ["benchmark=atari_pong", "benchmark.num_trajectories=2",
+                                             "benchmark.windows_per_trajectory=4", "protocol.train_episodes=16",
+                                             "metric=[probe_r2,imagined_probe_r2_k1,imagined_probe_r2_k8]"])
+
+
+def test_pong_ram_probes_rank_the_state_oracle_over_pixels_with_intervals(probing_pong):
+    """AtariARI's Pong variables (RAM): the state itself is read exactly, a random projection of the
+    pixels far less (its interval below the ceiling), and a static predictor loses the moving ball."""
+    assert value(probing_pong, "state_oracle", "probe_r2") == pytest.approx(1.0, abs=1e-6)
+    assert probing_pong["random_projection"]["probe_r2"]["confidence_interval"]["high"] < 0.9
+    assert value(probing_pong, "state_static", "imagined_probe_r2_k8") < value(probing_pong, "state_static",
+                                                                                "imagined_probe_r2_k1") < 1.0
