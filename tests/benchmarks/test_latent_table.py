@@ -15,7 +15,8 @@ def test_the_latent_table_script_fills_every_row_from_real_runs(tmp_path):
     spec = importlib.util.spec_from_file_location("latent_table", ROOT / "benchmarks" / "latent_table.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = module.table(trajectories=1, train_episodes=4, root=tmp_path)
+    # 16 training episodes = 4 trajectories: enough distinct pellet positions for x and y to differ
+    text = module.table(trajectories=1, train_episodes=16, root=tmp_path)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines()[2:]}
     assert set(rows) == {"tiny_jepa", "static", "state_oracle", "random_projection", "pixels_pca"}
     assert rows["state_oracle"][4].startswith("1.00") and rows["state_oracle"][1] == "—"
