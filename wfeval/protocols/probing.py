@@ -59,7 +59,7 @@ class Probing(Protocol):
         if not callable(getattr(benchmark, "state_variables", None)) or not callable(
                 getattr(benchmark, "probe_training", None)):
             raise ConfigError(f"task=probing: benchmark {benchmark.spec.name!r} declares no state variables "
-                              "(task=probing runs on gridworld and orby)")
+                              "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing)")
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
