@@ -357,7 +357,8 @@ class RecordedBenchmark:
         return out
 
     def _seed_of(self, split: str, trajectory: int) -> int:
-        return int.from_bytes(hashlib.sha256(f"{self.seed}/{split}/{trajectory}".encode()).digest()[:4], "little") & 0x7FFFFFFF
+        digest = hashlib.sha256(f"{self.seed}/{split}/{trajectory}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
     def sample_metadata(self) -> dict[str, Any]:
         """Family fields added to every sample's metadata (e.g. the game)."""
