@@ -227,3 +227,69 @@ def test_lpips_sees_a_frozen_video_and_wrong_actions_as_further_than_blur_lag_or
     assert lpips["oracle"] == 0.0
     for closer in ("lagged", "blur", "noisy4"):
         assert lpips[closer] < lpips["random_actions"] < lpips["static"], lpips
+
+
+# -- probing (task=probing): the calibration encoders and predictors bracket every probe -----------
+
+PROBING = {"state_oracle": ["model=state_oracle"], "state_static": ["model=state_oracle", "model.predictor=static"],
+           "random_projection": ["model=random_projection"], "pixels_pca": ["model=pixels_pca"]}
+PROBING_SIZE = ["protocol.train_episodes=8", "task.data.probing.num_frames=17"]  # k = 16 from one start
+
+
+@pytest.fixture(scope="module")
+def probing(tmp_path_factory):
+    root = tmp_path_factory.mktemp("probing")
+    return _values(root, "probing", PROBING, [f"benchmark.num_samples={SAMPLES}", *PROBING_SIZE])
+
+
+def test_the_state_oracle_is_the_ceiling_and_pixel_encoders_sit_far_below_it(probing):
+    assert value(probing, "state_oracle", "probe_r2") == pytest.approx(1.0, abs=1e-6)
+    assert value(probing, "state_oracle", "probe_accuracy") == 1.0
+    assert probing["state_oracle"]["probe_r2"]["confidence_interval"]["low"] == pytest.approx(1.0, abs=1e-6)
+    for pixels in ("random_projection", "pixels_pca"):
+        r2 = probing[pixels]["probe_r2"]
+        assert r2["confidence_interval"]["high"] < 0.6, pixels  # an untrained encoder: far below the ceiling
+        assert value(probing, pixels, "probe_accuracy") < 0.9
+
+
+def test_the_oracle_predictor_keeps_the_state_and_the_static_one_loses_it_after_one_step(probing):
+    for k in (1, 2, 4, 8, 16):
+        assert value(probing, "state_oracle", f"imagined_probe_r2_k{k}") == pytest.approx(1.0, abs=1e-6)
+    static = [value(probing, "state_static", f"imagined_probe_r2_k{k}") for k in (1, 4)]
+    assert 0.5 < static[0] < 0.99 and static[1] < static[0] - 0.2  # z never moves: worse the further ahead
+    assert probing["state_static"]["imagined_probe_r2_k4"]["confidence_interval"]["high"] < 1.0
+
+
+@pytest.fixture(scope="module")
+def probing_orby(tmp_path_factory):
+    pytest.importorskip("tiny_jepa")
+    root = tmp_path_factory.mktemp("probing_orby")
+    models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
+    return _values(root, "probing", models, ["benchmark=orby", "benchmark.num_trajectories=2", *PROBING_SIZE,
+                                             "metric=[probe_r2,imagined_probe_r2_k1,imagined_probe_r2_k4]"])  # no discrete variable
+
+
+def test_orby_probes_rank_the_state_oracle_over_pixels_and_the_static_predictor_decays(probing_orby):
+    assert value(probing_orby, "state_oracle", "probe_r2") == pytest.approx(1.0, abs=1e-6)
+    assert probing_orby["random_projection"]["probe_r2"]["confidence_interval"]["high"] < 0.9
+    static = [value(probing_orby, "state_static", f"imagined_probe_r2_k{k}") for k in (1, 4)]
+    assert static[0] < 1.0 and static[1] < static[0]
+
+
+@pytest.fixture(scope="module")
+def probing_pong(tmp_path_factory):
+    pytest.importorskip("ale_py")
+    root = tmp_path_factory.mktemp("probing_pong")
+    models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
+    return _values(root, "probing", models, ["benchmark=atari_pong", "benchmark.num_trajectories=2",
+                                             "benchmark.windows_per_trajectory=4", "protocol.train_episodes=16",
+                                             "metric=[probe_r2,imagined_probe_r2_k1,imagined_probe_r2_k8]"])
+
+
+def test_pong_ram_probes_rank_the_state_oracle_over_pixels_with_intervals(probing_pong):
+    """AtariARI's Pong variables (RAM): the state itself is read exactly, a random projection of the
+    pixels far less (its interval below the ceiling), and a static predictor loses the moving ball."""
+    assert value(probing_pong, "state_oracle", "probe_r2") == pytest.approx(1.0, abs=1e-6)
+    assert probing_pong["random_projection"]["probe_r2"]["confidence_interval"]["high"] < 0.9
+    assert value(probing_pong, "state_static", "imagined_probe_r2_k8") < value(probing_pong, "state_static",
+                                                                                "imagined_probe_r2_k1") < 1.0

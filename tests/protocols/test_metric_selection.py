@@ -33,9 +33,16 @@ def test_an_explicit_metric_list_replaces_protocol_and_task_but_extra_still_adds
     assert _rules(got) == [("ssim", "metric"), ("fvd", "extra_metrics")]
 
 
+def test_a_task_that_outputs_no_video_leaves_the_benchmarks_pixel_suite_out():
+    got = select_metrics(chosen=["psnr", "ssim"], explicit=False, task={"metric_groups": ["probing"],
+                                                                        "metadata": {"benchmark_metrics": False}})
+    assert {m.metric_id for m in got} == {"probe_r2", "probe_accuracy", *(f"imagined_probe_r2_k{k}" for k in (1, 2, 4, 8, 16))}
+    assert {m.rule for m in got} == {"task"}
+
+
 def test_an_unknown_group_names_the_key_and_the_known_groups():
     with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, controllability, distribution, "
-                       r"interactive, memory, planning, policy_evaluation, reference, temporal"):
+                       r"interactive, memory, planning, policy_evaluation, probing, reference, temporal"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
 
 
@@ -46,6 +53,8 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                "policy_evaluation": ("policy_rank_correlation", "return_error"),
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
+                               "probing": ("imagined_probe_r2_k1", "imagined_probe_r2_k16", "imagined_probe_r2_k2",
+                                           "imagined_probe_r2_k4", "imagined_probe_r2_k8", "probe_accuracy", "probe_r2"),
                                "reference": ("lpips", "mae", "mse", "psnr", "ssim"),
                                "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
     assert REGISTRY.load("psnr").groups == ("reference",)

@@ -275,3 +275,42 @@ class PolicyEvaluationFamily(Protocol):
     def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]: ...
 
     def simulate(self, request: GenerationRequest, actions: Sequence[Any]) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class StateVariable:
+    """One per-frame state variable a family declares for ``task=probing``: ``continuous`` (scored by
+    R²) or ``discrete`` (integer classes, scored by accuracy)."""
+
+    name: str
+    kind: str = "continuous"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ProbeEpisode:
+    """One episode as probing reads it: ``frames`` T×H×W×3 uint8, the T−1 ``actions`` between them
+    and the exact ``states`` T×V (one column per :class:`StateVariable`, in the declared order)."""
+
+    frames: Any
+    actions: Sequence[Any]
+    states: Any
+
+
+@runtime_checkable
+class ProbingFamily(Protocol):
+    """A family that knows its exact state per frame (``task=probing``; docs/latent-models.md):
+    its variables, the episode of an evaluation request, and training episodes whose seeds are
+    disjoint from every evaluation sample's."""
+
+    def state_variables(self) -> tuple[StateVariable, ...]: ...
+
+    def probe_episode(self, request: GenerationRequest) -> ProbeEpisode: ...
+
+    def probe_training(self, count: int, num_frames: int) -> list[ProbeEpisode]: ...
+
+
+def probe_frames(task: WorldTaskConfig, default: int) -> int:
+    """Frames per episode: ``task.data.probing.num_frames`` under ``task=probing``, else the benchmark's."""
+    probing = (task.data or {}).get("probing") or {}
+    return int(probing.get("num_frames") or default)

@@ -6,7 +6,8 @@ an id is never selected twice:
 
 1. ``metric=[a,b]`` given explicitly: exactly those (rule ``metric``); protocol and task
    additions do not apply — an explicit list replaces everything;
-2. otherwise the benchmark's own suite (rule ``benchmark``), then the protocol's
+2. otherwise the benchmark's own suite (rule ``benchmark``; not for a task whose
+   ``metadata.benchmark_metrics`` is false, e.g. ``task=probing``), then the protocol's
    ``metric_ids`` and ``metric_groups`` (rule ``protocol``), then the task's (rule ``task``);
 3. ``extra_metrics=[...]`` always adds (rule ``extra_metrics``).
 
@@ -78,7 +79,9 @@ def select_metrics(
     if explicit:
         add([(m, "metric=") for m in chosen], "metric")
     else:
-        add([(m, "benchmark suite") for m in chosen], "benchmark")
+        # a task whose output is not a video (task=probing) says so: the benchmark's pixel suite does not apply
+        if ((task or {}).get("metadata") or {}).get("benchmark_metrics", True):
+            add([(m, "benchmark suite") for m in chosen], "benchmark")
         for rule, node in (("protocol", protocol), ("task", task)):
             node = node or {}
             add(expand(list(node.get("metric_ids") or ()), list(node.get("metric_groups") or ()), rule, table), rule)

@@ -26,6 +26,7 @@ from typing import Any, Mapping, Sequence
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
+from wfeval.models.latent import has_latent_interface
 from wfeval.models.protocol import Generated, has_generate, has_step_interface
 
 
@@ -76,9 +77,13 @@ class PythonModel:
         fingerprint_source: bool = True,
     ):
         self.object = _build(object)
-        if not has_generate(self.object) and not has_step_interface(self.object):
-            raise ValueError(f"model.object: {type(self.object).__name__} has neither generate(requests) nor the step "
-                             "interface start(request) / step(state, actions) (see wfeval/models/protocol.py)")
+        if not (has_generate(self.object) or has_step_interface(self.object) or has_latent_interface(self.object)):
+            raise ValueError(f"model.object: {type(self.object).__name__} has neither generate(requests), the step "
+                             "interface start(request) / step(state, actions) (see wfeval/models/protocol.py) nor the "
+                             "latent interface encode(frames) / predict(z, actions) (wfeval/models/latent.py)")
+        for method in ("encode", "predict", "decode", "reward"):  # the latent interface, exposed as the object has it
+            if has_latent_interface(self.object) and callable(getattr(self.object, method, None)):
+                setattr(self, method, getattr(self.object, method))
         if has_step_interface(self.object):  # exposed only when the object steps (drivers check for it)
             self.start, self.step = self.object.start, self.object.step
             if callable(getattr(self.object, "step_many", None)):

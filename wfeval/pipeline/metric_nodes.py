@@ -52,7 +52,9 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
                                    extra=[str(m) for m in root.extra_metrics])
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    nodes, rules = dict(chosen), {m: next(s.rule for s in selection if s.metric_id == m) for m in chosen}
+    picked = {s.metric_id: s.rule for s in selection}  # a task may leave the benchmark's suite out
+    nodes = {k: v for k, v in chosen.items() if k in picked}
+    rules = {m: picked[m] for m in nodes}
     for rule in ("protocol", "task", "extra_metrics"):
         wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
         if wanted:

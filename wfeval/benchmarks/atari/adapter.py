@@ -33,3 +33,13 @@ class AtariBenchmark(RecordedBenchmark):
 
     def sample_metadata(self) -> dict[str, Any]:
         return {"game": self.game}
+
+    def state_variables(self) -> tuple:
+        """task=probing: the AtariARI RAM variables of the game (wfeval/benchmarks/atari/ram.py)."""
+        from wfeval.benchmarks.atari import ram
+
+        found = ram.variables(self.game)
+        if not found:
+            raise ConfigError(f"task=probing: game {self.game!r} has no RAM annotation here "
+                              f"(annotated: {', '.join(ram.ADDRESSES)})")
+        return found

@@ -134,6 +134,15 @@ class AtariSimulator:
         self._ended = terminated or truncated
         return Step(self._ale.getScreenRGB(), float(reward), terminated, truncated, {"lives": int(self._ale.lives())})
 
+    def frame(self) -> np.ndarray:
+        return self._ale.getScreenRGB()
+
+    def state(self) -> list[float]:
+        """The AtariARI variables of the game, read from the RAM now (wfeval/benchmarks/atari/ram.py)."""
+        from wfeval.benchmarks.atari import ram
+
+        return ram.read(self.config["game"], self._ale.getRAM())
+
     def snapshot(self) -> dict[str, Any]:
         state = self._ale.cloneState(include_rng=True).serialize()
         return {"ale_state": base64.b64encode(zlib.compress(state, 9)).decode("ascii"), "ended": self._ended}

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import RevisitPlan, memory_request, metric_specs
+from wfeval.benchmarks.base import RevisitPlan, memory_request, metric_specs, probe_frames
 from wfeval.benchmarks.gridworld import world
 from wfeval.storage.artifacts import ArtifactStore
 
@@ -78,7 +78,8 @@ class GridworldBenchmark:
         index, sample_id = record
         episode_seed = self._episode_seed(index)
         state = world.initial_state(episode_seed, self.world_spec)
-        actions = world.sample_actions(episode_seed + 1, self.num_frames - 1, p_repeat=self.action_repeat)
+        num_frames = probe_frames(task, self.num_frames)
+        actions = world.sample_actions(episode_seed + 1, num_frames - 1, p_repeat=self.action_repeat)
         video, positions = world.rollout(state, actions)
         goal = (task.data or {}).get("goal")  # task=goal_reaching: a goal cell at a path distance
         extra_inputs, extra_meta = {}, {}
@@ -103,7 +104,7 @@ class GridworldBenchmark:
             inputs={"image": store.put_array(video[0], kind="image")},
             controls={"actions": actions, "action_names": world.ACTIONS},
             references={"video": store.put_array(video, kind="video")},
-            generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.num_frames},
+            generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": num_frames},
             metadata={
                 "world": state.to_dict(),
                 "agent_positions": positions.tolist(),
@@ -164,6 +165,25 @@ class GridworldBenchmark:
         if "goal" not in request.metadata:
             raise ValueError(f"sample {request.sample_id!r} has no goal: planning runs with task=goal_reaching")
         return GoalEnvironment(request)
+
+    def state_variables(self) -> tuple:
+        """task=probing: the exact state per frame (wfeval/benchmarks/gridworld/probing.py)."""
+        from wfeval.benchmarks.gridworld import probing
+
+        return probing.VARIABLES
+
+    def probe_episode(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.gridworld import probing
+
+        return probing.episode(world.WorldState.from_dict(request.metadata["world"]), request.controls["actions"])
+
+    def probe_training(self, count: int, num_frames: int) -> list:
+        """Training episodes for the probes, seeded apart from every split's evaluation samples."""
+        from wfeval.benchmarks.gridworld import probing
+
+        taken = {int.from_bytes(hashlib.sha256(f"{self.seed}/{s}/{i}".encode()).digest()[:4], "little")
+                 for s in self.spec.splits for i in range(self.num_samples)}
+        return probing.training(self.seed, count, num_frames, self.world_spec, taken, self.action_repeat)
 
     def fingerprint(self) -> dict[str, Any]:
         return {

@@ -33,7 +33,7 @@ from wfeval.api import (
     GenerationRequest,
     WorldTaskConfig,
 )
-from wfeval.benchmarks.base import metric_specs
+from wfeval.benchmarks.base import ProbeEpisode, metric_specs
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
@@ -318,6 +318,53 @@ class RecordedBenchmark:
                        "terminated": terminated, "truncated": truncated,
                        "episode_ends": [k + 1 for k, (a, b) in enumerate(zip(terminated, truncated)) if a or b]}
 
+    # -- task=probing: the exact state of every frame (a family whose simulator has state()) -----------
+
+    def _probe_run(self, sim: Any, actions: Sequence[int]) -> ProbeEpisode:
+        frames, states = [sim_frame(sim)], [list(sim.state())]
+        for a in actions:
+            frames.append(sim.step(int(a)).frame)
+            states.append(list(sim.state()))
+        return ProbeEpisode(frames=area_resize(np.stack(frames), self.resize), actions=tuple(int(a) for a in actions),
+                            states=np.asarray(states, dtype=np.float64))
+
+    def probe_episode(self, request: GenerationRequest) -> ProbeEpisode:
+        """The sample's window from its saved state, with the state read off the simulator per frame."""
+        sim = self.simulator()
+        sim.restore(request.metadata["simulator"]["state"])
+        return self._probe_run(sim, request.controls["actions"])
+
+    def probe_training(self, count: int, num_frames: int) -> list[ProbeEpisode]:
+        """``count`` training episodes recorded as the evaluation samples are (the behaviour policy,
+        the warm-up, the same windows: the probes see the states the samples show), from trajectories
+        seeded ``sha256(seed/probe-train/i)`` (none an evaluation trajectory's). ``num_frames`` is
+        the benchmark's own window (``horizon + 1`` frames) for a recorded family."""
+        taken = {self._seed_of(s, t) for s in self.spec.splits for t in range(self.num_trajectories)}
+        sim, out, i = self.simulator(), [], 0
+        while len(out) < count:
+            seed = self._seed_of("probe-train", i)
+            i += 1
+            if seed in taken:
+                continue
+            actor = self.policy.actor(seed, i - 1, self.n_steps, len(self.action_names))
+            sim.reset(seed)
+            frames, states, actions = [sim_frame(sim)], [list(sim.state())], []
+            for t in range(self.n_steps):
+                actions.append(int(actor(t, sim)))
+                frames.append(sim.step(actions[-1]).frame)
+                states.append(list(sim.state()))
+            for j in range(self.windows_per_trajectory):
+                b = self.window_start(j) + self.context_frames - 1
+                if len(out) < count:
+                    out.append(ProbeEpisode(frames=area_resize(np.stack(frames[b:b + self.horizon + 1]), self.resize),
+                                            actions=tuple(actions[b:b + self.horizon]),
+                                            states=np.asarray(states[b:b + self.horizon + 1], dtype=np.float64)))
+        return out
+
+    def _seed_of(self, split: str, trajectory: int) -> int:
+        digest = hashlib.sha256(f"{self.seed}/{split}/{trajectory}".encode()).digest()
+        return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
     def sample_metadata(self) -> dict[str, Any]:
         """Family fields added to every sample's metadata (e.g. the game)."""
         return {}
@@ -333,6 +380,11 @@ class RecordedBenchmark:
             "recordings": {t: self._trajectories[int(t)]["key"] for t in recorded},
             "recording_sha256": sha256_json(recorded) if recorded else None,
         }
+
+
+def sim_frame(sim: Any) -> np.ndarray:
+    """The simulator's present frame (after reset or restore)."""
+    return np.asarray(sim.frame())
 
 
 def initial_frame_of(request: GenerationRequest) -> np.ndarray:

@@ -1,0 +1,84 @@
+"""One table for tiny-jepa on orby (docs/latent-models.md): pixels, controllability and probes
+(observed and imagined), beside the calibration rows, from real runs.
+
+Run: ``python perf/latent_table.py [--trajectories 8] [--train-episodes 32] [--out table.md]``
+(needs ``pip install 'wfeval[tinyjepa]'``; offline, CPU, a few minutes at the default size).
+Rows: ``tiny_jepa`` (its latents, and its decoded dreams for the pixel measures), ``static`` (the
+first frame held: the pixel floor), ``state_oracle`` (the exact state: the probes' ceiling),
+``random_projection`` and ``pixels_pca`` (untrained encoders). Columns: PSNR and SSIM of the
+decoded video against the true one (open loop), action_sensitivity (ΔtPSNR between true and
+counterfactual actions), probe R² on observed frames and on latents imagined k = 1, 4, 16 steps
+ahead. A cell is ``—`` where the measure does not apply (a calibration encoder draws no pixels;
+``static`` has no latents). Latent planning (goal success) is not measured yet: no column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+PIXELS = ("tiny_jepa", "static")
+LATENTS = ("tiny_jepa", "state_oracle", "random_projection", "pixels_pca")
+HORIZONS = (1, 4, 16)
+
+
+def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
+    from hydra import compose, initialize_config_module
+
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.runner import run_from_config
+
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    summary = run_from_config(cfg, output_dir=folder)
+    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
+
+
+def _cell(results: dict[str, Any] | None, metric: str, digits: int = 2) -> str:
+    agg = (results or {}).get(metric)
+    if not agg or agg["diagnostics"].get("value") is None:
+        return "—"
+    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
+    if ci.get("low") is None:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
+
+
+def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = None) -> str:
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-"))
+    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
+            f"benchmark.num_trajectories={trajectories}"]
+    pixels = {m: _run([*base, f"model={m}", "metric=[psnr,ssim]"], root / f"pixels-{m}") for m in PIXELS}
+    control = {m: _run([*base, f"model={m}", "task=controllability", "metric=[action_sensitivity]"],
+                       root / f"control-{m}") for m in PIXELS}
+    probes = {m: _run([*base, f"model={m}", "task=probing", f"protocol.train_episodes={train_episodes}",
+                       f"metric=[probe_r2,{','.join(f'imagined_probe_r2_k{k}' for k in HORIZONS)}]"],
+                      root / f"probing-{m}") for m in LATENTS}
+    head = ["model", "PSNR dB", "SSIM", "action_sensitivity dB", "probe R² observed",
+            *[f"probe R² imagined k={k}" for k in HORIZONS]]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    for model in dict.fromkeys([*PIXELS, *LATENTS]):
+        cells = [model, _cell(pixels.get(model), "psnr"), _cell(pixels.get(model), "ssim", 3),
+                 _cell(control.get(model), "action_sensitivity", 3), _cell(probes.get(model), "probe_r2"),
+                 *[_cell(probes.get(model), f"imagined_probe_r2_k{k}") for k in HORIZONS]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trajectories", type=int, default=8)
+    parser.add_argument("--train-episodes", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    text = table(args.trajectories, args.train_episodes)
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The probe measures against closed forms: a known linear map is read back exactly (R² = 1), the
+ridge solution is the normal equations', a constant probe scores R² = 0, and chance accuracy is the
+training majority's share."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wfeval.functional.probing import accuracy, choose_alpha, fit_ridge, majority_share, r2_term
+
+
+def test_a_known_linear_map_is_read_back_exactly_on_held_out_points():
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal(8), 3.0
+    z_train, z_test = rng.standard_normal((200, 8)), rng.standard_normal((50, 8))
+    probe = fit_ridge(z_train, z_train @ w + b, alpha=0.0)
+    truth = z_test @ w + b
+    np.testing.assert_allclose(probe.predict(z_test), truth, atol=1e-9)
+    assert r2_term(probe.predict(z_test), truth, float(np.var(z_train @ w + b))) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_ridge_probe_is_the_closed_form_of_the_normal_equations():
+    rng = np.random.default_rng(1)
+    z, y, alpha = rng.standard_normal((40, 5)), rng.standard_normal(40), 2.5
+    x = (z - z.mean(0)) / z.std(0)
+    x1 = np.concatenate([x, np.ones((40, 1))], axis=1)
+    penalty = alpha * np.diag([1, 1, 1, 1, 1, 0.0])  # the bias is not shrunk
+    expected = np.linalg.solve(x1.T @ x1 + penalty, x1.T @ y)
+    np.testing.assert_allclose(fit_ridge(z, y, alpha=alpha).weights[:, 0], expected, rtol=1e-10)
+
+
+def test_predicting_the_training_mean_scores_zero_and_a_worse_guess_negative():
+    truth = np.array([1.0, 2.0, 3.0, 4.0])
+    variance = float(np.var(truth))
+    assert r2_term(np.full(4, truth.mean()), truth, variance) == pytest.approx(0.0)
+    assert r2_term(truth + 2 * np.sqrt(variance), truth, variance) == pytest.approx(-3.0)
+    assert np.isnan(r2_term(truth, truth, 0.0))  # no training variance: no R², never a silent 1
+
+
+def test_a_ridge_classifier_reads_three_classes_from_their_indicators():
+    labels = np.tile([-1.0, 0.0, 1.0], 30)
+    z = (labels[:, None] == np.array([-1.0, 0.0, 1.0])[None]).astype(float)
+    probe = fit_ridge(z, labels, alpha=0.1, discrete=True)
+    assert accuracy(probe.predict(z), labels) == 1.0
+
+
+def test_chance_accuracy_is_the_training_majority_share():
+    assert majority_share([0, 0, 0, 1], np.array([0, 1, 1, 1])) == 0.25
+
+
+def test_cross_validation_prefers_a_strong_penalty_for_pure_noise_and_a_weak_one_for_a_clean_map():
+    rng = np.random.default_rng(2)
+    z, groups = rng.standard_normal((160, 40)), np.repeat(np.arange(8), 20)
+    assert choose_alpha(z, rng.standard_normal(160), groups) >= 100.0
+    assert choose_alpha(z, z @ rng.standard_normal(40), groups) <= 0.1
+
+
+def test_probes_refuse_non_finite_latents():
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fit_ridge(np.array([[0.0], [np.nan]]), np.array([0.0, 1.0]))
+
+
+def test_pixels_pca_finds_the_same_axes_as_the_svd():
+    from wfeval.models.latent_baselines import PixelsPCA
+
+    frames = np.random.default_rng(3).integers(0, 256, size=(30, 6, 5, 3), dtype=np.uint8)
+    pca = PixelsPCA(dim=4)
+    pca.fit(frames)
+    x = frames.reshape(30, -1) / 255.0
+    _, _, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
+    np.testing.assert_allclose(np.abs(pca.encode(frames)), np.abs((x - x.mean(0)) @ vt[:4].T), atol=1e-8)

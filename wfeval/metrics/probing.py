@@ -1,0 +1,105 @@
+"""Probe metrics (``task=probing``): how much of the exact state a model's latents hold.
+
+They read the scores the probing driver records per held-out episode
+(``result.metadata["probing"]``, wfeval/protocols/probing.py):
+
+- ``probe_r2``: the mean over the continuous state variables of the episode's
+  ``1 − MSE / training variance`` (R² of the ridge probe against predicting the training mean;
+  0 is chance, 1 exact). The mean over equal-length episodes is the pooled out-of-sample R², and
+  its interval is a bootstrap over episodes;
+- ``probe_accuracy``: the mean over the discrete variables of the share of frames whose class
+  the probe names (chance: the training majority class's share, in the components);
+- ``imagined_probe_r2_k<k>``: ``probe_r2`` on latents the model imagined ``k`` steps ahead from
+  the true actions (the same probes, fit on encoded frames), read against the true state at
+  ``t + k``: a curve over ``k`` of how long the prediction keeps the state.
+
+A variable whose training variance is 0 (it never moved in training) has no R²: it is left out
+of the mean and named in the components.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.metrics.outcomes import scored, skipped
+from wfeval.metrics.registry import DescribedMetric
+
+NO_PROBES = "no probe scores in the result (run with task=probing)"
+
+
+class _ProbeMetric(DescribedMetric):
+    groups = ("probing",)
+    version = "1.0"
+    higher_is_better = True
+    family = "probing"
+    capability = "state"
+    kind: ClassVar[str] = "continuous"
+    horizon: ClassVar[int] = 0  # 0: observed frames; k: imagined k steps ahead
+
+    def _scores(self, result: GenerationResult) -> Mapping[str, Any] | None:
+        info = result.metadata.get("probing") if result.status == "ok" else None
+        if not isinstance(info, Mapping):
+            return None
+        return info.get("observed") if not self.horizon else (info.get("imagined") or {}).get(str(self.horizon))
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        scores = self._scores(result)
+        if scores is None:
+            info = result.metadata.get("probing") if result.status == "ok" else None
+            if result.status != "ok":
+                why = f"generation {result.status}: {result.error or ''}".strip()
+            elif info is None:
+                why = NO_PROBES
+            elif self.horizon >= int(info.get("frames") or 0):
+                why = f"episode too short for k={self.horizon} ({info.get('frames')} frames)"
+            else:
+                why = f"k={self.horizon} is not among protocol.horizons"
+            return skipped(request.sample_id, self.name, why)
+        field = "r2" if self.kind == "continuous" else "accuracy"
+        mine = {name: s for name, s in scores.items() if s.get("kind") == self.kind}
+        values = {name: s[field] for name, s in mine.items() if s.get(field) is not None and np.isfinite(s[field])}
+        if not values:
+            return skipped(request.sample_id, self.name, f"no {self.kind} state variable with a score")
+        components: dict[str, Any] = {name: float(v) for name, v in values.items()}
+        left_out = sorted(set(mine) - set(values))
+        if left_out:
+            components["left_out"] = left_out  # no training variance: no R²
+        if self.kind == "discrete":
+            components["chance"] = float(np.mean([mine[n]["chance"] for n in values]))
+        return scored(request.sample_id, self.name, float(np.mean(list(values.values()))), components=components)
+
+
+class ProbeR2(_ProbeMetric):
+    name = "probe_r2"
+    output_unit = "R² (1 exact, 0 chance)"
+    display_name = "Probe R² (observed)"
+    description = "Out-of-sample R² of ridge probes from the latents of observed frames to the continuous state."
+    variant = "ridge on standardised latents; R² against the training mean; mean over variables"
+    bounds = (None, 1.0)
+
+
+class ProbeAccuracy(_ProbeMetric):
+    name = "probe_accuracy"
+    kind = "discrete"
+    output_unit = "fraction of frames"
+    display_name = "Probe accuracy (observed)"
+    description = "Accuracy of ridge-classifier probes from observed latents to the discrete state variables."
+    variant = "ridge classifier (one-hot targets, argmax); mean over variables; chance in components"
+    bounds = (0.0, 1.0)
+
+
+def _imagined(k: int) -> type:
+    return type(f"ImaginedProbeR2K{k}", (ProbeR2,), {
+        "name": f"imagined_probe_r2_k{k}", "horizon": k, "display_name": f"Probe R² (imagined, k={k})",
+        "description": f"probe_r2 on latents the model imagined {k} step(s) ahead from the true actions.",
+        "__module__": __name__})
+
+
+ImaginedProbeR2K1 = _imagined(1)
+ImaginedProbeR2K2 = _imagined(2)
+ImaginedProbeR2K4 = _imagined(4)
+ImaginedProbeR2K8 = _imagined(8)
+ImaginedProbeR2K16 = _imagined(16)

@@ -1,0 +1,114 @@
+"""Calibration latent models that bracket every probe (``task=probing``; docs/latent-models.md).
+
+Encoders:
+
+- ``state_oracle`` (the ceiling): the exact state itself, each variable as its value and, for a
+  discrete one, one indicator per value seen (a linear probe then reads every variable exactly);
+- ``random_projection``: pixels scaled to [0, 1] times a fixed Gaussian matrix (seeded): what an
+  untrained encoder keeps;
+- ``pixels_pca``: the leading principal components of the training episodes' pixels.
+
+Predictors (``predictor``): ``oracle`` (the latent imagined ``k`` steps ahead is the encoding of
+the true frame ``k`` steps ahead: what a perfect predictor reaches with this encoder) and
+``static`` (z never moves: the latent ``k`` steps ahead is the present one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+PREDICTORS = ("oracle", "static")
+
+
+class CalibrationEncoder:
+    """Base: the predictor and the identity; ``encode`` per subclass."""
+
+    version = "1.0"
+    kind = ""
+
+    def __init__(self, name: str | None = None, predictor: str = "oracle", dim: int = 64, seed: int = 0):
+        if predictor not in PREDICTORS:
+            raise ValueError(f"model.predictor: {predictor!r} is not one of {', '.join(PREDICTORS)}")
+        if int(dim) < 1:
+            raise ValueError(f"model.dim must be >= 1, got {dim}")
+        self.name = name or self.kind
+        self.predictor, self.dim, self.seed = predictor, int(dim), int(seed)
+
+    @property
+    def imagines_truth(self) -> bool:
+        return self.predictor == "oracle"
+
+    def predict(self, z: Any, actions: Any) -> np.ndarray:
+        """``static``: the present latent for every action (``oracle`` is served by the driver from
+        the true future, see wfeval/models/latent.py)."""
+        if self.predictor != "static":
+            raise RuntimeError(f"{self.name}: the oracle predictor needs the true future frames (task=probing)")
+        z = np.asarray(z, dtype=np.float64)
+        k = np.asarray(actions).reshape(len(z), -1).shape[1]
+        return np.repeat(z[:, None, :], k, axis=1)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"kind": self.kind, "predictor": self.predictor, "dim": self.dim, "seed": self.seed}
+
+
+def _pixels(frames: Any) -> np.ndarray:
+    frames = np.asarray(frames)
+    return frames.reshape(len(frames), -1).astype(np.float64) / 255.0
+
+
+class StateOracle(CalibrationEncoder):
+    """The exact state as the latent (the ceiling of every probe)."""
+
+    kind = "state_oracle"
+    needs_state = True
+
+    def encode(self, frames: Any, states: Any = None, discrete: Any = None) -> np.ndarray:
+        if states is None:
+            raise ValueError("state_oracle encodes the exact state: it serves task=probing only")
+        states = np.asarray(states, dtype=np.float64)
+        columns = [states]
+        for j, is_discrete in enumerate(discrete if discrete is not None else [False] * states.shape[1]):
+            if is_discrete:  # one indicator per integer value in a fixed range: linear probes read classes
+                values = np.arange(-4, 65)
+                columns.append((np.rint(states[:, j])[:, None] == values[None, :]).astype(np.float64))
+        return np.concatenate(columns, axis=1)
+
+
+class RandomProjection(CalibrationEncoder):
+    """Pixels in [0, 1] times a fixed N(0, 1/P) matrix of ``dim`` columns (seeded)."""
+
+    kind = "random_projection"
+    _matrix: np.ndarray | None = None
+
+    def encode(self, frames: Any) -> np.ndarray:
+        x = _pixels(frames)
+        if self._matrix is None or self._matrix.shape[0] != x.shape[1]:
+            rng = np.random.default_rng(self.seed)
+            self._matrix = rng.standard_normal((x.shape[1], self.dim)) / np.sqrt(x.shape[1])
+        return x @ self._matrix
+
+
+class PixelsPCA(CalibrationEncoder):
+    """The first ``dim`` principal components of the training pixels (``fit`` before ``encode``)."""
+
+    kind = "pixels_pca"
+    _mean: np.ndarray | None = None
+    _components: np.ndarray | None = None
+
+    def fit(self, frames: Any) -> None:
+        x = _pixels(frames)
+        self._mean = x.mean(axis=0)
+        centred = x - self._mean
+        # the principal axes from the N×N Gram matrix (N frames << P pixels): the same axes as the SVD's
+        values, vectors = np.linalg.eigh(centred @ centred.T)
+        keep = np.argsort(values)[::-1][: self.dim]
+        keep = keep[values[keep] > 1e-9 * max(values.max(), 1e-300)]
+        axes = (vectors[:, keep].T @ centred) / np.sqrt(values[keep])[:, None]
+        self._components = np.ascontiguousarray(axes.T)  # P × dim
+
+    def encode(self, frames: Any) -> np.ndarray:
+        if self._components is None:
+            raise RuntimeError("pixels_pca: fit(frames) on training episodes first (task=probing does)")
+        return (_pixels(frames) - self._mean) @ self._components
