@@ -181,3 +181,10 @@ class BadValueMetric(MutatingMetric):
         bad = int(request.sample_id.rsplit("-", 1)[1]) == 1
         value = self.value if bad else 0.5
         return scored(request.sample_id, self.name, float(value) if value in ("nan", "inf") else value)
+
+
+class FingerprintReturnsInt(OracleModel):
+    """The oracle, whose fingerprint() returns an int (neither a dict, bytes nor a str)."""
+
+    def fingerprint(self):
+        return 3

@@ -22,6 +22,7 @@ from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
 from wfeval.pipeline.select import check_request_fits_task, check_requests_fit_task, iter_requests, select_requests  # noqa: F401
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
+from wfeval.utils.state_identity import FingerprintError
 
 
 def build_task(cfg: DictConfig | RunConfig) -> WorldTaskConfig:
@@ -190,5 +191,8 @@ def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
     if not has_generate(model) and not has_step_interface(model):
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests) nor the step interface "
                           "(start(request), step(state, actions))")
-    return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
+    try:
+        return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
+    except FingerprintError as exc:
+        raise ConfigError(f"model: {exc}") from None
 
