@@ -120,6 +120,48 @@ def step_many(model: Any, states: Sequence[Any], actions: Sequence[Sequence[Any]
     return [model.step(s, list(a)) for s, a in zip(states, actions)]
 
 
+def step_rewards(out: StepOutput, n_actions: int, who: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """A step output's own ``reward`` and ``done``, checked; None when it has no reward.
+
+    ``reward``: one finite real number per action (a bare number for a one-action chunk): a reward of
+    another length, a string, a bool, NaN or infinity is a ValueError naming ``who`` -- never cut to
+    its last element, never a good score. ``done``: None (not done) or one bool per action (``True``/
+    ``False``, numpy bools, the integers 0/1): ``"False"`` is refused, never read as true."""
+    if out.reward is None:
+        if out.done is not None:
+            raise ValueError(f"{who}.step returned done={out.done!r} without a reward; give both or neither")
+        return None
+    rewards = _per_action(out.reward, n_actions, who, "reward")
+    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer, np.floating)) for r in rewards):
+        bad = next(r for r in rewards if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer,
+                                                                                               np.floating)))
+        raise ValueError(f"{who}.step returned reward {bad!r} ({type(bad).__name__}); a reward is a real number")
+    values = np.asarray([float(r) for r in rewards], np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{who}.step returned a non-finite reward ({values.tolist()}); a reward is a finite number")
+    dones = _per_action(out.done if out.done is not None else [False] * n_actions, n_actions, who, "done")
+    if not all(isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer)) and d in (0, 1)) for d in dones):
+        bad = next(d for d in dones if not (isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer))
+                                                                               and d in (0, 1))))
+        raise ValueError(f"{who}.step returned done {bad!r} ({type(bad).__name__}); done is True or False")
+    return values, np.asarray([bool(d) for d in dones])
+
+
+def _per_action(value: Any, n_actions: int, who: str, what: str) -> list[Any]:
+    """One item per action: a bare scalar for a one-action chunk, else a flat sequence of ``n_actions``."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim else value.item()
+    if isinstance(value, (list, tuple)):
+        if len(value) != n_actions or any(isinstance(v, (list, tuple, np.ndarray)) for v in value):
+            raise ValueError(f"{who}.step returned {what} {value!r:.80} for {n_actions} action(s); expected one "
+                             f"{what} per action")
+        return list(value)
+    if n_actions != 1:
+        raise ValueError(f"{who}.step returned one {what} ({value!r:.40}) for {n_actions} actions; expected one "
+                         f"{what} per action")
+    return [value]
+
+
 def check_step_output(out: Any, n_actions: int, who: str, *, copy: bool = True) -> np.ndarray:
     """The frames of a step output, checked: a StepOutput with k×H×W×3 uint8 frames, k = actions.
 
