@@ -34,6 +34,10 @@ was not given.
 world model with a reward head): ``task=policy_evaluation`` uses them for the returns inside the
 model, else it reads the benchmark's reward off the generated frames.
 
+A model that keeps **one sample's states at a time** (a step program that forgets older states when
+a ``start`` arrives: ``model=command`` with ``step_argv``) says ``one_sample_at_a_time = True``:
+every driver then finishes one sample before it starts the next (:func:`one_sample_at_a_time`).
+
 ``start`` returns an opaque state after the request's context frame(s) (``request.inputs["image"]``)
 and seed (``request.generation["seed"]``); no frame is returned: the context frame is frame 0.
 ``step`` returns the new state and one frame per action of the chunk (``k×H×W×3`` uint8). It
@@ -96,6 +100,18 @@ class StepModel(Protocol):
     def start(self, request: Any) -> Any: ...
 
     def step(self, state: Any, actions: Sequence[Any]) -> StepOutput: ...
+
+
+def one_sample_at_a_time(model: Any) -> bool:
+    """True when ``model`` (or the model it wraps) keeps one sample's states at a time: a driver must
+    not start a second sample before the first is done (docs/adding-a-model.md, step programs)."""
+    for _ in range(4):  # a driver around an adapter around the object, at most
+        if model is None:
+            return False
+        if getattr(model, "one_sample_at_a_time", False) is True:
+            return True
+        model = getattr(model, "model", None) or getattr(model, "object", None)
+    return False
 
 
 def has_step_interface(model: Any) -> bool:
