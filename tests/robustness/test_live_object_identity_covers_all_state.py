@@ -177,3 +177,23 @@ def test_a_fingerprint_of_another_type_is_a_clear_error_naming_it(monkeypatch, c
     assert ran.code == 2
     assert "FingerprintReturnsInt.fingerprint() returned a int (3); it must return a dict, bytes or a str" in ran.err
     assert "Traceback" not in ran.err + ran.out and "is not iterable" not in ran.err
+
+
+def test_a_jax_array_is_hashed_by_its_content(monkeypatch):
+    import sys
+    import types
+
+    class Array:  # stands in for jax.Array (jax is not installed here): np.asarray gives its values
+        def __init__(self, values):
+            self.values = np.asarray(values)
+
+        def __array__(self, dtype=None, copy=None):
+            return self.values
+
+    monkeypatch.setitem(sys.modules, "jax", types.SimpleNamespace(Array=Array))
+    holder = Box()
+    holder.params = {"w": Array([1.0, 2.0])}
+    before = state_digest(holder)
+    assert before["arrays"] == 1 and before["array_bytes"] == 16
+    holder.params["w"].values[0] = 5.0
+    assert state_digest(holder)["sha256"] != before["sha256"]
