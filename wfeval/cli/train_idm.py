@@ -106,7 +106,8 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
 def use_command(benchmark: str, out: Any) -> str:
     """The command that scores with the IDM just trained (``+``: the task's metrics are chosen after
     composition, so the metric's node is added; tests/robustness runs it)."""
-    return f"python -m wfeval task=controllability benchmark={benchmark} +metric.idm_accuracy.idm.checkpoint={Path(out)}"
+    return (f"python -m wfeval task=controllability benchmark={benchmark} "
+            f"+metric.idm_accuracy.idm.checkpoint={Path(out)}")
 
 
 @hydra.main(version_base="1.3", config_path=str(RECIPE_CONF), config_name="train_idm")

@@ -148,17 +148,19 @@ def step_rewards(out: StepOutput, n_actions: int, who: str) -> tuple[np.ndarray,
             raise ValueError(f"{who}.step returned done={out.done!r} without a reward; give both or neither")
         return None
     rewards = _per_action(out.reward, n_actions, who, "reward")
-    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer, np.floating)) for r in rewards):
-        bad = next(r for r in rewards if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer,
-                                                                                               np.floating)))
+    not_real = [r for r in rewards if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer,
+                                                                                            np.floating))]
+    if not_real:
+        bad = not_real[0]
         raise ValueError(f"{who}.step returned reward {bad!r} ({type(bad).__name__}); a reward is a real number")
     values = np.asarray([float(r) for r in rewards], np.float64)
     if not np.isfinite(values).all():
         raise ValueError(f"{who}.step returned a non-finite reward ({values.tolist()}); a reward is a finite number")
     dones = _per_action(out.done if out.done is not None else [False] * n_actions, n_actions, who, "done")
-    if not all(isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer)) and d in (0, 1)) for d in dones):
-        bad = next(d for d in dones if not (isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer))
-                                                                               and d in (0, 1))))
+    not_bool = [d for d in dones if not (isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer))
+                                                                            and d in (0, 1)))]
+    if not_bool:
+        bad = not_bool[0]
         raise ValueError(f"{who}.step returned done {bad!r} ({type(bad).__name__}); done is True or False")
     return values, np.asarray([bool(d) for d in dones])
 

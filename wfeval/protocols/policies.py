@@ -150,5 +150,6 @@ def check_policy(policy: Any) -> Any:
     return policy
 
 
-__all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of", "checked_action",
+__all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of",
+                          "checked_action",
                           "policy_space_of", "uniform_action"]

@@ -61,7 +61,9 @@ class StateUnseen(ValueError):
 def _is_stateless(value: Any, np: Any) -> bool:
     cls = type(value)
     module = cls.__module__ or ""
-    if isinstance(value, type) or cls.__name__ == "module" or (module.startswith("torch") and cls.__name__ in _TORCH_PLAIN):
+    if isinstance(value, type) or cls.__name__ == "module":
+        return True
+    if module.startswith("torch") and cls.__name__ in _TORCH_PLAIN:
         return True
     if np is not None and isinstance(value, np.dtype):
         return True
@@ -123,7 +125,8 @@ class _Walk:
                 (self.numpy is not None and isinstance(value, self.numpy.dtype))
             return _h(b"stateless", kind, repr(value).encode() if plain else b"")
         if cls.__name__ == "partial" and cls.__module__ == "functools":
-            return _h(b"partial", self.digest(value.func, f"{path}.func", nxt), self.digest(value.args, f"{path}.args", nxt),
+            return _h(b"partial", self.digest(value.func, f"{path}.func", nxt),
+                      self.digest(value.args, f"{path}.args", nxt),
                       self.digest(value.keywords, f"{path}.keywords", nxt))
         if hasattr(value, "__func__") and hasattr(value, "__self__"):  # a bound method: its object
             return _h(b"method", _name(value.__func__), self.digest(value.__self__, f"{path}.__self__", nxt))
@@ -178,7 +181,8 @@ class _Walk:
             array = np.asarray(value)
             if array.dtype.hasobject:  # an array of objects: its elements
                 return _h(b"objects", str(array.shape).encode(),
-                          *[self.digest(v, f"{path}.flat[{i}]", depth + 1) for i, v in enumerate(array.ravel().tolist())])
+                          *[self.digest(v, f"{path}.flat[{i}]", depth + 1)
+                            for i, v in enumerate(array.ravel().tolist())])
             array = np.ascontiguousarray(array)
             data = memoryview(array.reshape(-1).view(np.uint8))
             return self._counted(b"ndarray", array.dtype.str, tuple(array.shape), data)
@@ -219,7 +223,8 @@ def _h(*parts: bytes | Any) -> bytes:
 
 
 def _name(fn: Any) -> bytes:
-    return f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', None) or getattr(fn, '__name__', '')}".encode()
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "")
+    return f"{getattr(fn, '__module__', None)}.{name}".encode()
 
 
 def state_digest(obj: Any, *, max_objects: int = MAX_OBJECTS, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
