@@ -99,6 +99,10 @@ class _Walk:
         self.active[key] = path
         try:
             out = self._node(value, path, depth)
+        except (StateUnseen, RecursionError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a container whose reading fails (a lazy mapping, a missing value)
+            raise StateUnseen(f"{path}: reading it raised {type(exc).__name__}: {exc}") from None
         finally:
             del self.active[key]
         self.done[key] = out
