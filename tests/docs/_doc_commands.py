@@ -82,6 +82,8 @@ NOT_RUN = {
      "python perf/report_scale.py --command replay|merge --sizes 1000 10000 100000 --baseline <main checkout>"):
         PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/protocols.md", "python perf/step_overhead.py"): PERFORMANCE_SCRIPT,
+    ("docs/reliability.md", "python perf/thread_race_stress.py"):
+        "a stress test: the documented sweep 20 times beside a CPU burner (tens of minutes)",
     ("docs/report.md", "python perf/report_size.py --repeats 5"): PERFORMANCE_SCRIPT,
     ("docs/report.md", "python perf/report_size.py"): PERFORMANCE_SCRIPT,
     ("docs/scaling.md", "python perf/shard_scaling.py"): PERFORMANCE_SCRIPT,

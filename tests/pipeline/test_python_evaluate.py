@@ -50,7 +50,8 @@ def test_two_calls_in_one_process_give_the_cli_numbers_to_the_last_digit(tmp_pat
         assert not (results.run_dir / "report.html").exists()  # the report is optional (report=True writes it)
         manifest = json.loads((results.run_dir / "manifest.json").read_text())
         assert manifest["model"]["fingerprint"]["class"] == "wfeval_test_models.RecordingModel"
-        assert manifest["model"]["fingerprint"]["state"] == {"model_version": "v1"}
+        assert manifest["model"]["fingerprint"]["state"]["model_version"] == "v1"
+        assert len(manifest["model"]["fingerprint"]["state"]["state"]["sha256"]) == 64
 
 
 def test_weights_changed_in_place_are_generated_again_never_served_from_the_cache(tmp_path):
@@ -73,16 +74,19 @@ def test_weights_changed_in_place_are_generated_again_never_served_from_the_cach
         holder.net.offset.add_(1.0)
     assert (held.generated, wfeval.evaluate(model=holder, **common).generated) == (4, 4)
     manifest = json.loads((held.run_dir / "manifest.json").read_text())
-    assert len(manifest["model"]["fingerprint"]["state"]["net.state_dict_sha256"]) == 64
+    assert manifest["model"]["fingerprint"]["state"]["state"]["arrays"] == 1  # the held network's one weight
 
 
 def test_an_object_whose_state_cannot_be_seen_needs_a_model_version(tmp_path):
     common = dict(metrics=["psnr"], overrides=[*BASE, _store(tmp_path)])
-    with pytest.raises(ConfigError, match=r"model_version=\.\.\. that changes whenever its weights do"):
-        wfeval.evaluate(model=wfeval_test_live.Stateless(), **common)
-    one = wfeval.evaluate(model=wfeval_test_live.Stateless(), model_version=1, **common)
-    two = wfeval.evaluate(model=wfeval_test_live.Stateless(), model_version=2, **common)
+    with pytest.raises(ConfigError, match=r"model\.source: a builtins\.list_iterator object.*model_version=\.\.\. "
+                                          r"that changes whenever its weights do"):
+        wfeval.evaluate(model=wfeval_test_live.Stateless(source=iter([1])), **common)
+    one = wfeval.evaluate(model=wfeval_test_live.Stateless(source=iter([1])), model_version=1, **common)
+    two = wfeval.evaluate(model=wfeval_test_live.Stateless(source=iter([1])), model_version=2, **common)
     assert (one.generated, two.generated) == (4, 4)
+    assert "list_iterator" in json.loads((two.run_dir / "manifest.json").read_text())["model"]["fingerprint"][
+        "state"]["state_not_hashed"]
     assert json.loads((two.run_dir / "manifest.json").read_text())["model"]["version"] == "2"
 
 

@@ -78,6 +78,8 @@ class BadActionPolicy:
         index = int(context.request.sample_id.rsplit("-", 1)[1])
         if index == self.bad and context.step == self.step:
             return self.value
+        if "actions" not in context.request.controls:  # policy evaluation: no script, always right
+            return list(context.action_names).index("right")
         return _scripted(context)
 
 
@@ -181,3 +183,33 @@ class BadValueMetric(MutatingMetric):
         bad = int(request.sample_id.rsplit("-", 1)[1]) == 1
         value = self.value if bad else 0.5
         return scored(request.sample_id, self.name, float(value) if value in ("nan", "inf") else value)
+
+
+class FingerprintReturnsInt(OracleModel):
+    """The oracle, whose fingerprint() returns an int (neither a dict, bytes nor a str)."""
+
+    def fingerprint(self):
+        return 3
+
+
+class BadRewardOracle(OracleModel):
+    """The oracle stepping with no reward of its own (the benchmark's, read off the frames), except on
+    sample ``bad``, whose first step returns a reward/done spoiled the way ``mode`` says."""
+
+    def __init__(self, mode: str = "nan_reward", bad: int = 1):
+        super().__init__("bad_reward")
+        self.mode, self.bad = mode, int(bad)
+
+    def start(self, request):
+        return {"inner": super().start(request), "bad": int(request.sample_id.rsplit("-", 1)[1]) == self.bad}
+
+    def step(self, state, actions):
+        from wfeval.models.protocol import StepOutput
+
+        out = super().step(state["inner"], actions)
+        new = {"inner": out.state, "bad": state["bad"]}
+        if not state["bad"]:
+            return StepOutput(new, out.frames)
+        reward, done = {"long": ([5.0, 0.0, 0.0], False), "done_str": (0.0, "False"), "nan_reward": (float("nan"), False),
+                        "inf_reward": (float("inf"), False), "text": ("1", False)}[self.mode]
+        return StepOutput(new, out.frames, reward=reward, done=done)

@@ -17,10 +17,8 @@ class ShiftNet(torch.nn.Module):
     def __init__(self, offset: float = 3.0):
         super().__init__()
         self.offset = torch.nn.Parameter(torch.tensor(float(offset)))
-        self.calls = 0
 
     def generate(self, requests):
-        self.calls += 1
         level = int(round(float(self.offset.detach())))
         out = []
         for request in requests:
@@ -50,9 +48,12 @@ class Holder:
 
 
 class Stateless:
-    """No torch module, no fingerprint(): its state cannot be seen."""
+    """Holds an object whose contents Python cannot read (an iterator): its state cannot be seen."""
 
     name = "stateless"
+
+    def __init__(self, source=None):
+        self.source = source
 
     def generate(self, requests):
         return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}

@@ -9,7 +9,7 @@ train on and ``data.validation_episodes`` to hold out, from the recipe's seed na
 evaluation seed excluded; a dataset benchmark reads the samples of its ``benchmark.split`` and holds
 out ``data.validation_fraction`` of them. Writes ``<out>/idm.pt`` and ``<out>/idm.json`` (held-out
 accuracy or R², chance, training seeds or reference hashes, the weights' sha256) and prints how to use
-it: ``metric.idm_accuracy.idm.checkpoint=<out>``. Config errors exit 2 without a traceback.
+it: ``+metric.idm_accuracy.idm.checkpoint=<out>``. Config errors exit 2 without a traceback.
 """
 
 from __future__ import annotations
@@ -99,9 +99,15 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     meta = files.read_sidecar(weights)[1]
     log(f"trained {fit_config.steps} steps in {result['seconds']:.1f} s; {weights} (sha256 "
         f"{meta['weights_sha256'][:16]}) + {sidecar.name}")
-    log(f"use it: python -m wfeval task=controllability benchmark={bench.spec.name} "
-        f"metric.idm_accuracy.idm.checkpoint={Path(cfg['out'])}")
+    log(f"use it: {use_command(bench.spec.name, cfg['out'])}")
     return meta
+
+
+def use_command(benchmark: str, out: Any) -> str:
+    """The command that scores with the IDM just trained (``+``: the task's metrics are chosen after
+    composition, so the metric's node is added; tests/robustness runs it)."""
+    return (f"python -m wfeval task=controllability benchmark={benchmark} "
+            f"+metric.idm_accuracy.idm.checkpoint={Path(out)}")
 
 
 @hydra.main(version_base="1.3", config_path=str(RECIPE_CONF), config_name="train_idm")

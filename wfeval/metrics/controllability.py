@@ -118,6 +118,7 @@ class IDMAccuracy(DescribedMetric):
     required_artifacts = ("generated_video",)
     bounds = (None, 1.0)  # accuracy in [0, 1]; R² in (-inf, 1]
     statistics = ("mean", "std", "min", "max")
+    imports = ("torch",)  # the IDM's network: imported before an overlapped scoring thread starts
 
     def __init__(self, idm: Any = None, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)

@@ -43,7 +43,11 @@ def returns_of(request: GenerationRequest, result: GenerationResult) -> Returns 
     missing = [n for n in names if n not in true["true"]]
     if missing:
         return f"no true return for policy {missing[0]!r}"
-    return names, [float(model["model"][n]["return"]) for n in names], [float(true["true"][n]["return"]) for n in names]
+    inside = [float(model["model"][n]["return"]) for n in names]
+    outside = [float(true["true"][n]["return"]) for n in names]
+    if not np.isfinite(inside + outside).all():  # never into a ranking: one NaN would erase every start's
+        return f"a non-finite return (model {inside}, true {outside})"
+    return names, inside, outside
 
 
 class PolicyRankCorrelation(DescribedMetric):

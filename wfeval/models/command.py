@@ -116,6 +116,7 @@ class CommandModel:
                                         work_dir=self.work_dir, request_line=self._step_request_line,
                                         log_tail_chars=log_tail_chars)
             self.start, self.step = self._session.start, self._session.step
+            self.one_sample_at_a_time = True  # the program may forget older states at each start
 
     def _check_executable(self, argv: Sequence[str], key: str = "argv") -> None:
         """Refuse, before any sample, a program that cannot be started (ValueError -> exit 2)."""

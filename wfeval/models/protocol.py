@@ -34,6 +34,10 @@ was not given.
 world model with a reward head): ``task=policy_evaluation`` uses them for the returns inside the
 model, else it reads the benchmark's reward off the generated frames.
 
+A model that keeps **one sample's states at a time** (a step program that forgets older states when
+a ``start`` arrives: ``model=command`` with ``step_argv``) says ``one_sample_at_a_time = True``:
+every driver then finishes one sample before it starts the next (:func:`one_sample_at_a_time`).
+
 ``start`` returns an opaque state after the request's context frame(s) (``request.inputs["image"]``)
 and seed (``request.generation["seed"]``); no frame is returned: the context frame is frame 0.
 ``step`` returns the new state and one frame per action of the chunk (``k×H×W×3`` uint8). It
@@ -98,6 +102,18 @@ class StepModel(Protocol):
     def step(self, state: Any, actions: Sequence[Any]) -> StepOutput: ...
 
 
+def one_sample_at_a_time(model: Any) -> bool:
+    """True when ``model`` (or the model it wraps) keeps one sample's states at a time: a driver must
+    not start a second sample before the first is done (docs/adding-a-model.md, step programs)."""
+    for _ in range(4):  # a driver around an adapter around the object, at most
+        if model is None:
+            return False
+        if getattr(model, "one_sample_at_a_time", False) is True:
+            return True
+        model = getattr(model, "model", None) or getattr(model, "object", None)
+    return False
+
+
 def has_step_interface(model: Any) -> bool:
     """True when ``model`` has callable ``start`` and ``step``."""
     return callable(getattr(model, "start", None)) and callable(getattr(model, "step", None))
@@ -118,6 +134,50 @@ def step_many(model: Any, states: Sequence[Any], actions: Sequence[Sequence[Any]
             raise RuntimeError(f"{type(model).__name__}.step_many returned {len(out)} outputs for {len(states)} states")
         return out
     return [model.step(s, list(a)) for s, a in zip(states, actions)]
+
+
+def step_rewards(out: StepOutput, n_actions: int, who: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """A step output's own ``reward`` and ``done``, checked; None when it has no reward.
+
+    ``reward``: one finite real number per action (a bare number for a one-action chunk): a reward of
+    another length, a string, a bool, NaN or infinity is a ValueError naming ``who`` -- never cut to
+    its last element, never a good score. ``done``: None (not done) or one bool per action (``True``/
+    ``False``, numpy bools, the integers 0/1): ``"False"`` is refused, never read as true."""
+    if out.reward is None:
+        if out.done is not None:
+            raise ValueError(f"{who}.step returned done={out.done!r} without a reward; give both or neither")
+        return None
+    rewards = _per_action(out.reward, n_actions, who, "reward")
+    not_real = [r for r in rewards if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer,
+                                                                                            np.floating))]
+    if not_real:
+        bad = not_real[0]
+        raise ValueError(f"{who}.step returned reward {bad!r} ({type(bad).__name__}); a reward is a real number")
+    values = np.asarray([float(r) for r in rewards], np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{who}.step returned a non-finite reward ({values.tolist()}); a reward is a finite number")
+    dones = _per_action(out.done if out.done is not None else [False] * n_actions, n_actions, who, "done")
+    not_bool = [d for d in dones if not (isinstance(d, (bool, np.bool_)) or (isinstance(d, (int, np.integer))
+                                                                            and d in (0, 1)))]
+    if not_bool:
+        bad = not_bool[0]
+        raise ValueError(f"{who}.step returned done {bad!r} ({type(bad).__name__}); done is True or False")
+    return values, np.asarray([bool(d) for d in dones])
+
+
+def _per_action(value: Any, n_actions: int, who: str, what: str) -> list[Any]:
+    """One item per action: a bare scalar for a one-action chunk, else a flat sequence of ``n_actions``."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim else value.item()
+    if isinstance(value, (list, tuple)):
+        if len(value) != n_actions or any(isinstance(v, (list, tuple, np.ndarray)) for v in value):
+            raise ValueError(f"{who}.step returned {what} {value!r:.80} for {n_actions} action(s); expected one "
+                             f"{what} per action")
+        return list(value)
+    if n_actions != 1:
+        raise ValueError(f"{who}.step returned one {what} ({value!r:.40}) for {n_actions} actions; expected one "
+                         f"{what} per action")
+    return [value]
 
 
 def check_step_output(out: Any, n_actions: int, who: str, *, copy: bool = True) -> np.ndarray:

@@ -28,6 +28,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
 from wfeval.models.latent import has_latent_interface
 from wfeval.models.protocol import Generated, has_generate, has_step_interface
+from wfeval.utils.state_identity import fingerprint_value
 
 
 def _build(obj: Any) -> Any:
@@ -108,7 +109,7 @@ class PythonModel:
         out: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
         own = getattr(self.object, "fingerprint", None)
         if callable(own):
-            out["object"] = dict(own() or {})
+            out["object"] = fingerprint_value(own(), self.object)
         if self.fingerprint_source:
             out["code"] = code_identity(cls)
             if cls.__module__ in out["code"]["files"]:

@@ -21,6 +21,7 @@ from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
+from wfeval.utils.state_identity import FingerprintError
 
 
 def build_task(cfg: DictConfig | RunConfig) -> WorldTaskConfig:
@@ -189,5 +190,8 @@ def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
         raise ConfigError(f"model: {type(model).__name__} has neither generate(requests), the step interface "
                           "(start(request), step(state, actions)) nor the latent interface (encode(frames), "
                           "predict(z, actions); docs/latent-models.md)")
-    return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
+    try:
+        return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
+    except FingerprintError as exc:
+        raise ConfigError(f"model: {exc}") from None
 

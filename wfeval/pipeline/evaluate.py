@@ -10,8 +10,8 @@ The config is composed with Hydra's compose API exactly as ``python -m wfeval`` 
 command line works), resolved once into a :class:`~wfeval.config.run_config.RunConfig` that
 carries the object, and run by :func:`wfeval.pipeline.runner.run_from_config`: the same run
 folder, caches, output contract and statistics, so the same numbers as the CLI. The object's
-identity (what the generation cache keys on) is its class's code plus its state: torch weights
-hashed, its ``fingerprint()``, the ``model_version`` given (:mod:`wfeval.models.live`).
+identity (what the generation cache keys on) is its class's code plus its state: every array
+reachable from it hashed, its ``fingerprint()``, the ``model_version`` given (:mod:`wfeval.models.live`).
 
 Repeated calls in one process pay only for what changed: the composed config is kept per
 distinct set of arguments (copied per call), imports happen once, the benchmark's references
@@ -146,7 +146,8 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     ``run.store_dir=...``, ``model.batch_size=4``, ``run.trust=[...]``); ``run_dir``: the run folder
     (default ``outputs/runs/<time>_<benchmark>_<model name>``); ``report``: write report.html;
     ``model_version``: what identifies this state of the model beyond its weights (e.g. the
-    training step; required when the object holds no torch module and has no ``fingerprint()``);
+    training step; required only when part of the object's state cannot be hashed and it has no
+    ``fingerprint()``: the refusal says where);
     ``verbose``: print the results table as the CLI does; ``tracker``: ``"mlflow"``, ``"tensorboard"``,
     ``"wandb"``, a list, or tracker objects, logging this evaluation at training step ``step`` into one
     tracker run per training run (:mod:`wfeval.pipeline.tracking`). Config errors raise

@@ -18,6 +18,7 @@ from wfeval.api import GenerationRequest
 from wfeval.models._files import option_files
 from wfeval.models.identity import code_identity
 from wfeval.utils.hashing import sha256_json
+from wfeval.utils.state_identity import fingerprint_value
 
 
 def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[str, Any] | None = None) -> str:
@@ -52,7 +53,8 @@ class ModelHandle:
     def wrap(cls, model: Any, model_cfg: Mapping[str, Any]) -> "ModelHandle":
         version = str(getattr(model, "version", ""))
         fingerprint_method = _optional(model, "fingerprint")
-        fingerprint = {"code": code_identity(model), **(dict(fingerprint_method() or {}) if fingerprint_method else {})}
+        own = fingerprint_value(fingerprint_method(), model) if fingerprint_method else {}  # dict, bytes or str
+        fingerprint = {"code": code_identity(model), **own}
         # a checkpoint named by an option: retrained in place = another model (unless fingerprint() covers it)
         files = option_files(dict(model_cfg), skip=frozenset(getattr(model, "fingerprinted_options", ()) or ()))
         if files:

@@ -11,7 +11,9 @@ first error of the thread (an exception that is not a metric's own, e.g. an inte
 it: queued units are dropped and the error is raised on the main thread at the next unit or at
 the end, so the run ends as it would have without overlap; an error of generation cancels the
 queued units and waits for the one in progress. A resumed run scores after generation, as it
-reuses rows against the complete records. What needs only the requests (a metric's
+reuses rows against the complete records. The thread starts after the model's ``setup()`` and
+after the heavy modules the metrics need are imported (:func:`import_before_threads`): two threads
+never import torch at once. What needs only the requests (a metric's
 ``prepare_references``: FVD's reference features) is done on the thread as generation starts.
 ``run.overlap=auto`` (the default) overlaps only when the model's generation leaves the CPU to
 scoring (:class:`OverlapChoice`); otherwise the same thread scores the same units after generation.
@@ -96,6 +98,27 @@ class OverlapChoice:
         return {"mode": self.mode, "overlapped": bool(self.verdict), **self.measured}
 
 
+def import_before_threads(metrics: Any) -> list[str]:
+    """Import, on the calling thread, the heavy modules the scoring thread will need: torch for a
+    metric that computes on a torch device. Two threads importing torch at once (the scorer, and a
+    model's setup or first batch) can see it partially initialised (``module 'torch' has no attribute
+    'cuda'``): the scorer never starts an import of torch itself. Returns the modules imported."""
+    import importlib
+    import importlib.util
+
+    wanted = set()
+    for metric in dict(metrics).values():
+        if str(getattr(metric, "device", "numpy") or "numpy") != "numpy":
+            wanted.add("torch")
+        wanted.update(str(m) for m in getattr(metric, "imports", ()) or ())
+    done = []
+    for name in sorted(wanted):
+        if name not in sys.modules and importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+            done.append(name)
+    return done
+
+
 class Overlapped:
     """Scoring on one thread while the main thread generates (see the module doc); with
     ``run.overlap=auto`` the units are held until :class:`OverlapChoice` has decided, and until the
@@ -107,6 +130,7 @@ class Overlapped:
         self.choice = OverlapChoice(mode)
         self.held: list[list[int]] = []
         self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=mode, failed=failed)
+        import_before_threads(plan.metrics)  # before the thread exists: it never imports torch beside the model
         self.records: BinaryIO = recorder.rundir.file(PARTIAL_GENERATIONS).open("rb")  # kept across the rename
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
         self.pending: list[Future] = []

@@ -175,7 +175,7 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
     """Seeds, the benchmark's runtime hook around generation, model setup/close, the controls;
     each chunk of finished samples (closed loop / planning: with the chosen actions replayed into
     the reference) goes to ``keep`` in order: chunks of ``unit`` samples (overlapped scoring), else
-    :data:`~wfeval.pipeline.spool.CHUNK`; ``started`` is called once the phase has begun."""
+    :data:`~wfeval.pipeline.spool.CHUNK`; ``started`` is called once the model's setup has succeeded."""
     requests = plan.requests
     requests.apply = functools.partial(seeded_request, seed=run.seed, mode=run.seed_mode)  # as they are read
     timeout_s = run.sample_timeout_s
@@ -188,8 +188,6 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
                    sample_timeout_enforced=bool(timeout_s) and timeout_enforceable(),
                    fail_on_error=run.fail_on_error, seed_mode=run.seed_mode,
                    output_contract=plan.contract.describe() if plan.contract else None)
-    if started is not None:
-        started()
     progress = Progress("generate", len(requests), run.progress)
     counts = {"failed": 0, "not_generated": 0, "timeouts": 0}
     steps = recorder.rundir.writer(FILES.steps)
@@ -227,6 +225,8 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
+        if started is not None:  # after setup: the scoring thread never imports beside the model's setup
+            started()
         try:
             cache = GenerationCache(store, model.key, on_event=recorder.event)
             stream = generate_stream(iter(requests), model, cache, model.key, total=len(requests),

@@ -10,14 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from wfeval.api import ActionSpace
 from wfeval.config.errors import ConfigError
-from wfeval.models.base import continuous_actions, initial_frame
+from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated
 from wfeval.models.stepping import timed_step
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver, replay_references
-from wfeval.protocols.policies import PolicyContext, check_policy, policy_space_of
+from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_space_of
 
 
 class ClosedLoop(Protocol):
@@ -65,7 +64,7 @@ class ClosedLoopDriver(Driver):
             began = time.perf_counter()
             context = PolicyContext(request, t, tuple(chosen), names, horizon, seed, space)
             action = self.policy.act(frame.copy(), context)  # a copy: nothing it does reaches the stored video
-            action = self._checked(action, space, t, len(names))
+            action = checked_action(action, space, len(names), f"policy {self.policy_name!r}", t)
             policy_seconds = time.perf_counter() - began
             state, out, seconds = timed_step(self.model, state, [action])
             frame = out[-1]
@@ -76,19 +75,6 @@ class ClosedLoopDriver(Driver):
         return Generated({"generated_video": np.concatenate(frames)},
                          {"steps": rows, "protocol": self.protocol,
                           "closed_loop": {"actions": chosen, "policy": self.policy_name}})
-
-    def _checked(self, action: Any, space: Any, step: int, n_actions: int) -> Any:
-        """The policy's action as the model gets it: a discrete id as an int; a continuous action as a
-        read-only array of the space's shape and dtype, after checking it belongs to the space (a wrong
-        shape, NaN, a value out of bounds, a non-integral or unknown id is this sample's failure, naming
-        the policy and the step: never a crash of the run in the simulator's replay)."""
-        if space is None:
-            problem = ActionSpace.discrete(n=n_actions).problem([action], first=step)
-            if problem:
-                raise ValueError(f"policy {self.policy_name!r} at step {step}: {problem} (the benchmark's "
-                                 f"{n_actions} actions are ids 0..{n_actions - 1})")
-            return int(action)
-        return continuous_actions([action], space, f"policy {self.policy_name!r} at step {step}")[0]
 
     def finalize(self, pairs, store):
         return replay_references(pairs, store, self.simulate, "closed_loop")

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest, GenerationResult
 from wfeval.models.stepping import ModelWrapper, per_sample
+from wfeval.utils.state_identity import fingerprint_value
 
 
 class Driver(ModelWrapper):
@@ -26,7 +27,7 @@ class Driver(ModelWrapper):
 
     def fingerprint(self) -> dict[str, Any]:
         method = getattr(self.model, "fingerprint", None)
-        return dict(method() or {}) if callable(method) else {}
+        return fingerprint_value(method(), self.model) if callable(method) else {}  # a dict, bytes or a str
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         return per_sample(self.run_one, requests)

@@ -25,7 +25,7 @@ import numpy as np
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.models.base import initial_frame
-from wfeval.models.protocol import Generated
+from wfeval.models.protocol import Generated, one_sample_at_a_time
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver, replay_references
 from wfeval.protocols.planner import METHODS, TIME_PENALTY_PX, Planner  # noqa: F401 - the planner's names, here too
@@ -70,6 +70,13 @@ class PlanningDriver(Driver):
         self.planner, self.environment, self.simulate, self.store = planner, environment, simulate, store
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Any]:
+        """The samples planned side by side (one batched imagination per real step), or one after the
+        other for a model that keeps one sample's states at a time (a step program)."""
+        if len(requests) > 1 and one_sample_at_a_time(self.model):
+            return [out for request in requests for out in self._episodes([request])]
+        return self._episodes(requests)
+
+    def _episodes(self, requests: Sequence[GenerationRequest]) -> list[Any]:
         episodes: list[Any] = []
         for request in requests:
             try:

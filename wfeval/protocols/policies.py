@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import ActionSpace, GenerationRequest, action_space_of
+from wfeval.models.base import continuous_actions
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,20 @@ class NoopPolicy:
         return lowered.index("noop") if "noop" in lowered else 0
 
 
+def checked_action(action: Any, space: ActionSpace | None, n_actions: int, who: str, step: int) -> Any:
+    """A policy's action as the model gets it: a discrete id as an int; a continuous action as a
+    read-only array of the space's shape and dtype, after checking it belongs to the space. A wrong
+    shape, NaN, a value out of bounds, a non-integral or unknown id (2.7) is a ValueError naming
+    ``who`` (the policy) and the step: the sample's own failure, never a crash or a silent score."""
+    if space is None:
+        problem = ActionSpace.discrete(n=n_actions).problem([action], first=step)
+        if problem:
+            raise ValueError(f"{who} at step {step}: {problem} (the benchmark's {n_actions} actions are ids "
+                             f"0..{n_actions - 1})")
+        return int(action)
+    return continuous_actions([action], space, f"{who} at step {step}")[0]
+
+
 def check_policy(policy: Any) -> Any:
     if not callable(getattr(policy, "act", None)):
         raise ValueError(f"policy: {type(policy).__name__} has no act(frame, context) method "
@@ -136,4 +151,5 @@ def check_policy(policy: Any) -> Any:
 
 
 __all__: Sequence[str] = ["NoopPolicy", "PolicyContext", "RandomPolicy", "ScriptedPolicy", "action_names_of",
+                          "checked_action",
                           "policy_space_of", "uniform_action"]

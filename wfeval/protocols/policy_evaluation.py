@@ -25,10 +25,10 @@ import numpy as np
 from wfeval.benchmarks.base import PolicyEvaluationFamily
 from wfeval.config.errors import ConfigError
 from wfeval.models.base import initial_frame
-from wfeval.models.protocol import Generated, check_step_output
+from wfeval.models.protocol import Generated, check_step_output, step_rewards
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
-from wfeval.protocols.policies import PolicyContext, check_policy
+from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_space_of
 
 RUN_POLICY = "policy"  # in protocol.policies: the run's `policy` group
 
@@ -84,16 +84,22 @@ class PolicyEvaluationDriver(Driver):
         self.policies, self.bench = dict(policies), benchmark
 
     def _context(self, request: Any, t: int, actions: list, max_steps: int) -> PolicyContext:
-        names = tuple(str(n) for n in request.controls.get("action_names") or ())
-        return PolicyContext(request, t, tuple(actions), names, max_steps, int(request.generation.get("seed") or 0))
+        space, names = policy_space_of(request)
+        return PolicyContext(request, t, tuple(actions), names, max_steps, int(request.generation.get("seed") or 0),
+                             space)
+
+    def _act(self, name: str, policy: Any, frame: np.ndarray, context: PolicyContext) -> Any:
+        """The policy's action, checked against the benchmark's actions (a bad one fails this sample)."""
+        action = policy.act(frame.copy(), context)
+        return checked_action(action, context.action_space, len(context.action_names), f"policy {name!r}",
+                              context.step)
 
     def _rollout(self, request: Any, name: str, policy: Any, settings: Mapping[str, Any], rows: list) -> tuple:
         max_steps, discount = int(settings["max_steps"]), float(settings["discount"])
         frame = initial_frame(request)
         state, frames, actions, total, sources = self.model.start(request), [frame[None]], [], 0.0, set()
         for t in range(max_steps):
-            action = policy.act(frame, self._context(request, t, actions, max_steps))
-            action = int(action) if isinstance(action, (int, np.integer)) else action
+            action = self._act(name, policy, frame, self._context(request, t, actions, max_steps))
             began = time.perf_counter()
             out = self.model.step(state, [action])
             seconds = time.perf_counter() - began
@@ -101,9 +107,9 @@ class PolicyEvaluationDriver(Driver):
             frame = check_step_output(out, 1, self.name)[-1]
             frames.append(frame[None])
             actions.append(action)
-            if out.reward is not None:
-                reward = float(np.asarray(out.reward, np.float64).reshape(-1)[-1])
-                done = bool(np.asarray(out.done).reshape(-1)[-1]) if out.done is not None else False
+            own = step_rewards(out, 1, self.name)  # checked: length, type, finite; done a bool
+            if own is not None:
+                reward, done = float(own[0][-1]), bool(own[1][-1])
                 sources.add("model")
             else:
                 reward, done = self.bench.frame_reward(request, previous, frame)
@@ -135,9 +141,9 @@ class PolicyEvaluationDriver(Driver):
         for name, policy in self.policies.items():
             env, frame, actions, total = self.bench.policy_environment(request), initial_frame(request), [], 0.0
             for t in range(max_steps):
-                action = policy.act(frame, self._context(request, t, actions, max_steps))
+                action = self._act(name, policy, frame, self._context(request, t, actions, max_steps))
                 frame, reward, done = env.step(action)
-                actions.append(int(action) if isinstance(action, (int, np.integer)) else action)
+                actions.append(action.tolist() if isinstance(action, np.ndarray) else action)
                 total += discount ** t * float(reward)
                 if done:
                     break
@@ -152,12 +158,19 @@ class PolicyEvaluationDriver(Driver):
                 done.append((request, result))
                 continue
             first = info["model"][info["policies"][0]]["actions"]
-            video, meta = self.bench.simulate(request, first)
+            try:  # a policy or simulator failing on this start fails this sample only, with the reason
+                video, meta = self.bench.simulate(request, first)
+                true = self.true_returns(request)
+            except Exception as exc:  # noqa: BLE001 - never another sample's failure, never a crash
+                done.append((request, dataclasses.replace(
+                    result, status="failed", artifacts={}, stop_reason="", error=f"{type(exc).__name__}: in the "
+                    f"benchmark's true simulator, sample {request.sample_id!r}: {exc}")))
+                continue
             request = dataclasses.replace(
                 request, controls={**request.controls, "actions": list(first)},
                 references={**request.references, "video": store.put_array(video, kind="video")},
                 metadata={**request.metadata, **dict(meta), "policy_evaluation": {
-                    "true": self.true_returns(request), "replayed_by": "benchmark simulator",
+                    "true": true, "replayed_by": "benchmark simulator",
                     "reference": f"{info['policies'][0]}'s actions inside the model, replayed"}})
             done.append((request, dataclasses.replace(result, steps=len(first))))
         return done

@@ -28,7 +28,7 @@ TRAIN = "train"
 #: small and quick: a few seconds on a CPU for a dataset of a few thousand transitions
 DEFAULTS: dict[str, Any] = {"steps": 300, "batch_size": 32, "lr": 0.002, "seed": 0, "validation_fraction": 0.2,
                             "channels": 16, "patch": 8}
-OPTIONS = ("metric.idm_accuracy.idm.checkpoint=<an IDM folder> (python -m wfeval.recipes.train_idm)")
+OPTIONS = ("+metric.idm_accuracy.idm.checkpoint=<an IDM folder> (python -m wfeval.recipes.train_idm)")
 
 
 def training_episodes(bench: Any) -> tuple[list[Any], str]:

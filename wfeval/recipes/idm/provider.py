@@ -124,6 +124,7 @@ class IDMProvider:
         self._dataset_idm: tuple[str, str | None] | None = None  # (folder, None) or (None, why)
         self._loaded: dict[str, LoadedIDM] = {}
         self._keys: dict[str, Any] | None = None
+        self._broken: dict[str, str] = {}
         if checkpoint:  # a missing or mismatched file is a config error, found before anything runs
             files.read_sidecar(checkpoint, {"weights": sha256} if sha256 else None)
 
@@ -147,11 +148,18 @@ class IDMProvider:
         return self._loaded[key]
 
     def _shipped_keys(self) -> dict[str, Any]:
+        """What each intact shipped IDM applies to; a shipped IDM whose files fail their checks is kept
+        in ``self._broken`` with the reason (never a silent gap that later reads "no shipped IDM")."""
         if self._keys is None:
-            self._keys = {}
+            keys, broken = {}, {}
             for name, folder in files.shipped().items():
-                _, meta = files.read_sidecar(folder, files.SHIPPED[name])
-                self._keys[name] = _plain(meta.get("applies_to"))
+                try:
+                    _, meta = files.read_sidecar(folder, files.SHIPPED[name])
+                except files.CheckpointError as exc:
+                    broken[name] = str(exc)
+                    continue
+                keys[name] = _plain(meta.get("applies_to"))
+            self._keys, self._broken = keys, broken
         return self._keys
 
     def bind_benchmark(self, bench: Any, store: Any) -> None:
@@ -191,13 +199,18 @@ class IDMProvider:
             elif wanted is None:
                 return None, ("no inverse-dynamics model for a benchmark without a simulator: train one on a "
                               f"split of it ({files.TRAIN_HINT} benchmark.split=<split>) and pass "
-                              "metric.idm_accuracy.idm.checkpoint=<its folder>")
+                              "+metric.idm_accuracy.idm.checkpoint=<its folder>")
             else:
                 name = next((n for n, key in self._shipped_keys().items() if key == wanted), None)
+                if name is None and self._broken:  # the one that applies may be among them: say so, on every sample
+                    raise files.CheckpointError(
+                        "shipped inverse-dynamics model(s) failed their checks and are never used: "
+                        + "; ".join(f"{n}: {why}" for n, why in self._broken.items())
+                        + " (reinstall wfeval to restore them)")
                 if name is None:
                     return None, (f"no shipped inverse-dynamics model for this {wanted['family']} configuration "
                                   f"(shipped: {', '.join(files.SHIPPED) or 'none'}); train one with "
-                                  f"{files.TRAIN_HINT} and pass metric.idm_accuracy.idm.checkpoint=<its folder>")
+                                  f"{files.TRAIN_HINT} and pass +metric.idm_accuracy.idm.checkpoint=<its folder>")
                 idm = self._load(name, files.SHIPPED_DIR / name, files.SHIPPED[name], name, True)
         problem = idm.problem(request)
         return (None, problem) if problem else (idm, None)

@@ -1,0 +1,119 @@
+"""No races between the overlapped scoring thread and the model (issue 32 item 16, issue 37 item 4).
+
+Before: on a loaded machine a sweep's first job ``model=learned`` failed with ``setup() failed:
+AttributeError: partially initialized module 'torch' has no attribute 'cuda'``: the scoring thread
+(FVD's reference features) and the model's ``setup()`` imported torch at the same time. Now the
+scoring thread starts after the model's setup, once the modules its metrics need are imported on
+the main thread; and scoring never changes process-wide settings (torch and BLAS thread counts)
+under a model generating in the same process. The 20-sweeps-beside-a-CPU-burner stress test is
+``benchmarks/thread_race_stress.py`` (not in the default suite).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import wfeval
+from wfeval.models.base import actions_of, initial_frame
+from wfeval.pipeline.overlap import import_before_threads
+
+
+def _scoring_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("wfeval-score")]
+
+
+class SlowSetup:
+    """Waits in setup() (as a model loading its weights and importing torch does) and records whether
+    a scoring thread was alive meanwhile; generates the still initial frame, off the CPU (sleeps)."""
+
+    name = "slow_setup"
+
+    def __init__(self):
+        self.during_setup: list[list[str]] = []
+        self.during_generate: list[list[str]] = []
+
+    def setup(self):
+        self.during_setup.append(_scoring_threads())
+        time.sleep(0.05)
+        self.during_setup.append(_scoring_threads())
+
+    def generate(self, requests):
+        time.sleep(0.02)
+        self.during_generate.append(_scoring_threads())
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def test_the_scoring_thread_never_runs_beside_the_models_setup(tmp_path):
+    for attempt in range(6):  # started at once, many times
+        model = SlowSetup()
+        results = wfeval.evaluate(model=model, metrics=["psnr", "flicker"], model_version=attempt,
+                                  overrides=["benchmark.num_samples=16", "run.batch_size=4", "run.overlap=true",
+                                             f"run.store_dir={tmp_path / 'store'}"], run_dir=tmp_path / f"r{attempt}")
+        assert model.during_setup == [[], []]  # no scoring thread while setup() ran
+        assert any(model.during_generate)  # ... and one beside generation: the runs did overlap
+        assert results["gridworld.psnr"].n_valid == 16
+
+
+def test_modules_the_metrics_need_are_imported_on_the_calling_thread(tmp_path, monkeypatch):
+    module = tmp_path / "wfeval_test_slow_heavy_module.py"
+    module.write_text("import threading, time\nIMPORTED_ON = threading.current_thread().name\ntime.sleep(0.05)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "wfeval_test_slow_heavy_module", raising=False)
+
+    class DeclaresImports:
+        device = "numpy"
+        imports = ("wfeval_test_slow_heavy_module",)
+
+    class OnTorch:
+        device = "auto"
+
+    done = import_before_threads({"a": DeclaresImports(), "b": OnTorch()})
+    assert "wfeval_test_slow_heavy_module" in done  # torch: already imported by this test module
+    assert sys.modules["wfeval_test_slow_heavy_module"].IMPORTED_ON == threading.current_thread().name
+    assert import_before_threads({"psnr_on_numpy": DeclaresImports()}) == []  # once
+
+
+class ThreadWatcher:
+    """Records torch's and the BLAS libraries' thread settings at every generate call, waiting off the
+    CPU (as on a GPU) so that scoring runs beside it."""
+
+    name = "thread_watcher"
+
+    def __init__(self):
+        self.seen: list[tuple] = []
+
+    def generate(self, requests):
+        from threadpoolctl import threadpool_info
+
+        for _ in requests:
+            time.sleep(0.01)
+            self.seen.append((torch.get_num_threads(), torch.get_num_interop_threads(),
+                              tuple(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info()))))
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+def test_scoring_never_changes_thread_settings_under_a_generating_model(tmp_path):
+    from threadpoolctl import threadpool_info
+
+    caller = (torch.get_num_threads(), torch.get_num_interop_threads(),
+              tuple(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info())))
+    model = ThreadWatcher()
+    results = wfeval.evaluate(model=model, metrics=["psnr", "ssim", "flicker", "lpips"], model_version=1,
+                              overrides=["benchmark.num_samples=24", "run.batch_size=4", "run.overlap=true",
+                                         f"run.store_dir={tmp_path / 'store'}"])
+    assert len(model.seen) == 24 and results["gridworld.flicker"].n_valid == 24
+    assert set(model.seen) == {caller}  # at every step: the caller's settings
+    assert (torch.get_num_threads(), torch.get_num_interop_threads()) == caller[:2]
