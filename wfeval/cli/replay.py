@@ -22,13 +22,11 @@ from wfeval.storage.safe_io import refuse_link
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
-    from wfeval.config import register_schemas
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
     from wfeval.report.units import unit_of
     from wfeval.results import build_results
 
-    register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
     manifest, metrics, table = load_table(run_dir)
     results, document = build_results(
         manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import Any
 
 import hydra
 from omegaconf import DictConfig
@@ -38,13 +39,28 @@ def _run_job(cfg: DictConfig) -> None:
     keep_freed_memory()  # a run allocates and frees large arrays over and over; also in a launcher's workers
     hydra_cfg = HydraConfig.get()
     try:
-        run_from_config(cfg, output_dir=hydra_cfg.runtime.output_dir)
+        run_from_config(run_config_of_job(cfg, hydra_cfg), output_dir=hydra_cfg.runtime.output_dir)
     except Exception as exc:
         if hydra_cfg.mode != RunMode.MULTIRUN:
             raise  # ends the command: wfeval.cli.exits
         # one failed job must not hide the others: its manifest says "failed" with the error,
         # the sweep goes on, and the sweep summary lists it (exit status 1 at the end)
         print(f"job {hydra_cfg.job.num} failed: {describe(exc)}", file=sys.stderr)
+
+
+def run_config_of_job(cfg: DictConfig, hydra_cfg: Any) -> Any:
+    """The boundary: the job's composed config and what Hydra knows of it (choices, overrides, search
+    path) made into the one run config, its metrics selected (:mod:`wfeval.pipeline.metric_nodes`);
+    nothing below ``cli/`` reads Hydra's job state."""
+    from omegaconf import OmegaConf
+
+    from wfeval.config.run_config import JobChoices, RunConfig
+    from wfeval.pipeline.metric_nodes import with_metric_nodes
+
+    job = JobChoices(choices=OmegaConf.to_container(hydra_cfg.runtime.choices, resolve=False),
+                     overrides=tuple(str(o) for o in hydra_cfg.overrides.task),
+                     searchpath=tuple(str(p) for p in hydra_cfg.searchpath), known=True)
+    return with_metric_nodes(RunConfig.resolve(cfg, job=job))
 
 
 def _conflicting_modes(argv: list[str]) -> str | None:
