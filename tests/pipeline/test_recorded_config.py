@@ -62,3 +62,27 @@ def test_replay_refuses_a_metric_the_folder_does_not_record(run_with_extra_metri
     config.write_text(yaml.safe_dump(recorded))
     assert replay_main([str(run), "--out", str(tmp_path / "replay")]) == 2
     assert "metric 'mae': .hydra/config.yaml does not record its config" in capsys.readouterr().err
+
+
+def test_resume_scores_with_the_recorded_metric_nodes_not_the_edited_files(run_with_extra_metrics, tmp_path):
+    """A run folder resumed after its metric's file changed (other frames skipped, another aggregation)
+    keeps the recorded node: the same rows, the same results."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    root = run_with_extra_metrics
+    (root / "conf" / "metric" / "mse_mine.yaml").write_text(
+        MINE + "skip_frames: 3\naggregation:\n  aggregator: median\n")
+    run = tmp_path / "run"
+    shutil.copytree(root / "run", run)
+    proc = subprocess.run([sys.executable, "-m", "wfeval.resume", str(run)], cwd=root, env=cli_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    before = json.loads((root / "run" / "results.json").read_text())
+    after = json.loads((run / "results.json").read_text())
+    assert after["results"] == before["results"] and after["config_hash"] == before["config_hash"]
+    recorded = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
+    assert recorded["metric"]["mse_mine"] == {"_target_": "wfeval.metrics.reference.MSE", "data_range": 255.0}

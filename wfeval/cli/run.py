@@ -57,10 +57,20 @@ def run_config_of_job(cfg: DictConfig, hydra_cfg: Any) -> Any:
     from wfeval.config.run_config import JobChoices, RunConfig
     from wfeval.pipeline.metric_nodes import with_metric_nodes
 
+    from wfeval.pipeline.metric_nodes import with_recorded_metric_nodes
+
     job = JobChoices(choices=OmegaConf.to_container(hydra_cfg.runtime.choices, resolve=False),
                      overrides=tuple(str(o) for o in hydra_cfg.overrides.task),
                      searchpath=tuple(str(p) for p in hydra_cfg.searchpath), known=True)
-    return with_metric_nodes(RunConfig.resolve(cfg, job=job))
+    config = RunConfig.resolve(cfg, job=job)
+    if RESUMED:  # python -m wfeval.resume: the metric nodes the run folder recorded, none composed again
+        recorded, rules = RESUMED[-1]
+        return with_recorded_metric_nodes(config, recorded, rules)
+    return with_metric_nodes(config)
+
+
+#: set by ``python -m wfeval.resume``: (the run folder's recorded config, the manifest's metric_selection)
+RESUMED: list[tuple[dict, dict]] = []
 
 
 def _conflicting_modes(argv: list[str]) -> str | None:

@@ -88,9 +88,30 @@ def with_metric_nodes(config: RunConfig) -> RunConfig:
     if unused:
         raise ConfigError(f"metric.{unused[0]}: options given for a metric this run does not score (no protocol, "
                           f"task or extra_metrics adds it); add it with extra_metrics=[{unused[0]}] or metric=[...]")
-    written = {k: OmegaConf.to_container(v, resolve=False) if isinstance(v, DictConfig) else v
+    written = {k: OmegaConf.to_container(v, resolve=False) if isinstance(v, DictConfig) else dict(v)
                for k, v in nodes.items()}
+    # every node read inside the run's own config, as the run folder records it: an interpolation of a
+    # node composed on its own (``skip_frames: ${protocol.context_frames}``) reads this run's values
+    whole = OmegaConf.create({**dataclasses.replace(config, metric_nodes={}).recorded(), "metric": written})
+    nodes = {k: whole.metric[k] for k in written}
     return dataclasses.replace(config, metric_nodes=nodes, metric_rules=rules, metric_written=written)
+
+
+def with_recorded_metric_nodes(config: RunConfig, recorded: Mapping[str, Any], rules: Mapping[str, str]) -> RunConfig:
+    """``config`` holding the metric nodes a run folder recorded (``.hydra/config.yaml``'s ``metric``) and
+    the rule that selected each (the manifest's ``metric_selection``): what a resumed run scores with,
+    never composed again from today's config files."""
+    import dataclasses
+
+    metric = dict(recorded.get("metric") or {})
+    missing = [m for m in rules if m not in metric]
+    if missing:
+        raise ConfigError(f"the run folder's .hydra/config.yaml does not record metric {missing[0]!r} (a run made "
+                          "before every metric node was recorded); start the run again instead of resuming it")
+    written = {str(m): metric[m] for m in rules}
+    whole = OmegaConf.create({**dataclasses.replace(config, metric_nodes={}).recorded(), "metric": written})
+    return dataclasses.replace(config, metric_nodes={m: whole.metric[m] for m in written},
+                               metric_rules={m: str(rules[m]) for m in written}, metric_written=written)
 
 
 def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict[str, Any]:
