@@ -123,19 +123,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.trust:
         os.environ[ENV_VAR] = ",".join(prefixes)
     sys.argv = ["wfeval", *overrides]
-    from wfeval.cli.run import RESUMED
-    from wfeval.cli.run import main as wfeval_main
+    from wfeval.cli.run import RESUMED, main as wfeval_main
 
-    recorded = recorded_metrics(run_dir)
-    if recorded is not None:  # read before Hydra writes the folder's .hydra/ again
-        RESUMED.append(recorded)
+    RESUMED.extend([recorded] if (recorded := recorded_metrics(run_dir)) else [])  # before Hydra writes .hydra/
     wfeval_main()
 
 
 def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
-    """(the recorded ``.hydra/config.yaml``, the manifest's ``metric_selection``) of a run folder whose
-    metrics were selected before it stopped; None when it stopped before (they are selected as a run
-    selects them)."""
+    """(``.hydra/config.yaml``, the manifest's ``metric_selection``) of a run folder whose metrics were
+    selected before it stopped; None when it stopped before (a run selects them then)."""
     import json
 
     try:
@@ -145,9 +141,7 @@ def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
     except (OSError, ValueError, yaml.YAMLError):
         return None
     rules = manifest.get("metric_selection") if isinstance(manifest, dict) else None
-    if not isinstance(rules, dict) or not rules or not isinstance(recorded, dict):
-        return None
-    return recorded, rules
+    return (recorded, rules) if isinstance(rules, dict) and rules and isinstance(recorded, dict) else None
 
 
 if __name__ == "__main__":
