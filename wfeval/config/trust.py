@@ -391,6 +391,20 @@ def locate_sources(loader: Any, config_name: str | None, overrides: list[str], c
     return located
 
 
+def locate_option_sources(searchpath: Sequence[str], findings: list[Finding],
+                          main: str = "pkg://wfeval.conf") -> list[Finding]:
+    """Each finding under ``<group>.<option>`` (a metric node composed on its own: ``extra_metrics``)
+    with the file ``<group>/<option>.yaml`` on the search path (``main``, then ``searchpath``) that writes it."""
+    sources = [tuple(entry.split("://", 1)) for entry in (main, *searchpath) if "://" in entry]
+    located = []
+    for finding in findings:
+        parts = finding.key.split(".")
+        found = _read_source(sources, f"{parts[0]}/{parts[1]}") if len(parts) > 2 else None
+        source = found[0] if found is not None and _writes(found[1], finding) else finding.source
+        located.append(Finding(finding.key, finding.target, finding.reason, source))
+    return located
+
+
 def _read_source(sources: list[tuple[str, str]], config_path: str) -> tuple[str, Any] | None:
     """(file name, its content) of ``config_path`` in the first file or package source that has it."""
     from importlib import resources

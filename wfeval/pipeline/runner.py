@@ -25,7 +25,7 @@ from wfeval.api import AggregateResult, GenerationRequest, GenerationResult
 from wfeval.benchmarks.base import RunContext, runtime_of
 from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig, RunSettings
-from wfeval.config.trust import check_config
+from wfeval.config.trust import check_config, locate_option_sources
 from wfeval.pipeline import build, spool
 from wfeval.pipeline.failure import ModelSetupError, storage_error, user_exit
 from wfeval.pipeline.generate import generate_stream, timeout_enforceable, verify_pair
@@ -65,7 +65,9 @@ def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[s
     results table at the end."""
     config = cfg if isinstance(cfg, RunConfig) else RunConfig.resolve(cfg)  # checked before any file is written
     config = with_metric_nodes(config)  # a config composed elsewhere: its metrics selected here, once
-    check_config({**config.plain, "metric": {m: to_plain(n) for m, n in (config.metric_nodes or {}).items()}})
+    # code only from where the user chose it (docs/trust.md): the config with every metric node it scores
+    check_config({**config.plain, "metric": {m: to_plain(n) for m, n in (config.metric_nodes or {}).items()}},
+                 locate=lambda found: locate_option_sources(config.job.searchpath, found))
     with contextlib.ExitStack() as held:
         try:
             Path(output_dir).mkdir(parents=True, exist_ok=True)
