@@ -73,6 +73,9 @@ def job_override_lists(overrides: Sequence[str], multirun: bool) -> list[list[st
 def _initialized(config_path: str) -> Iterator[None]:
     from hydra import initialize_config_dir, initialize_config_module
 
+    from wfeval.config import register_schemas
+
+    register_schemas()
     if config_path.startswith("pkg://"):
         with initialize_config_module(config_path[len("pkg://"):], version_base="1.3"):
             yield

@@ -48,7 +48,9 @@ def help_text(argv: list[str]) -> str:
     from omegaconf import OmegaConf, open_dict
 
     from wfeval.cli.boundary import command_args
+    from wfeval.config import register_schemas
 
+    register_schemas()
     args = command_args(argv)
     overrides = list(args.overrides or []) if args is not None else []
     with initialize_config_module("wfeval.conf", version_base="1.3"):

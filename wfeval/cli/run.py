@@ -44,6 +44,9 @@ def hydra_app() -> Any:
     """The Hydra application of ``python -m wfeval`` (Hydra imported only when a command runs)."""
     import hydra
 
+    from wfeval.config import register_schemas
+
+    register_schemas()
     return hydra.main(version_base="1.3", config_path="pkg://wfeval.conf", config_name="config")(_job)
 
 

@@ -178,9 +178,18 @@ def _cache_every_builtin(known: dict[tuple[str, str, str], list]) -> None:
 
 
 def register_schemas() -> None:
-    """Kept for callers of earlier versions: nothing to register. The schemas are served, each built
-    when a config first loads it, by wfeval's Hydra config source (``hydra_plugins.wfeval_configs``,
-    :func:`served_configs`), found through Hydra's plugin discovery."""
+    """Make sure Hydra knows wfeval's config source and its search-path entry
+    (``hydra_plugins.wfeval_configs``, which serve the derived schemas and the metric suites, each
+    built when a config first loads it): Hydra's plugin discovery finds them in an installed wheel, but
+    not through an editable install's import hook, so they are registered through Hydra's public
+    ``Plugins.register`` as well (idempotent). Call before composing."""
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalSearchPath
+
+    plugins = Plugins.instance()
+    for plugin in (WfevalConfigSource, WfevalSearchPath):
+        plugins.register(plugin)
 
 
 @functools.lru_cache(maxsize=None)

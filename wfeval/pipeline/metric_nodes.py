@@ -121,6 +121,8 @@ def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
+    from wfeval.config import register_schemas
+
     from wfeval.metrics.registry import REGISTRY, UnknownMetricError
 
     # extra_metrics finds what metric= finds: the run's search path too
@@ -149,6 +151,7 @@ def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict
             if GlobalHydra.instance().is_initialized():
                 nodes.update(compose(config_name="config", overrides=overrides).metric)
             else:
+                register_schemas()
                 with initialize_config_module("wfeval.conf", version_base="1.3"):
                     nodes.update(compose(config_name="config", overrides=overrides).metric)
         except Exception as exc:
