@@ -429,3 +429,50 @@ def test_writes_to_a_buffer_or_a_run_directory_are_not_file_writes():
     source = ("import io, numpy as np, torch\nbuffer = io.BytesIO()\nnp.save(buffer, [1])\ntorch.save({}, buffer)\n"
               "rundir.write_text('results.md', 'x')\nopen('x').read()\n")
     assert file_writes(ast.parse(source)) == []
+
+
+# --- Hydra through its public doors (docs/architecture.md, "Composition") ------------------------
+
+HYDRA_SOURCES = [*sorted(PACKAGE.rglob("*.py")), *sorted((ROOT / "hydra_plugins").rglob("*.py"))]
+
+
+def hydra_violations(path: Path, source: str | None = None) -> list[str]:
+    """A private Hydra module or name anywhere (``hydra._internal``, ``_``-prefixed names, ``Singleton``,
+    a write into ``ConfigStore.repo``); Hydra's job state (``HydraConfig``) outside ``wfeval/cli/``."""
+    source = path.read_text(encoding="utf-8") if source is None else source
+    under_cli = path.is_relative_to(PACKAGE / "cli")
+    found = []
+    for node in _walk(ast.parse(source), typing_blocks=True):
+        names: list[tuple[str, str]] = []
+        if isinstance(node, ast.Import):
+            names = [(alias.name, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [(f"{node.module}.{alias.name}", alias.name) for alias in node.names]
+        elif isinstance(node, ast.Attribute) and node.attr in ("repo", "_instances", "_internal"):
+            names = [(node.attr, node.attr)]
+        for full, last in names:
+            if not (full.startswith("hydra.") or full in ("repo", "_instances", "_internal")):
+                continue
+            private = any(part.startswith("_") for part in full.split(".")) or last == "Singleton" or \
+                full.endswith(".singleton") or full in ("repo", "_instances", "_internal")
+            if private:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {full} (private Hydra)")
+            elif last == "HydraConfig" and not under_cli:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: HydraConfig below wfeval/cli/ "
+                             "(the boundary hands over choices, overrides and search path: RunConfig.job)")
+    return found
+
+
+def test_hydra_is_reached_only_through_its_public_api_and_its_job_state_only_in_cli():
+    found = [v for path in HYDRA_SOURCES for v in hydra_violations(path)]
+    assert not found, "\n".join(found)
+
+
+def test_a_private_hydra_import_or_job_state_below_cli_is_caught():
+    below = PACKAGE / "pipeline" / "x.py"
+    assert hydra_violations(below, "from hydra._internal.utils import get_args_parser\n")
+    assert hydra_violations(below, "def f():\n    from hydra.core.hydra_config import HydraConfig\n")
+    assert hydra_violations(below, "from hydra.core.singleton import Singleton\n")
+    assert hydra_violations(below, "def f(cs):\n    cs.repo['x'] = 1\n")
+    assert not hydra_violations(PACKAGE / "cli" / "x.py", "from hydra.core.hydra_config import HydraConfig\n")
+    assert not hydra_violations(below, "from hydra import compose\nfrom hydra.core.global_hydra import GlobalHydra\n")

@@ -17,7 +17,8 @@ from tests.conftest import ROOT
 def test_pyproject_lists_every_package_folder():
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "wfeval").rglob("__init__.py")}
+    found = {".".join(p.parent.relative_to(ROOT).parts) for folder in ("wfeval", "hydra_plugins")
+             for p in (ROOT / folder).rglob("__init__.py")}
     assert found | {"wfeval.conf"} == listed
 
 
@@ -25,7 +26,7 @@ def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
     # build from a clean copy: an in-tree build/ folder could leak stale modules into the wheel
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", "wfeval", "conf"):
+    for name in ("pyproject.toml", "README.md", "wfeval", "conf", "hydra_plugins"):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
         copy(ROOT / name, source / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
                                             if (ROOT / name).is_dir() else {}))
@@ -37,6 +38,7 @@ def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
     shipped = {n.removeprefix("wfeval/conf/") for n in names if n.startswith("wfeval/conf/") and n.endswith(".yaml")}
     in_tree = {str(p.relative_to(ROOT / "conf")) for p in (ROOT / "conf").rglob("*.yaml")}
     assert shipped == in_tree and "config.yaml" in shipped
+    assert "hydra_plugins/wfeval_configs/__init__.py" in names  # the config source of the derived schemas
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

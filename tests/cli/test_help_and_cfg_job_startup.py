@@ -1,9 +1,9 @@
-"""``--help`` and ``--cfg job`` start fast and print what the eagerly stored schemas print.
+"""``--help`` and ``--cfg job`` start fast and print what deriving every schema afresh prints.
 
-The schemas are stored lazily (built when a config loads one) and the metric schemas' fields come
-from a cache keyed by wfeval's sources; the reference here stores every schema the way
-``ConfigStore.store`` does and derives every metric schema from its class, as wfeval did before.
-Timings are in perf/cli_startup.py, not here.
+The option schemas' fields come from a cache keyed by wfeval's sources and the help text from a
+cache keyed by the command line, the config files and the sources; the reference here derives every
+schema from its class and composes the help anew (no cache read or written), as wfeval did before
+the caches. Timings are in perf/cli_startup.py, not here.
 """
 
 from __future__ import annotations
@@ -13,17 +13,14 @@ import sys
 
 from tests.conftest import cli_env
 
-# wfeval as it was: every schema converted when stored, option schemas derived from their classes
+# wfeval without its caches: every option schema derived from its class, the help composed anew
 EAGER = (
     "import sys, runpy\n"
-    "from hydra.core.config_store import ConfigStore\n"
-    "import wfeval.config.schema as schema\n"
-    "def eager(group, name, node):\n"
-    "    ConfigStore.instance().store(group=group, name=name, node=node if isinstance(node, type) else node())\n"
-    "schema.store_schema = eager\n"
     "import wfeval.config.schema_cache as cache\n"
     "cache.load = lambda group, option, target: None\n"
     "cache.save_many = lambda entries: None\n"
+    "import wfeval.cli.help as help\n"
+    "help._key = lambda argv: None\n"
     "sys.argv = ['wfeval'] + sys.argv[1:]\n"
     "runpy.run_module('wfeval', run_name='__main__')\n"
 )
@@ -59,7 +56,7 @@ def _heavy(proc: subprocess.CompletedProcess) -> tuple[str, str]:
         next(line for line in lines if line.startswith("HEAVY ")).strip()
 
 
-def test_help_and_cfg_job_print_byte_for_byte_what_eagerly_stored_schemas_print(tmp_path):
+def test_help_and_cfg_job_print_byte_for_byte_what_schemas_derived_afresh_print(tmp_path):
     cache = tmp_path / "cache"
     for index, args in enumerate(COMMANDS):
         reference = _run(EAGER, args, tmp_path, tmp_path / "unused")
@@ -73,6 +70,16 @@ def test_help_and_cfg_job_print_byte_for_byte_what_eagerly_stored_schemas_print(
             assert (proc.returncode, proc.stdout, stderr) == (reference.returncode, reference.stdout,
                                                               reference.stderr), args
     assert list((cache / "schemas").glob("options-*.json")), "the option schemas were cached"
+    assert list((cache / "help").glob("*.txt")), "the help text was kept"
+
+
+def test_help_lists_the_groups_a_user_picks_and_the_composed_config(tmp_path):
+    proc = _run(PROBE, ["--help", "model=static"], tmp_path, tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr
+    groups = proc.stdout.split("== Configuration groups ==")[1].split("== Config ==")[0]
+    assert "\nmodel: blur, command," in groups and "\ntracker: mlflow, tensorboard, wandb\n" in groups
+    assert "schema" not in groups and "hydra/" not in groups
+    assert "\nmodel:\n  output_range: null\n  _target_: wfeval.benchmarks.gridworld.baselines.StaticModel\n" in proc.stdout
 
 
 def test_config_errors_exit_2_without_a_traceback_with_lazy_schemas(tmp_path):

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
 from tests.conftest import compose, read_jsonl
 from wfeval.api import GenerationRequest, MetricResult
@@ -27,9 +26,7 @@ def _run(tmp_path: Path, name: str, *extra: str) -> Path:
     cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
                    f"benchmark.num_samples={N}", "metric=[generated_rate,psnr,flicker,step_latency]",
                    "benchmark.group_by=[split,metadata.episode_seed]", *extra])
-    run_from_config(cfg, tmp_path / name)
-    (tmp_path / name / ".hydra").mkdir()
-    OmegaConf.save(cfg, tmp_path / name / ".hydra" / "config.yaml")  # as the command line's Hydra does
+    run_from_config(cfg, tmp_path / name)  # records .hydra/config.yaml: the config it ran
     return tmp_path / name
 
 

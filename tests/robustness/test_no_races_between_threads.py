@@ -6,7 +6,7 @@ AttributeError: partially initialized module 'torch' has no attribute 'cuda'``: 
 scoring thread starts after the model's setup, once the modules its metrics need are imported on
 the main thread; and scoring never changes process-wide settings (torch and BLAS thread counts)
 under a model generating in the same process. The 20-sweeps-beside-a-CPU-burner stress test is
-``benchmarks/thread_race_stress.py`` (not in the default suite).
+``perf/thread_race_stress.py`` (not in the default suite).
 """
 
 from __future__ import annotations

@@ -118,13 +118,16 @@ def test_replay_refuses_parameters_the_metric_schema_does_not_have(run_copy):
 
 
 def test_replay_with_a_manifest_naming_an_unregistered_class_is_refused(run_copy, tmp_path):
-    def edit(cfg):
-        del cfg["metric"]["psnr"]  # now only the manifest names its class
-    _tamper_config(run_copy, edit)
     manifest = json.loads((run_copy / "manifest.json").read_text())
     manifest["metrics"]["psnr"]["class"] = "numpy.load"
     (run_copy / "manifest.json").write_text(json.dumps(manifest))
     assert_refused(_module("wfeval.replay", run_copy), "the run records class 'numpy.load'", "nothing is rebuilt")
+
+
+def test_replay_refuses_a_metric_whose_config_the_folder_does_not_record(run_copy):
+    """Nothing is composed from today's packaged files in its place (docs/trust.md)."""
+    _tamper_config(run_copy, lambda cfg: cfg["metric"].pop("psnr"))
+    assert_refused(_module("wfeval.replay", run_copy), "metric 'psnr': .hydra/config.yaml does not record its config")
 
 
 def test_merge_never_builds_a_target_from_a_shard(run_copy, tmp_path):

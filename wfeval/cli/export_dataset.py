@@ -18,19 +18,17 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
                    video_suffix: str = ".mkv", overwrite: bool = False) -> dict[str, Any]:
     """Compose the config (``overrides`` as on the wfeval command line), build the benchmark and
     write its selected samples (``run.limit``, ``benchmark.split``, ...) into ``out``."""
-    from hydra import compose, initialize_config_module
-
     from wfeval.benchmarks.folder.writer import write_dataset
-    from wfeval.config import register_schemas, trust
+    from wfeval.cli.boundary import compose_checked
+    from wfeval.config import trust
     from wfeval.pipeline import build
     from wfeval.pipeline.select import select_requests
     from wfeval.storage.artifacts import ArtifactStore
 
-    register_schemas()
     # the overrides are this command's command line: the config is checked like a run's (docs/trust.md)
-    with trust.enforced(trust.TrustPolicy.from_overrides(list(overrides))), \
-            initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=list(overrides))
+    policy = trust.TrustPolicy.from_overrides(list(overrides))
+    with trust.in_force(policy):
+        cfg = compose_checked(list(overrides), policy)  # the boundary: composed once, checked (docs/trust.md)
         task, protocol = build.build_task(cfg), build.build_protocol(cfg)
         bench = build.build_benchmark(cfg)
         with tempfile.TemporaryDirectory(prefix="wfeval-export-") as tmp:

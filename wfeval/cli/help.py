@@ -1,53 +1,88 @@
-"""``python -m wfeval --help``: the configuration groups a user picks from, listed fast.
+"""``python -m wfeval --help``: the configuration groups a user picks from and the composed config,
+printed by wfeval through Hydra's public compose API (the text Hydra's own ``--help`` prints, from the
+``hydra.help`` template of conf/config.yaml), without Hydra's listing of every group it knows
+(``schema/*`` are not options a user picks; ``--hydra-help`` is Hydra's own).
 
-Hydra lists groups by copying its config repository for every group it walks (~95 with the
-internal ``schema/*`` groups), twice. For ``--help`` only, :func:`fast_group_listing` replaces
-that listing — the one place wfeval reaches into Hydra's internals — with one repository walk
-that leaves out ``schema/*`` (not options a user picks).
+The text is kept (:mod:`wfeval.cli.help_cache`), so a repeated ``--help`` reads one file and imports
+neither Hydra nor wfeval's plugins.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import sys
+from typing import Any
 
-HELP_FLAGS = frozenset({"--help", "-h", "--hydra-help"})
-
-
-def _format_config_groups(self: Any, predicate: Callable[[str], bool], compact: bool = True) -> str:
-    options_of = self.__dict__.get("_wfeval_group_options")
-    if options_of is None:
-        options_of = self.__dict__["_wfeval_group_options"] = _group_options(self.config_loader)
-    lines = []
-    for group in sorted(g for g in options_of if predicate(g)):
-        options = options_of[group]
-        lines.append(f"{group}: {', '.join(options)}" if compact
-                     else f"{group}:\n" + "\n".join(f"  {o}" for o in options))
-    return "".join(line + "\n" for line in lines)
+HELP_FLAGS = frozenset({"--help", "-h"})
 
 
-def _group_options(config_loader: Any) -> dict[str, list[str]]:
-    """Every config group that has options (``schema/*`` left out) → its sorted options."""
+def asks_for_help(argv: list[str]) -> bool:
+    return bool(HELP_FLAGS & set(argv)) and "--hydra-help" not in argv
+
+
+def print_help(argv: list[str]) -> bool:
+    """Print wfeval's help when ``argv`` asks for it (True), else do nothing (False)."""
+    if not asks_for_help(argv):
+        return False
+    from wfeval.cli import help_cache
+
+    key = help_cache.key(argv)
+    cached = help_cache.cached(key) if key else None
+    if cached is None:
+        from wfeval.cli.exits import exits, hydra_raises
+
+        with exits(), hydra_raises():
+            cached = help_text(argv)
+        if key:
+            help_cache.keep(key, cached)
+    sys.stdout.write(cached)
+    sys.stdout.flush()
+    return True
+
+
+def help_text(argv: list[str]) -> str:
+    """The help of ``python -m wfeval ARGV`` (composed now)."""
+    import string
+
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf, open_dict
+
+    from wfeval.cli.boundary import command_args
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    args = command_args(argv)
+    overrides = list(args.overrides or []) if args is not None else []
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+        groups = group_listing(GlobalHydra.instance().config_loader(), overrides)
+    template = str(cfg.hydra.help.template)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    text = string.Template(template).substitute(
+        FLAGS_HELP="", HYDRA_CONFIG_GROUPS="", APP_CONFIG_GROUPS=groups,
+        CONFIG=OmegaConf.to_yaml(cfg, resolve=bool(args is not None and args.resolve)))
+    return text + "\n"
+
+
+def group_listing(loader: Any, overrides: list[str]) -> str:
+    """``group: option, option`` for every config group with options, ``hydra/*`` and ``schema/*`` left
+    out (Hydra's public ``ConfigLoader.list_groups`` / ``get_group_options``)."""
     from hydra.core.object_type import ObjectType
 
-    _, repo = config_loader._parse_overrides_and_create_caching_repo(None, [])
+    searchpath = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") == "hydra.searchpath"]
 
     def walk(parent: str) -> list[str]:
         found = []
-        for group in repo.get_group_options(parent, ObjectType.GROUP):
+        for group in loader.list_groups(parent):
             name = f"{parent}/{group}" if parent else group
-            if name.split("/")[0] == "schema":
+            if name.split("/")[0] in ("hydra", "schema"):
                 continue
-            if repo.get_group_options(name, ObjectType.CONFIG):
+            if loader.get_group_options(name, results_filter=ObjectType.CONFIG, overrides=searchpath):
                 found.append(name)
             found += walk(name)
         return found
 
-    return {group: sorted(repo.get_group_options(group, ObjectType.CONFIG)) for group in walk("")}
-
-
-def fast_group_listing(argv: list[str]) -> None:
-    """When ``argv`` asks for help, list the groups with one repository walk (see the module doc)."""
-    if HELP_FLAGS & set(argv):
-        from hydra._internal.hydra import Hydra
-
-        Hydra.format_config_groups = _format_config_groups  # type: ignore[method-assign]
+    lines = [f"{group}: {', '.join(sorted(loader.get_group_options(group, overrides=searchpath)))}"
+             for group in sorted(set(walk("")))]
+    return "".join(line + "\n" for line in lines)

@@ -30,9 +30,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    from wfeval.config import register_schemas
-
-    register_schemas()  # a metric the shards added with extra_metrics is read from its packaged config
     try:
         given = {path.resolve() for path in args.paths}
         run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()

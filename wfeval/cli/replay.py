@@ -23,12 +23,10 @@ from wfeval.storage.safe_io import refuse_link
 
 
 def replay(run_dir: Path, out_dir: Path) -> dict:
-    from wfeval.config import register_schemas
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
     from wfeval.report.units import unit_of
 
-    register_schemas()  # a metric the run added with extra_metrics is read from its packaged config
     manifest, metrics, results, document = rebuild_results(run_dir)
     for metric_id, options in metrics.code_left_out.items():
         print(f"metric {metric_id!r}: rebuilt as the registered {type(metrics[metric_id]).__name__} "

@@ -123,9 +123,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.trust:
         os.environ[ENV_VAR] = ",".join(prefixes)
     sys.argv = ["wfeval", *overrides]
-    from wfeval.cli.run import main as wfeval_main
+    from wfeval.cli.run import RESUMED, main as wfeval_main
 
+    RESUMED.extend([recorded] if (recorded := recorded_metrics(run_dir)) else [])  # before Hydra writes .hydra/
     wfeval_main()
+
+
+def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
+    """(``.hydra/config.yaml``, the manifest's ``metric_selection``) of a run folder whose metrics were
+    selected before it stopped; None when it stopped before (a run selects them then)."""
+    import json
+
+    try:
+        manifest = json.loads((run_dir / FILES.manifest).read_text(encoding="utf-8"))
+        with (run_dir / FILES.config).open(encoding="utf-8") as handle:
+            recorded = yaml.safe_load(handle)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    rules = manifest.get("metric_selection") if isinstance(manifest, dict) else None
+    return (recorded, rules) if isinstance(rules, dict) and rules and isinstance(recorded, dict) else None
 
 
 if __name__ == "__main__":

@@ -9,42 +9,73 @@ sweep's summary (:mod:`wfeval.cli.sweep`) ends it with status 1.
 
 from __future__ import annotations
 
-import contextlib
 import sys
+from typing import Any
 
-import hydra
-from omegaconf import DictConfig
-
-from wfeval.cli.exits import describe, exits, hydra_raises
-from wfeval.cli.help import fast_group_listing
-from wfeval.config import register_schemas
-from wfeval.pipeline.failure import signals_raise
-
-register_schemas()
+from wfeval.cli.help import print_help
 
 _MODES = {"--run": "--run", "-r": "--run", "--multirun": "--multirun", "-m": "--multirun", "--cfg": "--cfg",
           "-c": "--cfg", "--info": "--info", "-i": "--info", "--shell-completion": "--shell-completion",
           "-sc": "--shell-completion"}
 
 
-@hydra.main(version_base="1.3", config_path="pkg://wfeval.conf", config_name="config")
-def _run_job(cfg: DictConfig) -> None:
+def _job(cfg: Any) -> None:
+    """One job of ``hydra.main`` (:func:`hydra_app`): its run config made at the boundary, then run."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    from wfeval.cli.exits import describe
     from wfeval.pipeline.runner import run_from_config
     from wfeval.utils.allocator import keep_freed_memory
 
     keep_freed_memory()  # a run allocates and frees large arrays over and over; also in a launcher's workers
     hydra_cfg = HydraConfig.get()
     try:
-        run_from_config(cfg, output_dir=hydra_cfg.runtime.output_dir)
+        run_from_config(run_config_of_job(cfg, hydra_cfg), output_dir=hydra_cfg.runtime.output_dir)
     except Exception as exc:
         if hydra_cfg.mode != RunMode.MULTIRUN:
             raise  # ends the command: wfeval.cli.exits
         # one failed job must not hide the others: its manifest says "failed" with the error,
         # the sweep goes on, and the sweep summary lists it (exit status 1 at the end)
         print(f"job {hydra_cfg.job.num} failed: {describe(exc)}", file=sys.stderr)
+
+
+def hydra_app() -> Any:
+    """The Hydra application of ``python -m wfeval`` (Hydra imported only when a command runs)."""
+    import hydra
+
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    return hydra.main(version_base="1.3", config_path="pkg://wfeval.conf", config_name="config")(_job)
+
+
+def run_config_of_job(cfg: DictConfig, hydra_cfg: Any) -> Any:
+    """The boundary: the job's composed config and what Hydra knows of it (choices, overrides, search
+    path) made into the one run config, its metrics selected (:mod:`wfeval.pipeline.metric_nodes`);
+    nothing below ``cli/`` reads Hydra's job state."""
+    from omegaconf import OmegaConf
+
+    from wfeval.config.run_config import JobChoices, RunConfig
+    from wfeval.pipeline.metric_nodes import with_metric_nodes
+
+    from wfeval.pipeline.metric_nodes import with_recorded_metric_nodes
+
+    job = JobChoices(choices=OmegaConf.to_container(hydra_cfg.runtime.choices, resolve=False),
+                     overrides=tuple(str(o) for o in hydra_cfg.overrides.task),
+                     searchpath=tuple(str(p) for p in hydra_cfg.searchpath), known=True)
+    from wfeval.cli.boundary import composed_job
+
+    checked = composed_job(job.overrides)  # the boundary's composition of this job, when it made one
+    config = RunConfig.resolve(checked if checked is not None else cfg, job=job)
+    if RESUMED:  # python -m wfeval.resume: the metric nodes the run folder recorded, none composed again
+        recorded, rules = RESUMED[-1]
+        return with_recorded_metric_nodes(config, recorded, rules)
+    return with_metric_nodes(config)
+
+
+#: set by ``python -m wfeval.resume``: (the run folder's recorded config, the manifest's metric_selection)
+RESUMED: list[tuple[dict, dict]] = []
 
 
 def _conflicting_modes(argv: list[str]) -> str | None:
@@ -81,10 +112,12 @@ def main() -> None:
     if conflict:
         print(conflict, file=sys.stderr)
         sys.exit(2)
-    fast_group_listing(argv)
-    from wfeval.config import trust
+    if print_help(argv):
+        return
+    from wfeval.cli.boundary import checked
+    from wfeval.cli.exits import exits, hydra_raises
+    from wfeval.pipeline.failure import signals_raise
 
-    policy = trust.policy_for_argv(argv)  # None: --help, --cfg, ... build nothing
-    with exits(), hydra_raises(), signals_raise(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
+    with exits(), hydra_raises(), signals_raise(), checked(argv, keep=True):  # composed and trust-checked
         check_run_dir(argv)
-        _run_job()
+        hydra_app()()

@@ -10,7 +10,6 @@ hash, final loss, training time, weights sha256). Config errors exit 2 without a
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -108,11 +107,11 @@ def with_builtin_searchpath(argv: list[str]) -> list[str]:
 
 def main() -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
-    from wfeval.config import trust
+    from wfeval.cli.boundary import checked
 
     sys.argv = [sys.argv[0], *with_builtin_searchpath(sys.argv[1:])]
-    policy = trust.policy_for_argv(sys.argv[1:])  # the main app's _target_ allowlist (docs/trust.md)
-    with exits("wfeval.recipes.train"), hydra_raises(), (trust.enforced(policy) if policy else contextlib.nullcontext()):
+    # the main app's _target_ allowlist (docs/trust.md), checked before Hydra builds anything
+    with exits("wfeval.recipes.train"), hydra_raises(), checked(sys.argv[1:], str(RECIPE_CONF), "train"):
         _main()
 
 

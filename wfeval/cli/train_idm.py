@@ -14,7 +14,6 @@ it: ``+metric.idm_accuracy.idm.checkpoint=<out>``. Config errors exit 2 without 
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -119,11 +118,9 @@ def _main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
-    from wfeval.config import trust
+    from wfeval.cli.boundary import checked
 
-    policy = trust.policy_for_argv(sys.argv[1:])
-    enforced = trust.enforced(policy) if policy else contextlib.nullcontext()
-    with exits("wfeval.recipes.train_idm"), hydra_raises(), enforced:
+    with exits("wfeval.recipes.train_idm"), hydra_raises(), checked(sys.argv[1:], str(RECIPE_CONF), "train_idm"):
         _main()
 
 

@@ -178,16 +178,57 @@ def _cache_every_builtin(known: dict[tuple[str, str, str], list]) -> None:
 
 
 def register_schemas() -> None:
-    """Store the primary config's schema and every built-in option's derived schema (idempotent;
-    each is built when a config first loads it), and the benchmarks' metric suites."""
-    from wfeval.config.schema import register_core_schemas, store_schema
+    """Make sure Hydra knows wfeval's config source and its search-path entry
+    (``hydra_plugins.wfeval_configs``, which serve the derived schemas and the metric suites, each
+    built when a config first loads it): Hydra's plugin discovery finds them in an installed wheel, but
+    not through an editable install's import hook, so they are registered through Hydra's public
+    ``Plugins.register`` as well (idempotent). Call before composing."""
+    from hydra.core.plugins import Plugins
 
-    register_core_schemas()
+    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalSearchPath
+
+    plugins = Plugins.instance()
+    for plugin in (WfevalConfigSource, WfevalSearchPath):
+        plugins.register(plugin)
+
+
+@functools.lru_cache(maxsize=None)
+def served_configs() -> dict[str, "Served"]:
+    """Every config wfeval serves that is not a file, by config path: ``wfeval_schema`` (the primary
+    config's schema), ``schema/<group>/<option>`` (each built-in option's derived schema) and
+    ``metric/suite_<benchmark>`` (a built-in benchmark's metrics); each a function building its node
+    (built once, a copy handed out per load)."""
+    from wfeval.config.schema import WfevalSchema
+
+    out: dict[str, Served] = {"wfeval_schema": Served("wfeval_schema", WfevalSchema)}
     for group in plugins.CLASS_GROUPS:
         for option, target in plugins.builtin_targets(group).items():
-            store_schema(f"schema/{group}", option, functools.partial(builtin_schema, group, option, target))
+            name = f"schema/{group}/{option}"
+            out[name] = Served(name, functools.partial(builtin_schema, group, option, target))
     for benchmark in plugins.option_files("benchmark"):
-        store_schema("metric", f"suite_{benchmark}", functools.partial(_suite, benchmark))
+        out[f"metric/suite_{benchmark}"] = Served(f"metric/suite_{benchmark}", functools.partial(_suite, benchmark))
+    return out
+
+
+class Served:
+    """One served config: its node built from ``source`` (a dataclass, or a function returning a
+    dataclass or a mapping) the first time it is loaded; each load hands out a copy."""
+
+    def __init__(self, name: str, source: Any) -> None:
+        self.name, self.source, self.node = name, source, None
+
+    def __call__(self) -> Any:
+        import copy
+
+        from omegaconf import OmegaConf
+
+        if self.node is None:
+            try:
+                value = self.source if isinstance(self.source, type) else self.source()
+                self.node = OmegaConf.create(value) if isinstance(value, dict) else OmegaConf.structured(value)
+            except AttributeError as exc:  # would read as a missing attribute inside Hydra
+                raise RuntimeError(f"building the wfeval config {self.name}: {exc}") from exc
+        return copy.deepcopy(self.node)
 
 
 def _suite(benchmark: str) -> dict[str, Any]:

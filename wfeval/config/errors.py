@@ -92,6 +92,10 @@ def friendly_message(exc: BaseException) -> str | None:
         return f"Config error: {cause}"
     if (malformed := yaml_error_message(exc)) is not None:
         return f"Config error: {malformed}. Fix that file (or take its folder off hydra.searchpath)."
+    if isinstance(exc, MissingConfigException) and "wfeval_schema" in str(exc):
+        return ("Config error: wfeval's Hydra plugin (hydra_plugins.wfeval_configs, which serves the config "
+                "schemas) is not importable: reinstall wfeval (pip install -e . in a checkout, whose editable "
+                "install predates the plugin), or put the checkout on PYTHONPATH")
     if isinstance(exc, MissingConfigException) and exc.missing_cfg_file:
         group, _, name = str(exc.missing_cfg_file).rpartition("/")
         if group in GROUPS:

@@ -147,9 +147,28 @@ CONFIG_HASH_RUN_KEYS = tuple(f.name for f in fields(RunSettings)
 
 
 @dataclass(frozen=True)
+class JobChoices:
+    """What the boundary that composed a config knows of it and the config itself does not say: the
+    option chosen for each group (``model=oracle``: ``{"model": "oracle"}``), the command line's
+    overrides, and the extra config search path (``hydra.searchpath``). The CLI reads them from its
+    Hydra job, ``wfeval.evaluate`` from its arguments; a config composed elsewhere has none."""
+
+    choices: Mapping[str, Any] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+    searchpath: tuple[str, ...] = ()
+    known: bool = False  # False: composed elsewhere (tests, the compose API): nothing is known
+
+    def choice(self, group: str) -> str | None:
+        value = self.choices.get(group)
+        return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """One run's config: the composed node (what instantiation reads), its plain resolved form
-    (computed once; :meth:`section` hands out copies) and the checked run options."""
+    (computed once; :meth:`section` hands out copies), the checked run options, and -- once selected at
+    the boundary (:func:`wfeval.pipeline.metric_nodes.with_metric_nodes`) -- every metric node the run
+    scores with the rule that selected it. The run folder records exactly this (:meth:`recorded`)."""
 
     cfg: Any  # the composed DictConfig
     _plain: Mapping[str, Any]
@@ -157,13 +176,22 @@ class RunConfig:
     #: a model object given in Python (``wfeval.evaluate(model=...)``): built into the run instead of
     #: ``model.object._target_`` (the config's ``model=python`` section keeps its options and class path)
     model_object: Any = field(default=None, compare=False)
+    job: JobChoices = field(default_factory=JobChoices)
+    #: metric id -> its config node (plain, resolved), in selection order; None until selected
+    metric_nodes: Mapping[str, Any] | None = None
+    metric_rules: Mapping[str, str] | None = None  # metric id -> the rule that selected it
+    #: metric id -> its node as written (unresolved: what .hydra/config.yaml records)
+    metric_written: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: the unresolved config to record in place of the composed node's (wfeval.evaluate: with the model's class)
+    written: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def resolve(cls, cfg: Any, model_object: Any = None) -> "RunConfig":
+    def resolve(cls, cfg: Any, model_object: Any = None, job: JobChoices | None = None) -> "RunConfig":
         from omegaconf import DictConfig, OmegaConf
 
         plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(dict(cfg))
-        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object)
+        plain.pop("hydra", None)
+        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object, job or JobChoices())
 
     def section(self, key: str, default: Any = None) -> Any:
         """A copy of one top-level section of the resolved config (``model``, ``task``, ...)."""
@@ -173,3 +201,22 @@ class RunConfig:
     def plain(self) -> dict[str, Any]:
         """A copy of the whole resolved config."""
         return copy.deepcopy(dict(self._plain))
+
+    def recorded(self) -> dict[str, Any]:
+        """The config as the run folder records it (``.hydra/config.yaml``): the composed config as
+        written (interpolations kept), its ``metric`` section holding every metric node the run scores
+        (the ones ``extra_metrics``, the protocol or the task added included). Replay and resume read it
+        back; nothing is composed again from packaged config files."""
+        from omegaconf import DictConfig, OmegaConf
+
+        if self.written is not None:
+            out = copy.deepcopy(dict(self.written))
+        elif isinstance(self.cfg, DictConfig):
+            out = OmegaConf.to_container(self.cfg, resolve=False)
+        else:
+            out = copy.deepcopy(dict(self.cfg))
+        out.pop("hydra", None)
+        if self.metric_nodes is not None:
+            written = self.metric_written or {}
+            out["metric"] = {m: copy.deepcopy(written.get(m, node)) for m, node in self.metric_nodes.items()}
+        return out

@@ -10,10 +10,9 @@ module imports no plugin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
-from hydra.core.config_store import ConfigNode, ConfigStore
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING
 
 
 def _structured(cls: type, name: str, *, skip: tuple[str, ...] = (), required: tuple[str, ...] = ()) -> type:
@@ -172,60 +171,5 @@ class WfevalSchema:
 
 
 def register_core_schemas() -> None:
-    """Store the primary config's schema (``wfeval_schema``) in Hydra's ConfigStore (idempotent).
-
-    The schemas of the built-in options are derived from their classes and stored by
-    :func:`wfeval.config.plugins.register_schemas`.
-    """
-    store_schema(None, "wfeval_schema", WfevalSchema)
-
-
-class _LazyConfigNode(ConfigNode):
-    """A ConfigStore entry whose DictConfig is built the first time a config loads it.
-
-    ``ConfigStore.store`` converts every node with ``OmegaConf.structured`` at once, and Hydra
-    deep-copies the whole store for each config repository it creates (three for ``--help``).
-    Most of the ~80 ``schema/*`` entries are never loaded by a run; this entry builds its node on
-    first use, and a deep copy of the store shares it (``ConfigStore.load`` never changes a stored
-    node: it deep-copies the node it returns).
-    """
-
-    def __init__(self, name: str, group: Optional[str], source: Union[type, Callable[[], Any]]) -> None:
-        # not ConfigNode.__init__: `node` is left unset until __getattr__ builds it
-        self.name, self.group, self.package, self.provider = name, group, None, None
-        self._source = source  # the dataclass, or a function returning it
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr != "node":
-            raise AttributeError(attr)
-        try:
-            source = self._source
-            node = OmegaConf.structured(source if isinstance(source, type) else source())
-        except AttributeError as exc:  # would read as "no attribute 'node'" through __getattr__
-            raise RuntimeError(f"building the config schema {self.group}/{self.name}: {exc}") from exc
-        self.__dict__["node"] = node
-        return node
-
-    def __copy__(self) -> ConfigNode:
-        return ConfigNode(name=self.name, node=self.node, group=self.group, package=self.package,
-                          provider=self.provider)
-
-    def __deepcopy__(self, memo: dict) -> "_LazyConfigNode":
-        return self
-
-    def __reduce__(self) -> tuple:  # Hydra's launchers pickle the ConfigStore for each job
-        return _LazyConfigNode, (self.name, self.group, self._source)
-
-
-def store_schema(group: Optional[str], name: str, node: Union[type, Callable[[], Any]]) -> None:
-    """Store a schema as ``<group>/<name>`` in Hydra's ConfigStore, built only when a config loads it.
-
-    ``node`` is a structured-config dataclass, or a picklable function returning one (called at most
-    once; Hydra's launchers pickle the store).
-    Loading it gives what ``ConfigStore.instance().store(name=name, node=..., group=group)`` would.
-    """
-    cur = ConfigStore.instance().repo
-    for part in group.split("/") if group else ():
-        cur = cur.setdefault(part, {})
-    filename = name if name.endswith(".yaml") else f"{name}.yaml"
-    cur[filename] = _LazyConfigNode(filename, group, node)
+    """Kept for callers of earlier versions: the primary config's schema (``wfeval_schema``) is served
+    by wfeval's Hydra config source (:func:`wfeval.config.derive.served_configs`)."""

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from omegaconf import MISSING
 
 
 @dataclass(frozen=True)
@@ -107,6 +106,8 @@ def _plain(value: Any) -> bool:
 
 
 def _decode(rows: Any) -> Optional[list[tuple[str, Any, Any]]]:
+    from omegaconf import MISSING
+
     types = _types()
     if not isinstance(rows, list):
         return None
@@ -129,6 +130,8 @@ def _decode(rows: Any) -> Optional[list[tuple[str, Any, Any]]]:
 
 def _encode(fields: Any) -> Optional[list]:
     """The rows of ``fields``, or None when a type or default cannot be written and read back exactly."""
+    from omegaconf import MISSING
+
     types = _types()
     rows = []
     for name, kind, default in fields:

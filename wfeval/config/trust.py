@@ -349,28 +349,16 @@ def activated(policy: TrustPolicy) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def enforced(policy: TrustPolicy) -> Iterator[None]:
-    """While active, every config Hydra composes is checked before Hydra itself builds anything
-    from it (callbacks, launcher, logging) and before wfeval does; worker processes inherit it."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
-
-    original = ConfigLoaderImpl.load_configuration
-
-    def load_configuration(self, config_name, overrides, run_mode, from_shell=True, validate_sweep_overrides=True):
-        cfg = original(self, config_name, overrides, run_mode, from_shell=from_shell,
-                       validate_sweep_overrides=validate_sweep_overrides)
-        check_config(cfg, policy, locate=lambda found: locate_sources(self, config_name, list(overrides),
-                                                                       run_mode, found))
-        return cfg
-
+def in_force(policy: TrustPolicy) -> Iterator[None]:
+    """While active, ``policy`` is the one :func:`current_policy` returns in this process and in the
+    worker processes a launcher starts (an environment variable hands it over). The command's boundary
+    (:mod:`wfeval.cli.boundary`) checks every composed config against it before Hydra builds anything."""
     previous_env = os.environ.get(ACTIVE_ENV_VAR)
     _ACTIVE.append(policy)
     os.environ[ACTIVE_ENV_VAR] = policy.to_env()
-    ConfigLoaderImpl.load_configuration = load_configuration  # type: ignore[method-assign]
     try:
         yield
     finally:
-        ConfigLoaderImpl.load_configuration = original  # type: ignore[method-assign]
         _ACTIVE.remove(policy)
         if previous_env is None:
             os.environ.pop(ACTIVE_ENV_VAR, None)
@@ -378,41 +366,65 @@ def enforced(policy: TrustPolicy) -> Iterator[None]:
             os.environ[ACTIVE_ENV_VAR] = previous_env
 
 
-def policy_for_argv(argv: Sequence[str]) -> TrustPolicy | None:
-    """The policy of ``python -m wfeval ARGV``; None for commands that build nothing (--help, --cfg)."""
-    from hydra._internal.utils import get_args_parser
-
-    try:
-        args, _ = get_args_parser().parse_known_args(list(argv))
-    except SystemExit:  # Hydra reports bad arguments itself
-        return None
-    if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion:
-        return None
-    return TrustPolicy.from_overrides(args.overrides or [])
-
-
 # --- naming the file a refused value came from --------------------------------------------------
 
-def locate_sources(loader: Any, config_name: str | None, overrides: list[str], run_mode: Any,
+def locate_sources(loader: Any, config_name: str | None, overrides: list[str], composed: Any,
                    findings: list[Finding]) -> list[Finding]:
-    """Each finding with the config file (search-path source + option path) that writes its value."""
-    defaults = loader.compute_defaults_list(config_name, overrides, run_mode).defaults
-    _, repository = loader._parse_overrides_and_create_caching_repo(config_name, overrides)  # with hydra.searchpath
+    """Each finding with the config file (search-path source + option path) that writes its value:
+    the defaults list from Hydra's public ``ConfigLoader.compute_defaults_list``, each file read from
+    the first source of the composed config's search path (``hydra.runtime.config_sources``) that has it."""
+    from hydra.types import RunMode
+
+    defaults = loader.compute_defaults_list(config_name, overrides, RunMode.RUN).defaults
+    sources = [(str(s.schema), str(s.path)) for s in composed.hydra.runtime.config_sources]
     located = []
     for finding in findings:
         source = None
         for default in reversed(defaults):  # the last file that writes it wins in the composition
             if default.config_path is None:
                 continue
-            result = repository.load_config(default.config_path)
-            if result is None or result.config is None:
-                continue
-            raw = _plain(result.config, resolve=False)
-            if _writes(raw, finding):
-                source = _file_name(result.path, default.config_path)
+            found = _read_source(sources, default.config_path)
+            if found is not None and _writes(found[1], finding):
+                source = found[0]
                 break
         located.append(Finding(finding.key, finding.target, finding.reason, source))
     return located
+
+
+def locate_option_sources(searchpath: Sequence[str], findings: list[Finding],
+                          main: str = "pkg://wfeval.conf") -> list[Finding]:
+    """Each finding under ``<group>.<option>`` (a metric node composed on its own: ``extra_metrics``)
+    with the file ``<group>/<option>.yaml`` on the search path (``main``, then ``searchpath``) that writes it."""
+    sources = [tuple(entry.split("://", 1)) for entry in (main, *searchpath) if "://" in entry]
+    located = []
+    for finding in findings:
+        parts = finding.key.split(".")
+        found = _read_source(sources, f"{parts[0]}/{parts[1]}") if len(parts) > 2 else None
+        source = found[0] if found is not None and _writes(found[1], finding) else finding.source
+        located.append(Finding(finding.key, finding.target, finding.reason, source))
+    return located
+
+
+def _read_source(sources: list[tuple[str, str]], config_path: str) -> tuple[str, Any] | None:
+    """(file name, its content) of ``config_path`` in the first file or package source that has it."""
+    from importlib import resources
+
+    import yaml
+
+    for schema, path in sources:
+        try:
+            if schema == "file":
+                name = os.path.join(path, f"{config_path}.yaml")
+                if os.path.isfile(name):
+                    with open(name, encoding="utf-8") as handle:
+                        return name, yaml.safe_load(handle)
+            elif schema == "pkg":
+                entry = resources.files(path.replace("/", ".")).joinpath(f"{config_path}.yaml")
+                if entry.is_file():
+                    return f"pkg://{path}/{config_path}.yaml", yaml.safe_load(entry.read_text(encoding="utf-8"))
+        except (OSError, ImportError, ValueError, yaml.YAMLError):
+            continue
+    return None
 
 
 def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -431,12 +443,6 @@ def _writes(raw: Any, finding: Finding) -> bool:
         if ("." + finding.key).endswith("." + key.rstrip(".")) and (finding.reason or str(value) == finding.target):
             return True
     return False
-
-
-def _file_name(source_path: str, config_path: str) -> str:
-    if source_path.startswith("file://"):
-        return os.path.join(source_path[len("file://"):], f"{config_path}.yaml")
-    return f"{source_path}/{config_path}.yaml"
 
 
 def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[str]:

@@ -89,24 +89,13 @@ def select_metrics(
     return list(picked.values())
 
 
-def requested_metrics(overrides: Sequence[str] | None = None) -> list[str] | None:
-    """The options a ``metric=`` override names (``metric=[a,b]`` -> a, b): of ``overrides`` when
-    given (what a caller of the compose API passed), else of the running Hydra job; None: no such
-    override, or no Hydra job."""
+def requested_metrics(overrides: Sequence[str]) -> list[str] | None:
+    """The options a ``metric=`` override of ``overrides`` names (``metric=[a,b]`` -> a, b); None: no
+    such override. The boundary that composed the config hands its overrides over (no Hydra job state
+    is read here)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    if overrides is not None:
-        texts = [str(o) for o in overrides]
-    else:
-        try:
-            from hydra.core.hydra_config import HydraConfig
-
-            if not HydraConfig.initialized():
-                return None
-            texts = list(HydraConfig.get().overrides.task)
-        except Exception:  # noqa: BLE001 - no Hydra job
-            return None
-    for override in OverridesParser.create().parse_overrides(texts):
+    for override in OverridesParser.create().parse_overrides([str(o) for o in overrides]):
         if override.key_or_group == "metric" and not override.is_delete():
             value = override.value()
             return [str(v) for v in value] if isinstance(value, list) else [str(value)]
@@ -114,18 +103,8 @@ def requested_metrics(overrides: Sequence[str] | None = None) -> list[str] | Non
 
 
 def metric_choice_is_explicit(cfg: Any) -> bool:
-    """True when ``metric=`` was given on the command line; outside a Hydra job, when the metric node
-    differs from the benchmark's declared metrics."""
-    requested = requested_metrics()
-    if requested is not None:
-        return True
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        if HydraConfig.initialized():
-            return False  # the default: the benchmark's suite
-    except Exception:  # noqa: BLE001 - no Hydra job: fall back to the comparison
-        pass
+    """For a config composed where its overrides are not known (tests, the compose API): True when the
+    metric node differs from the benchmark's declared metrics."""
     from wfeval.config.plugins import metric_ids
 
     declared = metric_ids((cfg.get("benchmark") or {}).get("metrics"))

@@ -32,80 +32,67 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from wfeval.config.run_config import RunSettings
 from wfeval.results.measurements import Results
 
-_COMPOSED: dict[tuple[str, ...], Any] = {}  # composed configs by their override list (this process)
+_COMPOSED: dict[tuple[str, ...], Any] = {}  # run configs by their override list (this process)
 _LOCK = threading.Lock()
 _SCHEMAS: list[bool] = []
-_HYDRA: list[Any] = []  # wfeval's own GlobalHydra, initialised once
 RUNS = Path("outputs") / "runs"  # as the CLI: outputs/runs/<time>_<benchmark>_<model>
 
 
 @contextlib.contextmanager
 def _wfeval_hydra() -> Iterator[None]:
-    """Hydra initialised on wfeval's configs for the block, whatever the caller's own Hydra app holds:
-    its global instance is set aside (not copied) and put back after, and its job's HydraConfig (search
-    path, choices) is not the run's. wfeval's instance is made once per process and reused."""
+    """Hydra's compose API on wfeval's configs for the block, whatever the caller's own Hydra app holds:
+    its global instance is set aside and put back after, through Hydra's public ``GlobalHydra`` methods.
+    Nothing a run does reads Hydra's job state, so the caller's job is left as it is."""
+    from hydra import initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.core.singleton import Singleton
 
-    instances = Singleton._instances
-    held, held_job = instances.pop(GlobalHydra, None), HydraConfig.instance().cfg
-    HydraConfig.instance().cfg = None  # type: ignore[assignment]
+    held = GlobalHydra.instance()
+    caller = held.hydra if held.is_initialized() else None
+    held.clear()
     try:
-        if _HYDRA:
-            instances[GlobalHydra] = _HYDRA[0]
-        else:
-            from hydra import initialize_config_module
-
-            initialize_config_module("wfeval.conf", version_base="1.3")  # initialises the global instance
-            _HYDRA.append(instances[GlobalHydra])
-        yield
+        with initialize_config_module("wfeval.conf", version_base="1.3"):
+            yield
     finally:
-        instances.pop(GlobalHydra, None)
-        if held is not None:
-            instances[GlobalHydra] = held
-        HydraConfig.instance().cfg = held_job  # type: ignore[assignment]
+        GlobalHydra.instance().clear()
+        if caller is not None:
+            GlobalHydra.instance().initialize(caller)
 
 
-@dataclasses.dataclass(frozen=True)
-class Composed:
-    """One composition, kept for the process: the node (read-only: runs only read it, Hydra's
-    instantiate copies what it builds from) and its unresolved plain form (what .hydra/config.yaml holds)."""
-
-    node: Any
-    unresolved: dict
-
-
-def _composed(overrides: tuple[str, ...]) -> Composed:
-    """The composed config of ``overrides``, composed once per process."""
+def _composed(overrides: tuple[str, ...]) -> Any:
+    """The run config of ``overrides`` (a :class:`~wfeval.config.run_config.RunConfig`, its metrics
+    selected), composed once per process: this call's boundary, as the CLI's job is the command's."""
     with _LOCK:
         if overrides not in _COMPOSED:
             from hydra import compose
-            from omegaconf import OmegaConf
+            from omegaconf import OmegaConf, open_dict
 
             from wfeval.config import ConfigError, register_schemas
             from wfeval.config.errors import friendly_message
-            from wfeval.metrics.selection import requested_metrics
-            from wfeval.pipeline.metric_nodes import refuse_unknown_requested
+            from wfeval.config.run_config import JobChoices, RunConfig
+            from wfeval.pipeline.metric_nodes import with_metric_nodes
 
             if not _SCHEMAS:
                 register_schemas()
                 _SCHEMAS.append(True)
             with _wfeval_hydra():
                 try:
-                    node = compose(config_name="config", overrides=list(overrides))
+                    node = compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
                 except Exception as exc:  # the CLI's paragraph for a config error (wfeval/config/errors.py)
                     message = friendly_message(exc)
                     if message is None:
                         raise
                     raise ConfigError(message.removeprefix("Config error: ")) from None
-            # what the command line refuses in build: an unknown metric= option (Hydra's job is not
-            # there to ask, so the overrides of this call say what was requested)
-            refuse_unknown_requested(requested_metrics(overrides), node.get("metric") or {})
-            OmegaConf.set_readonly(node, True)
-            _COMPOSED[overrides] = Composed(node, OmegaConf.to_container(node, resolve=False))
+                job = JobChoices(choices=OmegaConf.to_container(node.hydra.runtime.choices, resolve=False),
+                                 overrides=tuple(overrides), searchpath=tuple(str(p) for p in node.hydra.searchpath),
+                                 known=True)
+                with open_dict(node):
+                    del node["hydra"]
+                OmegaConf.set_readonly(node, True)
+                config = with_metric_nodes(RunConfig.resolve(node, job=job))
+            _COMPOSED[overrides] = dataclasses.replace(config, written=OmegaConf.to_container(node, resolve=False))
         return _COMPOSED[overrides]
 
 
@@ -156,7 +143,7 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     from omegaconf import OmegaConf
 
     from wfeval.config import trust
-    from wfeval.config.run_config import RunConfig, RunSettings
+    from wfeval.config.run_config import RunSettings
     from wfeval.pipeline import tracking
     from wfeval.pipeline.runner import run_from_config
 
@@ -171,16 +158,17 @@ def evaluate(model: Any, benchmark: str | None = "gridworld", metrics: Sequence[
     model_keys: dict[str, Any] = {"object": {"_target_": target}}
     if model_version is not None:
         model_keys["version"] = str(model_version)
-    plain = _with_model(OmegaConf.to_container(composed.node, resolve=True), model_keys)  # resolved now: oc.env ...
-    config = RunConfig(composed.node, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object=model)
+    plain = _with_model(OmegaConf.to_container(composed.cfg, resolve=True), model_keys)  # resolved now: oc.env ...
+    config = dataclasses.replace(composed, _plain=plain, run=RunSettings.from_mapping(plain.get("run") or {}),
+                                 model_object=model, written=_with_model(copy.deepcopy(dict(composed.written)),
+                                                                         model_keys))
     policy = trust.TrustPolicy.from_overrides(list(overrides))  # the caller's overrides are their command line
     policy = dataclasses.replace(policy, command_line=policy.command_line | {("model.object._target_", target)})
     if run_dir is None:
         name = _folder_name(str(plain["model"].get("name") or getattr(model, "name", "") or type(model).__name__))
         run_dir = RUNS / f"{datetime.now():%Y-%m-%d_%H-%M-%S-%f}_{_folder_name(str(benchmark or 'benchmark'))}_{name}"
     run_dir = Path(run_dir)
-    _write_config(_with_model(copy.deepcopy(composed.unresolved), model_keys), run_dir)
-    with trust.activated(policy), _wfeval_hydra():
+    with trust.activated(policy):
         summary = run_from_config(config, run_dir, echo=verbose)
     tracking.log_evaluation(trackers, summary.output_dir, step)
     return Results(summary.document, summary.output_dir, generated=summary.generated, cached=summary.cached)
@@ -193,17 +181,3 @@ def _with_model(plain: dict, keys: dict) -> dict:
     if "version" in keys:
         model["version"] = keys["version"]
     return plain
-
-
-def _write_config(plain: dict, run_dir: Path) -> None:
-    """``.hydra/config.yaml`` as the CLI's run folder has it (the unresolved config, what replay reads);
-    no overrides.yaml: a run of an object in memory cannot be resumed from a command line."""
-    import yaml
-
-    from wfeval.storage.rundir import FILES
-
-    from wfeval.storage.safe_io import atomic_write_bytes
-
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(plain, Dumper=dumper, sort_keys=False, allow_unicode=True)
-    atomic_write_bytes(run_dir / FILES.config, text.encode("utf-8"))

@@ -2,17 +2,20 @@
 benchmark's own list, plus what the protocol, the task and ``extra_metrics`` add
 (:mod:`wfeval.metrics.selection` decides; each node remembers the rule that selected it). Metrics
 not in the composed config are composed from their config files on the run's search path, or
-built from the metric registry (aliases, entry-point metrics) with their defaults."""
+built from the metric registry (aliases, entry-point metrics) with their defaults.
+
+Selected once, where the config enters (:func:`with_metric_nodes`): the result lives in the
+:class:`~wfeval.config.run_config.RunConfig` and the run folder records it; this module reads no
+Hydra job state (the boundary hands over the choices, overrides and search path)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 from wfeval.config.run_config import RunConfig
-from wfeval.config.trust import check_config
 from wfeval.metrics.selection import metric_choice_is_explicit, requested_metrics, select_metrics
 from wfeval.pipeline.nodes import section, to_plain
 
@@ -32,24 +35,42 @@ def refuse_unknown_requested(requested: list[str] | None, composed: Any) -> None
 
 def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """The metric configs in selection order, and the rule that selected each
-    (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics)."""
+    (wfeval.metrics.selection: metric= | benchmark | protocol | task | extra_metrics): those the
+    boundary selected into the run config (:func:`with_metric_nodes`), or selected now for a config
+    composed elsewhere (tests, the compose API)."""
+    config = cfg if isinstance(cfg, RunConfig) else RunConfig.resolve(cfg)
+    if config.metric_nodes is None:
+        config = with_metric_nodes(config)
+    return dict(config.metric_nodes or {}), dict(config.metric_rules or {})
+
+
+def with_metric_nodes(config: RunConfig) -> RunConfig:
+    """``config`` holding every metric node its run scores, each with the rule that selected it: done
+    once, where the config enters (the CLI's job, ``wfeval.evaluate``, the runner for a config composed
+    elsewhere). Metrics the composed config does not hold are composed from their config files on the
+    run's search path (``config.job.searchpath``) or built from the metric registry; the run folder
+    records them all (:meth:`RunConfig.recorded`), so nothing is composed for this run again."""
+    import dataclasses
+
     from wfeval.config.plugins import metric_ids
 
-    root = cfg.cfg if isinstance(cfg, RunConfig) else cfg
-    chosen = {str(k): v for k, v in root.metric.items()}
+    if config.metric_nodes is not None:
+        return config
+    root, job = config.cfg, config.job
+    chosen = {str(k): v for k, v in (root.get("metric") or {}).items()}
     # `+metric.<id>.<key>=value` for a metric a protocol, task or extra_metrics adds: options laid over
     # its config file once it is composed (such a node has no _target_ of its own)
     options = {k: v for k, v in chosen.items() if isinstance(v, (DictConfig, Mapping)) and "_target_" not in v}
     chosen = {k: v for k, v in chosen.items() if k not in options}
-    explicit = metric_choice_is_explicit(root)
-    refuse_unknown_requested(requested_metrics(), {*chosen, *options})
+    requested = requested_metrics(job.overrides) if job.known else None
+    explicit = requested is not None if job.known else metric_choice_is_explicit(root)
+    refuse_unknown_requested(requested, {*chosen, *options})
     if not chosen and not explicit:  # a benchmark of the user's own: its metrics, from their config files
-        chosen = compose_metric_nodes(metric_ids((section(cfg, "benchmark") or {}).get("metrics")))
-        check_config({"metric": {k: to_plain(v) for k, v in chosen.items()}})
+        chosen = compose_metric_nodes(metric_ids((section(config, "benchmark") or {}).get("metrics")), job.searchpath)
     try:
         selection = select_metrics(chosen=list(chosen), explicit=explicit,
-                                   protocol=section(cfg, "protocol"), task=section(cfg, "task"),
-                                   extra=[str(m) for m in root.extra_metrics])
+                                   protocol=section(config, "protocol"), task=section(config, "task"),
+                                   extra=[str(m) for m in root.get("extra_metrics") or ()])
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     picked = {s.metric_id: s.rule for s in selection}  # a task may leave the benchmark's suite out
@@ -59,9 +80,8 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
         wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
         if wanted:
             before = set(nodes)
-            added = {k: v for k, v in compose_metric_nodes(wanted).items() if k not in before}
+            added = {k: v for k, v in compose_metric_nodes(wanted, job.searchpath).items() if k not in before}
             added = {k: OmegaConf.merge(v, options[k]) if k in options else v for k, v in added.items()}
-            check_config({"metric": {k: to_plain(v) for k, v in added.items()}})  # composed after the run's check
             nodes.update(added)
             rules.update({k: rule for k in nodes if k not in before})
     if not nodes:
@@ -70,19 +90,45 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
     if unused:
         raise ConfigError(f"metric.{unused[0]}: options given for a metric this run does not score (no protocol, "
                           f"task or extra_metrics adds it); add it with extra_metrics=[{unused[0]}] or metric=[...]")
-    return nodes, rules
+    written = {k: OmegaConf.to_container(v, resolve=False) if isinstance(v, DictConfig) else dict(v)
+               for k, v in nodes.items()}
+    # every node read inside the run's own config, as the run folder records it: an interpolation of a
+    # node composed on its own (``skip_frames: ${protocol.context_frames}``) reads this run's values
+    whole = OmegaConf.create({**dataclasses.replace(config, metric_nodes={}).recorded(), "metric": written})
+    nodes = {k: whole.metric[k] for k in written}
+    return dataclasses.replace(config, metric_nodes=nodes, metric_rules=rules, metric_written=written)
 
 
-def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
+def with_recorded_metric_nodes(config: RunConfig, recorded: Mapping[str, Any], rules: Mapping[str, str]) -> RunConfig:
+    """``config`` holding the metric nodes a run folder recorded (``.hydra/config.yaml``'s ``metric``) and
+    the rule that selected each (the manifest's ``metric_selection``): what a resumed run scores with,
+    never composed again from today's config files."""
+    import dataclasses
+
+    metric = dict(recorded.get("metric") or {})
+    missing = [m for m in rules if m not in metric]
+    if missing:
+        raise ConfigError(f"the run folder's .hydra/config.yaml does not record metric {missing[0]!r} (a run made "
+                          "before every metric node was recorded); start the run again instead of resuming it")
+    written = {str(m): metric[m] for m in rules}
+    whole = OmegaConf.create({**dataclasses.replace(config, metric_nodes={}).recorded(), "metric": written})
+    return dataclasses.replace(config, metric_nodes={m: whole.metric[m] for m in written},
+                               metric_rules={m: str(rules[m]) for m in written}, metric_written=written)
+
+
+def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict[str, Any]:
     """Config nodes for metric ids: the metric group's config files first; otherwise the metric
     registry (built-in aliases such as ``peak_signal_noise_ratio``, and third-party metrics
     registered in the ``wfeval.metrics`` entry-point group, built with their defaults)."""
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
 
+    from wfeval.config import register_schemas
+
     from wfeval.metrics.registry import REGISTRY, UnknownMetricError
 
-    searchpath = _run_searchpath()  # extra_metrics finds what metric= finds: the run's search path too
+    # extra_metrics finds what metric= finds: the run's search path too
+    searchpath = [f"hydra.searchpath=[{','.join(searchpath)}]"] if searchpath else []
     available = _metric_options(searchpath)
     from_files: list[str] = []
     from_registry: dict[str, Any] = {}
@@ -107,6 +153,7 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
             if GlobalHydra.instance().is_initialized():
                 nodes.update(compose(config_name="config", overrides=overrides).metric)
             else:
+                register_schemas()
                 with initialize_config_module("wfeval.conf", version_base="1.3"):
                     nodes.update(compose(config_name="config", overrides=overrides).metric)
         except Exception as exc:
@@ -118,17 +165,6 @@ def compose_metric_nodes(ids: list[str]) -> dict[str, Any]:
             raise ConfigError(f"extra_metrics: {malformed}") from None
     nodes.update(from_registry)
     return nodes
-
-
-def _run_searchpath() -> list[str]:
-    """``hydra.searchpath=[...]`` of the running Hydra job (none outside one, e.g. the compose API)."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        paths = list(HydraConfig.get().searchpath)
-    except Exception:  # not inside a Hydra job
-        return []
-    return [f"hydra.searchpath=[{','.join(paths)}]"] if paths else []
 
 
 def _metric_options(searchpath: list[str]) -> list[str]:

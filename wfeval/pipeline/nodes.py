@@ -24,3 +24,19 @@ def section(cfg: DictConfig | RunConfig, key: str) -> Any:
 def node(cfg: DictConfig | RunConfig, key: str) -> Any:
     """The composed node ``key`` (what Hydra instantiates)."""
     return (cfg.cfg if isinstance(cfg, RunConfig) else cfg).get(key)
+
+
+def record_config(config: RunConfig, run_dir: Any) -> None:
+    """Write ``.hydra/config.yaml``: exactly the config this run runs (:meth:`RunConfig.recorded`:
+    every metric node included), atomically, in place of what Hydra wrote before the metrics were
+    selected. Replay and resume read it back."""
+    from pathlib import Path
+
+    import yaml
+
+    from wfeval.storage.rundir import FILES
+    from wfeval.storage.safe_io import atomic_write_bytes
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(config.recorded(), Dumper=dumper, sort_keys=False, allow_unicode=True)
+    atomic_write_bytes(Path(run_dir) / FILES.config, text.encode("utf-8"), durable=False)

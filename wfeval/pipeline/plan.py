@@ -98,7 +98,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
         digest.add(request)
         serves.add(request)
         requests.append(request)
-    serves.check(bench.spec.benchmark_id, model_choice=_choice("model"))
+    serves.check(bench.spec.benchmark_id, model_choice=cfg.job.choice("model"))
     for metric in metrics.values():  # idm_accuracy on a dataset: its IDM learns from the training episodes
         if callable(bind := getattr(metric, "bind_benchmark", None)):
             bind(bench, store)
@@ -118,17 +118,6 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
                    protocol_entry=driver.record(setting), metric_selection=selection,
                    finalize=getattr(model.model, "finalize", None), recompute=recompute)
-
-
-def _choice(group: str) -> str | None:
-    """The option chosen for a config group (``model=oracle`` -> ``oracle``), when Hydra knows it."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        choice = HydraConfig.get().runtime.choices.get(group)
-    except Exception:  # composed without a Hydra app (tests, the compose API)
-        return None
-    return str(choice) if choice is not None else None
 
 
 def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,

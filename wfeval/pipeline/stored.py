@@ -224,7 +224,12 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
     metrics, aggregation, stand_ins = {}, {}, {}
     try:
         for m in metric_ids:
-            node = to_plain(cfg.metric[m]) if m in cfg.get("metric", {}) else _extra_node(m)
+            if m not in (cfg.get("metric") or {}):
+                raise MetricRecordError(
+                    f"metric {m!r}: .hydra/config.yaml does not record its config (a run made before every metric "
+                    "node was recorded, or a changed file); it is never composed again from today's config files, "
+                    "which may differ from what the run scored with")
+            node = to_plain(cfg.metric[m])
             recorded = manifest["metrics"][m] or {}
             left_out: list[str] = []
             metrics[m] = build_metric_from_record(m, node, target=recorded.get("class"), code_left_out=left_out)
@@ -245,15 +250,3 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
     metric_set = MetricSet(metrics, aggregation)
     metric_set.code_left_out = stand_ins
     return metric_set
-
-
-def _extra_node(metric_id: str) -> dict:
-    """The packaged config of a metric the run added with ``extra_metrics`` (its options are wfeval's)."""
-    from wfeval.config import ConfigError
-    from wfeval.pipeline.metric_nodes import compose_metric_nodes
-    from wfeval.pipeline.nodes import to_plain
-
-    try:  # the command (replay, merge) has registered the config schemas
-        return to_plain(compose_metric_nodes([metric_id])[metric_id])
-    except ConfigError as exc:
-        raise MetricRecordError(str(exc)) from None

@@ -57,14 +57,17 @@ class Tracker(Callback):
                 f"pip install {self.package}. A run without tracker={self.name} needs none of them.")
 
     def on_job_end(self, config: Any, job_return: Any = None, **kwargs: Any) -> None:
-        from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
 
-        hydra = HydraConfig.get()
-        sweep = Path(str(hydra.sweep.dir)) if hydra.mode == RunMode.MULTIRUN else None
+        hydra = job_return.hydra_cfg.hydra  # Hydra's record of this job (hydra.core.utils.JobReturn)
+        sweep = getattr(self, "_sweep_dir", None) if hydra.mode == RunMode.MULTIRUN else None
         run_dir = Path(str(hydra.runtime.output_dir))
         self._log_folder(run_dir, config=job_config(config), overrides=[str(o) for o in hydra.overrides.task],
                          sweep_dir=sweep)
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        # the sweep folder as the launcher resolves it (${now:...} once, on the sweep's own config)
+        self._sweep_dir = Path(str(config.hydra.sweep.dir))
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         merged = Path(str(config.hydra.sweep.dir)) / FILES.merged
