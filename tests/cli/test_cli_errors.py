@@ -10,7 +10,9 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert ("Unknown metric 'fvdd'. Did you mean: fvd? Available: action_following, action_sensitivity, "
             "agent_position_error, artifact_count, flicker, frame_repeat_rate, fvd, generated_rate, goal_success, "
-            "idm_accuracy, lpips, mae, motion_error, motion_magnitude, mse, policy_rank_correlation, pose_error, psnr, "
+            "idm_accuracy, imagined_probe_r2_k1, imagined_probe_r2_k16, imagined_probe_r2_k2, imagined_probe_r2_k4, "
+            "imagined_probe_r2_k8, lpips, mae, motion_error, motion_magnitude, mse, policy_rank_correlation, pose_error, "
+            "probe_accuracy, probe_r2, psnr, "
             "real_time_factor, return_error, reversibility_error, revisit_error, spl, ssim, step_latency, "
             "steps_to_goal.") in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -20,9 +22,9 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
 def test_unknown_model_lists_the_available_models(tmp_path):
     proc = run_cli(["model=oracel"], cwd=tmp_path)
     assert proc.returncode == 2
-    assert ("Unknown model 'oracel'. Did you mean: oracle, game_oracle, forgetful? Available: blur, command, forgetful, "
-            "game_oracle, game_random_actions, lagged, learned, noisy, oracle, precomputed, python, random_actions, "
-            "static.") in proc.stderr
+    assert ("Unknown model 'oracel'. Did you mean: oracle, game_oracle, state_oracle? Available: blur, command, "
+            "forgetful, game_oracle, game_random_actions, lagged, learned, noisy, oracle, pixels_pca, precomputed, python, "
+            "random_actions, random_projection, state_oracle, static, tiny_jepa.") in proc.stderr
 
 
 def test_key_typo_exits_2_naming_the_full_key_and_the_fix(tmp_path):

@@ -78,3 +78,8 @@ def test_a_run_with_pose_error_ends_without_an_opengl_traceback(maze_store, tmp_
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "EGL_BAD_ACCESS" not in proc.stderr, proc.stderr
     assert "pose_error" in proc.stdout
+
+
+def test_the_default_threshold_is_the_documented_constant():
+    """The option's default is a literal (the schema cache keys on the sources): it must stay MAX_MATCH_MSE."""
+    assert PoseError().max_match_mse == MAX_MATCH_MSE == 650.25

@@ -50,7 +50,7 @@ def hydra_app() -> Any:
     return hydra.main(version_base="1.3", config_path="pkg://wfeval.conf", config_name="config")(_job)
 
 
-def run_config_of_job(cfg: DictConfig, hydra_cfg: Any) -> Any:
+def run_config_of_job(cfg: Any, hydra_cfg: Any) -> Any:
     """The boundary: the job's composed config and what Hydra knows of it (choices, overrides, search
     path) made into the one run config, its metrics selected (:mod:`wfeval.pipeline.metric_nodes`);
     nothing below ``cli/`` reads Hydra's job state."""

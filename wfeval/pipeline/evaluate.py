@@ -32,7 +32,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from wfeval.config.run_config import RunSettings
 from wfeval.results.measurements import Results
 
 _COMPOSED: dict[tuple[str, ...], Any] = {}  # run configs by their override list (this process)

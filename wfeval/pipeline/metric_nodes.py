@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from wfeval.config.errors import ConfigError, group_options, unknown_choice_message
 from wfeval.config.run_config import RunConfig
 from wfeval.metrics.selection import metric_choice_is_explicit, requested_metrics, select_metrics
-from wfeval.pipeline.nodes import section, to_plain
+from wfeval.pipeline.nodes import section
 
 
 def metric_nodes(cfg: DictConfig | RunConfig) -> dict[str, Any]:

@@ -260,7 +260,7 @@ class PoseError(DescribedMetric):
     required_artifacts = ("generated_video",)
     bounds = (0.0, None)
 
-    def __init__(self, stride: int = 4, coarse: bool = True, max_match_mse: float = MAX_MATCH_MSE,
+    def __init__(self, stride: int = 4, coarse: bool = True, max_match_mse: float = 650.25,
                  confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
