@@ -165,6 +165,26 @@ def test_compare_ranks_by_the_rows_and_names_a_run_whose_results_json_was_edited
     assert any(f"{truth:.4g} [" in line for line in captured.out.splitlines() if " static " in f" {line} ")
 
 
+def test_the_html_report_shows_the_rows_numbers_and_names_a_run_whose_results_json_was_edited(runs, tmp_path,
+                                                                                              capsys):
+    pytest.importorskip("jinja2")
+    truth = _psnr_rows(runs / "static")
+
+    def forge(document):
+        aggregate = document["results"]["gridworld.psnr"]
+        aggregate["diagnostics"]["value"] = 999.0
+        aggregate["normalized_stats"]["mean"] = aggregate["raw_stats"]["mean"] = 999.0
+    _edit_json(runs / "static" / "results.json", forge)
+    out = tmp_path / "report.html"
+    assert report.main([str(runs / "static"), str(runs / "oracle"), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    _no_traceback(captured)
+    assert f"{runs / 'static'}: results.json disagrees with the run's own rows" in captured.err
+    page = out.read_text()
+    assert "999" not in page.replace(str(out), "")  # the forged value is shown nowhere
+    assert f"{truth:.4g}" in page
+
+
 def test_compare_of_genuine_runs_says_nothing_about_verification(runs, capsys):
     assert compare.main([str(runs / "oracle"), str(runs / "static")]) == 0
     assert "disagrees" not in capsys.readouterr().err

@@ -29,9 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or ((args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd())
                        / FILES.report)
     try:
+        from wfeval.pipeline.stored import verify_entries
         from wfeval.report.html import write_report
 
-        path = write_report(args.paths, out, title=args.title, baseline=args.baseline)
+        def verify(entries) -> None:  # the numbers the paired comparisons read, as compare shows them
+            for line in verify_entries(entries):
+                print(f"wfeval.report: {line}", file=sys.stderr)
+
+        path = write_report(args.paths, out, title=args.title, baseline=args.baseline, verify=verify)
     except ModuleNotFoundError as exc:
         print(f"wfeval.report: {exc.name} is not installed; install the report extra: pip install 'wfeval[report]'",
               file=sys.stderr)

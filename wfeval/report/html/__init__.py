@@ -14,7 +14,7 @@ import warnings
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from wfeval.storage.rundir import FILES
 
@@ -61,13 +61,21 @@ def _title(runs: Sequence) -> str:
 
 
 def write_report(paths: Iterable[str | Path], out: str | Path, title: str | None = None,
-                 baseline: str | None = None) -> Path:
-    """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``."""
+                 baseline: str | None = None, verify: Callable[[list], Any] | None = None) -> Path:
+    """Write the report of the runs under ``paths`` (run folders, sweep folders) to ``out``. ``verify``
+    (the command's :func:`wfeval.pipeline.stored.verify_entries`) checks each run's ``results.json``
+    against its own rows and puts the rows' numbers in its place where they disagree: the leaderboard
+    then shows what the paired comparisons read, as ``compare`` does."""
     from wfeval.report.html.load import load_runs
     from wfeval.storage.outputs import refuse_run_files, write_output
 
     refuse_run_files(out)  # before the work: never a run's own file (OutputRefused, a ValueError)
     runs = load_runs(paths)
+    if verify is not None:
+        entries = [run.entry() for run in runs if run.results is not None]
+        verify(entries)
+        for entry in entries:
+            entry.extra["run"].results = entry.document
     return write_output(out, render(runs, title or _title(runs), baseline))
 
 
