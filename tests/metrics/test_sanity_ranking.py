@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import compose
+from tests.conftest import MAZE_SMALL, compose
 from tests.features._lpips import lpips_test_overrides
 from wfeval.pipeline.runner import run_from_config
 
@@ -194,6 +194,38 @@ def test_forgetful_is_worst_at_memory_and_the_oracle_exact(memory):
         assert curve["forgetful"][longest]["mean"] > 5.0
         assert all(curve[m][longest]["mean"] < curve["forgetful"][longest]["mean"] / 3 for m in memory if m != "forgetful")
         assert curve["forgetful"]["2"]["mean"] == 0.0  # short gaps: remembered exactly
+
+
+MAZE_MEMORY = {"oracle": ["model=oracle"], "static": ["model=static"], "forgetful": ["model=forgetful"]}
+
+
+@pytest.fixture(scope="module")
+def maze_memory(maze_store, tmp_path_factory):
+    """The maze at small size: 2 samples, legs of 2, 8 (looking away and back) and 48 steps (a walk)."""
+    root = tmp_path_factory.mktemp("maze_memory")
+    out = {}
+    for name, overrides in MAZE_MEMORY.items():
+        cfg = compose([f"run.store_dir={maze_store}", "run.progress=off", "run.report=false", "task=memory",
+                       *MAZE_SMALL, "run.limit=2", "task.data.memory.gaps=[2,8,48]",
+                       "metric=[revisit_error,reversibility_error]", *overrides])
+        summary = run_from_config(cfg, output_dir=root / name)
+        out[name] = {k.split(".", 1)[1]: agg.to_dict() for k, agg in summary.results.items()}
+        for key, agg in out[name].items():
+            assert agg["n_valid"] == agg["n_total"] == 2, (name, key, agg["diagnostics"])
+    return out
+
+
+def test_on_the_maze_the_oracle_is_exact_and_forgetful_forgets_only_the_long_gap(maze_memory):
+    for metric in ("revisit_error", "reversibility_error"):
+        errors = {m: value(maze_memory, m, metric) for m in maze_memory}
+        assert errors["oracle"] == 0.0, errors  # the model's change is the true change, exactly
+        curve = {m: maze_memory[m][metric]["diagnostics"]["curve"] for m in maze_memory}
+        assert sorted(curve["forgetful"], key=int) == ["2", "8", "64"]
+        # legs of 2 and 8 steps end before forgetful's 16-step horizon: remembered exactly
+        assert curve["forgetful"]["2"]["mean"] == curve["forgetful"]["8"]["mean"] == 0.0
+        assert curve["forgetful"]["64"]["mean"] > 10.0
+        # the frozen view shows no change where the truth changes a little: small, far below forgetful
+        assert 0.0 < curve["static"]["64"]["mean"] < curve["forgetful"]["64"]["mean"] / 3
 
 
 def test_forgetful_is_the_oracle_on_short_clips(table, tmp_path):

@@ -10,6 +10,10 @@ texture does not. A block counts when every pixel of it is static in both frames
 * ``revisit_errors(video, pairs, masks, pool)``: one (gap, error) per pair of frame indices
   ``(first visit, revisit)`` — also the loops of ``reversibility_error`` (an action sequence followed
   by its inverse: the frame before it against the frame after it);
+  With ``reference`` (the true video; the maze, whose rolling ball never returns exactly), each pair
+  scores the model's change against the true change: the mean over static blocks of
+  ``|(x̂_j − x̂_i) − (x_j − x_i)|``; where the truth does not change on the static blocks (gridworld:
+  exact returns) this is the plain ``|x̂_j − x̂_i|``, number for number;
 * ``gap_bucket(gap)``: the power of two a gap is reported under (1, 2, 4, 8, …: gaps in
   ``(b/2, b]``); ``bucket_means`` averages errors per bucket; the headline of a sample is the mean of
   its bucket means (each gap length weighs the same, however many pairs it has).
@@ -39,7 +43,8 @@ def _static_blocks(mask: Any, pool: int) -> np.ndarray:
     return mask[:h * pool, :w * pool].reshape(h, pool, w, pool).all(axis=(1, 3))
 
 
-def frame_pair_error(a: Any, b: Any, mask_a: Any, mask_b: Any, pool: int = 8) -> float | None:
+def frame_pair_error(a: Any, b: Any, mask_a: Any, mask_b: Any, pool: int = 8,
+                     true_pair: tuple[Any, Any] | None = None) -> float | None:
     if pool < 1:
         raise ValueError(f"pool must be >= 1, got {pool}")
     if np.shape(a) != np.shape(b) or np.shape(mask_a) != np.shape(a)[:2] or np.shape(mask_b) != np.shape(a)[:2]:
@@ -47,19 +52,29 @@ def frame_pair_error(a: Any, b: Any, mask_a: Any, mask_b: Any, pool: int = 8) ->
     keep = _static_blocks(mask_a, pool) & _static_blocks(mask_b, pool)
     if not keep.any():
         return None
-    return float(np.abs(block_means(a, pool) - block_means(b, pool))[keep].mean())
+    change = block_means(b, pool) - block_means(a, pool)
+    if true_pair is not None:
+        if np.shape(true_pair[0]) != np.shape(a) or np.shape(true_pair[1]) != np.shape(a):
+            raise ValueError(f"true frames {np.shape(true_pair[0])}, {np.shape(true_pair[1])} differ from {np.shape(a)}")
+        change = change - (block_means(true_pair[1], pool) - block_means(true_pair[0], pool))
+    return float(np.abs(change)[keep].mean())
 
 
-def revisit_errors(video: Any, pairs: Iterable[Sequence[int]], masks: Any, pool: int = 8) -> list[tuple[int, float]]:
-    """``(j − i, error)`` for each pair ``(i, j)`` of frame indices with at least one static block."""
+def revisit_errors(video: Any, pairs: Iterable[Sequence[int]], masks: Any, pool: int = 8,
+                   reference: Any = None) -> list[tuple[int, float]]:
+    """``(j − i, error)`` for each pair ``(i, j)`` of frame indices with at least one static block
+    (with ``reference``: the change against the true change, see the module)."""
     video, masks = np.asarray(video), np.asarray(masks, bool)
     if masks.shape != video.shape[:3]:
         raise ValueError(f"static masks {masks.shape} do not match the video {video.shape[:3]}")
+    if reference is not None and np.shape(reference) != video.shape:
+        raise ValueError(f"the true video {np.shape(reference)} does not match the video {video.shape}")
     out = []
     for i, j in pairs:
         if not 0 <= i < j < len(video):
             raise ValueError(f"pair ({i}, {j}) is not two increasing frame indices of a {len(video)}-frame video")
-        error = frame_pair_error(video[i], video[j], masks[i], masks[j], pool)
+        truth = None if reference is None else (reference[i], reference[j])
+        error = frame_pair_error(video[i], video[j], masks[i], masks[j], pool, truth)
         if error is not None:
             out.append((int(j - i), error))
     return out

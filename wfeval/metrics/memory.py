@@ -15,7 +15,13 @@ levels, lower is better.
   frame after the last inverse against the frame before the first action; the curve is over the
   loop length.
 
-A model that ignores time (``static``) scores 0 on both: read them beside the controllability
+Where the benchmark's true frames at a revisit differ too (Memory Maze: a rolling ball never
+returns to exactly the same pose), it says so (``metadata["memory"]["measure"] ==
+"change_vs_truth"``) and both score the model's change between the two frames against the true
+change (``|(x̂_j − x̂_i) − (x_j − x_i)|`` on the static blocks, the reference video's frames): the
+oracle scores exactly 0. On gridworld the true change on static content is 0, so the two coincide.
+
+A model that ignores time (``static``) scores 0 on both (on the gridworld): read them beside the controllability
 measures, which such a model fails.
 """
 
@@ -33,6 +39,7 @@ from wfeval.metrics.base import DescribedMetric, default_aggregate
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.storage.artifacts import read_array
 
+TRUTH = "change_vs_truth"  # metadata["memory"]["measure"]: the true frames at a revisit differ too
 NO_PLAN = "no revisit plan in the request (metadata['memory']): run task=memory"
 
 
@@ -73,14 +80,24 @@ class RevisitError(DescribedMetric):
         if video.shape[:3] != masks.shape:
             return skipped(request.sample_id, self.name,
                            f"generated video shape {video.shape} does not match the static masks {masks.shape}")
-        errors = F.revisit_errors(video, pairs, masks, self.pool)
+        truth = None
+        if memory.get("measure") == TRUTH:
+            if "video" not in request.references:
+                return skipped(request.sample_id, self.name, "the change is measured against the truth, but "
+                               "the request has no reference video")
+            truth = read_array(request.references["video"])
+            if truth.shape != video.shape:
+                return skipped(request.sample_id, self.name, f"generated video shape {video.shape} does not "
+                               f"match the reference {truth.shape}")
+        errors = F.revisit_errors(video, pairs, masks, self.pool, truth)
         if not errors:
             return skipped(request.sample_id, self.name, "no pair has a static block in both frames")
         buckets = F.bucket_means(errors)
         return scored(request.sample_id, self.name, float(np.mean(list(buckets.values()))),
                       components={"buckets": {str(b): v for b, v in buckets.items()}, "pairs": len(errors),
                                   "per_pair": [[gap, err] for gap, err in errors], "pool": self.pool},
-                      diagnostics={"variant": self.variant})
+                      diagnostics={"variant": self.variant + ("; model's change minus the true change"
+                                                              if truth is not None else "")})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
         """The mean over samples with its interval, and the curve over the gap (per bucket)."""

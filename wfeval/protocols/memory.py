@@ -31,7 +31,7 @@ class Memory(Protocol):
             name = getattr(getattr(benchmark, "spec", None), "name", type(benchmark).__name__)
             raise ConfigError(f"protocol=memory: benchmark {name!r} cannot plan revisits from its exact state (it "
                               "offers no revisit_plan / simulate / static_masks: "
-                              "wfeval.benchmarks.base.RevisitPlanner); use benchmark=gridworld, or a family that "
+                              "wfeval.benchmarks.base.RevisitPlanner); use benchmark=gridworld or memory_maze, or a family that "
                               "declares them")
         if not has_generate(model):
             need_steps(model, self.driver)

@@ -1,4 +1,5 @@
-"""The ``forgetful`` baseline: the true gridworld whose memory lasts ``horizon`` steps."""
+"""The ``forgetful`` baseline: the true world whose memory lasts ``horizon`` steps (gridworld; on a
+simulator-recorded game such as Memory Maze, the real game whose colours are redrawn)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ class ForgetfulModel(_Baseline):
     """The true simulator whose memory lasts ``horizon`` steps: every ``horizon`` steps it redraws the
     scene's static content (the background and wall textures, drawn from another seed), keeping the
     layout, the agent and the objects exact. A clip shorter than the horizon is the oracle's, frame
-    for frame; a return to a place after the horizon finds it drawn differently (``task=memory``)."""
+    for frame; a return to a place after the horizon finds it drawn differently (``task=memory``).
+
+    On a simulator-recorded game (Memory Maze: every pixel of the first-person view is scenery) it
+    is the real game continued from the sample's snapshot, with the colours redrawn every
+    ``horizon`` steps: frame ``t`` of epoch ``t // horizon ≥ 1`` has each channel scaled by a gain in
+    [0.55, 1.45] drawn for that epoch (:meth:`_gains`). Generation only (no step interface there)."""
 
     name = "forgetful"
 
@@ -28,6 +34,26 @@ class ForgetfulModel(_Baseline):
         if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
             raise ValueError(f"model.horizon must be an integer >= 1 (steps remembered), got {horizon!r}")
         self.horizon, self.seed = int(horizon), int(seed)
+
+    @classmethod
+    def cannot_serve(cls, request: GenerationRequest) -> str | None:
+        if "world" in request.metadata or "simulator" in request.metadata:
+            return None
+        return ("needs a simulator: the gridworld's state (metadata['world']) or a recorded game's snapshot "
+                "(metadata['simulator'])")
+
+    def _gains(self, epoch: int) -> np.ndarray:
+        digest = hashlib.sha256(f"wfeval.forgetful.colours/{self.seed}/{epoch}".encode()).digest()
+        return np.random.default_rng(int.from_bytes(digest[:8], "little")).uniform(0.55, 1.45, 3)
+
+    def _recorded(self, request: GenerationRequest) -> np.ndarray:
+        from wfeval.benchmarks.recorded.baselines import continue_game
+
+        video = continue_game(request, actions_of(request), self.__dict__.setdefault("_simulators", {}))
+        out = video.copy()
+        for t in range(self.horizon, len(video)):
+            out[t] = np.clip(np.rint(video[t].astype(np.float64) * self._gains(t // self.horizon)), 0, 255)
+        return out
 
     def _texture_seed(self, state: world.WorldState, t: int) -> int:
         epoch = t // self.horizon
@@ -41,6 +67,8 @@ class ForgetfulModel(_Baseline):
                          for i, s in enumerate(states)])
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
+        if "world" not in request.metadata and "simulator" in request.metadata:
+            return self._recorded(request)
         state = _world_state(request)
         states = [state]
         for a in actions_of(request):

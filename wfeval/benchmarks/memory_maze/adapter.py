@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
+from wfeval.benchmarks.base import RevisitPlan, memory_request
+from wfeval.benchmarks.memory_maze import memory as maze_memory
 from wfeval.benchmarks.memory_maze import simulator
 from wfeval.benchmarks.memory_maze.policy import MazePolicy
 from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
@@ -53,4 +55,22 @@ class MemoryMazeBenchmark(RecordedBenchmark):
         # when a target is reached (step_info.target_index)
         maze = {**state["maze"], "start_pose": dict(state["pose"]), "border_px": int(2 * math.sqrt(self.env["camera_resolution"] // 64)),
                 "moving_objects": []}
-        return dataclasses.replace(request, metadata={**request.metadata, "maze": maze})
+        request = dataclasses.replace(request, metadata={**request.metadata, "maze": maze})
+        memory = (task.data or {}).get("memory")  # task=memory: legs that leave a pose and come back to it
+        if not memory:
+            return request
+        request = memory_request(self, request, store=store, memory=memory)
+        # the ball never returns exactly: revisit_error compares the model's change with the true change
+        return dataclasses.replace(request, metadata={**request.metadata, "memory": {
+            **request.metadata["memory"], "measure": maze_memory.MEASURE}})
+
+    # -- task=memory (wfeval.benchmarks.base.RevisitPlanner) -----------------------------------------
+
+    def revisit_plan(self, request: GenerationRequest, gaps: Sequence[int]) -> RevisitPlan:
+        """Out-and-back legs from the sample's pose, closed loop on the true simulator
+        (:mod:`wfeval.benchmarks.memory_maze.memory`)."""
+        return maze_memory.revisit_plan(self.simulator(), request, gaps)
+
+    def static_masks(self, request: GenerationRequest, actions: Sequence[int]) -> Any:
+        """Per frame, the whole view but the target-colour border (nothing in the maze moves)."""
+        return maze_memory.static_masks(request, actions)

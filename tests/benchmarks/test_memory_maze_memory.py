@@ -1,0 +1,87 @@
+"""task=memory on Memory Maze (issue 33): legs planned from the exact state come back to their start
+pose within the stated tolerance in the simulator, the masks leave out only the target-colour border,
+revisit_error measures the model's change against the true change (oracle exactly 0; gridworld's
+numbers unchanged where the truth does not change), and forgetful forgets across its horizon."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tests.conftest import MAZE_SMALL, compose
+from wfeval.benchmarks.base import revisit_pairs
+from wfeval.benchmarks.memory_maze import memory as maze_memory
+from wfeval.functional import memory as F
+from wfeval.pipeline import build
+from wfeval.storage.artifacts import ArtifactStore, read_array
+
+GAPS = [2, 8, 48]  # look away and back (2, 8), walk out and back (48)
+
+
+@pytest.fixture(scope="module")
+def planned(maze_store):
+    cfg = compose([*MAZE_SMALL, "task=memory", f"task.data.memory.gaps=[{','.join(map(str, GAPS))}]"])
+    bench = build.build_benchmark(cfg)
+    request = bench.materialize((0, 1), store=ArtifactStore(maze_store), task=build.build_task(cfg),
+                                protocol=build.build_protocol(cfg))
+    return bench, request
+
+
+def _pose(request, frame):
+    info = request.metadata["step_info"]
+    return info["x"][frame - 1], info["y"][frame - 1], info["heading"][frame - 1]
+
+
+def test_every_leg_comes_back_to_its_start_pose_within_the_stated_tolerance(planned):
+    _, request = planned
+    memory = request.metadata["memory"]
+    pairs = [tuple(p) for p in memory["revisits"]]
+    assert [j - i for i, j in pairs] == GAPS  # one revisit per leg, its gap the leg's length
+    assert pairs == [tuple(loop) for loop in memory["loops"]]
+    assert memory["measure"] == "change_vs_truth"
+    for i, j in pairs:
+        x0, y0, h0 = _pose(request, i)
+        x1, y1, h1 = _pose(request, j)
+        assert math.hypot(x1 - x0, y1 - y0) <= maze_memory.POSITION_TOLERANCE, (i, j)
+        assert abs(math.degrees(math.remainder(h1 - h0, 2 * math.pi))) <= maze_memory.HEADING_TOLERANCE_DEG, (i, j)
+    # the walk leaves: somewhere in the long leg the agent is more than a cell away from its start
+    i, j = pairs[-1]
+    x0, y0, _ = _pose(request, i)
+    assert max(math.hypot(_pose(request, t)[0] - x0, _pose(request, t)[1] - y0) for t in range(i + 1, j)) > 1.0
+    assert revisit_pairs(memory["places"]) == pairs
+
+
+def test_the_static_mask_is_the_view_without_the_target_border(planned):
+    _, request = planned
+    masks = read_array(request.references["static_mask"]).astype(bool)
+    video = read_array(request.references["video"])
+    assert masks.shape == video.shape[:3] == (len(request.controls["actions"]) + 1, 64, 64)
+    b = request.metadata["maze"]["border_px"]
+    assert b == 2 and masks[:, b:-b, b:-b].all() and not masks[:, :b].any() and not masks[:, :, -b:].any()
+
+
+def test_the_true_frames_at_a_revisit_differ_and_the_measure_subtracts_them(planned):
+    _, request = planned
+    video = read_array(request.references["video"])
+    masks = read_array(request.references["static_mask"]).astype(bool)
+    pairs = request.metadata["memory"]["revisits"]
+    plain = F.revisit_errors(video, pairs, masks)
+    assert max(e for _, e in plain) > 0.0  # the ball does not come back exactly: the truth changes
+    assert [e for _, e in F.revisit_errors(video, pairs, masks, reference=video)] == [0.0] * len(pairs)
+    # a model that redraws the colours at the revisit: the change it shows minus the true change
+    forgot = video.copy()
+    forgot[-1] = np.clip(forgot[-1].astype(int) + 40, 0, 255).astype(np.uint8)
+    i, j = pairs[-1]
+    assert F.revisit_errors(forgot, [pairs[-1]], masks, reference=video)[0][1] > 20.0
+
+
+def test_with_a_truth_that_does_not_change_the_measure_is_the_plain_one():
+    rng = np.random.default_rng(0)
+    video = rng.integers(0, 256, (6, 32, 32, 3)).astype(np.uint8)
+    masks = np.ones((6, 32, 32), bool)
+    masks[2, :8, :8] = False
+    truth = np.repeat(video[:1], 6, axis=0)  # exact returns: the true frames never change (gridworld)
+    pairs = [(0, 2), (0, 5), (1, 4)]
+    assert F.revisit_errors(video, pairs, masks, 8, reference=truth) == F.revisit_errors(video, pairs, masks, 8)
