@@ -70,9 +70,12 @@ NOT_RUN = {
     ("docs/fvd.md", "python perf/fvd_performance.py"): PERFORMANCE_SCRIPT,
     ("docs/games.md", "python perf/game_recording.py"): PERFORMANCE_SCRIPT,
     ("docs/memory-maze.md", "python perf/maze_recording.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python perf/maze_pose_speed.py"): PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/memory-maze.md", "python perf/maze_goal_reaching.py"): PERFORMANCE_SCRIPT,
     ("docs/metrics.md", "python perf/lpips_throughput.py"): PERFORMANCE_SCRIPT,
     ("docs/metrics.md", "python perf/metric_throughput.py"): PERFORMANCE_SCRIPT,
+    ("docs/performance.md", "python perf/cli_startup.py --baseline a042bc6 --repeats 7"):
+        PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/performance.md", "python perf/scale.py --sizes 1000 10000 100000"):
         "a performance script (up to 100,000 samples)",
     ("docs/performance.md",

@@ -163,3 +163,16 @@ def test_identical_frames_are_at_distance_zero_exactly(lpips_package, backbones)
     video, _ = _gridworld_pair()
     for net in ("alex", "vgg"):
         assert np.all(wfeval_lpips(video, video.copy(), per_frame=True, weights=_weights(lpips_package, backbones, net)) == 0)
+
+
+def test_identical_frames_among_different_ones_are_at_distance_zero_exactly(lpips_package, backbones):
+    """A frame equal to its reference is 0 wherever it falls in the batch (a batch's tail takes other
+    kernels: the oracle's LPIPS was once 1.4e-9), and the other frames keep their distances."""
+    video, other = _gridworld_pair()
+    mixed = video.copy()
+    mixed[1::2] = other[1::2]  # odd frames differ, even frames identical
+    weights = _weights(lpips_package, backbones, "alex")
+    curve = wfeval_lpips(mixed, video, per_frame=True, weights=weights)
+    assert np.all(curve[0::2] == 0)
+    changed = [i for i in range(1, len(video), 2) if not np.array_equal(other[i], video[i])]
+    assert changed and np.all(curve[changed] > 0)

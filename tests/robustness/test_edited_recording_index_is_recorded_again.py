@@ -15,31 +15,33 @@ from tests.robustness._run import wfeval
 from wfeval.storage.recordings import CHECK, RecordingCache, content_sha256
 
 
-def _index(store, family):
-    [path] = (store / "recordings" / family).rglob("*.json")
-    return path
-
-
 def test_an_edited_maze_snapshot_is_recorded_again_and_the_oracle_stays_exact(maze_store, monkeypatch, capsys,
                                                                               tmp_path):
     first = wfeval(monkeypatch, capsys, tmp_path, *MAZE_SMALL, "model=oracle", "run.limit=1", "metric=[psnr]",
                    f"run.store_dir={maze_store}", name="first", samples=None)
     assert first.code == 0 and first.value("memory_maze.psnr") == 100.0
     shutil.copytree(maze_store, tmp_path / "store")  # the session's store stays as it is
-    path = _index(tmp_path / "store", "memory_maze")
-    index = json.loads(path.read_text())
-    state = index["windows"][0]["state"]
-    state["physics"] = state["physics"][:40] + ("A" if state["physics"][40] != "A" else "B") + state["physics"][41:]
-    path.write_text(json.dumps(index))  # the stale content hash stays: an edit, as a user or a bad disk makes it
+    edited = []  # the session's store may hold other tests' recordings too: edit every maze snapshot
+    for path in sorted((tmp_path / "store" / "recordings" / "memory_maze").rglob("*.json")):
+        index = json.loads(path.read_text())
+        if not index.get("windows") or "physics" not in (index["windows"][0].get("state") or {}):
+            continue
+        state = index["windows"][0]["state"]
+        state["physics"] = state["physics"][:40] + ("A" if state["physics"][40] != "A" else "B") + state["physics"][41:]
+        path.write_text(json.dumps(index))  # the stale content hash stays: an edit, as a user or a bad disk makes it
+        edited.append(path)
+    assert edited
     again = wfeval(monkeypatch, capsys, tmp_path, *MAZE_SMALL, "model=oracle", "run.limit=1", "metric=[psnr]",
                    name="again", samples=None)
     assert again.code == 0, again.err
     said = again.out + again.err  # the run's log (Hydra's handler writes to stdout)
-    assert "recording index refused" in said and "does not match its hash" in said and str(path) in said
+    refused = [path for path in edited if str(path) in said]  # the one this run reads
+    assert "recording index refused" in said and "does not match its hash" in said and len(refused) == 1
     assert again.value("memory_maze.psnr") == 100.0  # the right number, from a fresh recording
     [event] = [e for e in read_jsonl(again.run_dir / "events.jsonl") if e.get("event") == "recording"]
     assert event["trajectories_recorded"] == 1 and len(event["indexes_refused"]) == 1
-    assert json.loads(path.read_text())[CHECK] == content_sha256(json.loads(path.read_text()))  # rewritten sound
+    rewritten = json.loads(refused[0].read_text())
+    assert rewritten[CHECK] == content_sha256(rewritten)  # rewritten sound
 
 
 @pytest.mark.parametrize("damage,reason", [
