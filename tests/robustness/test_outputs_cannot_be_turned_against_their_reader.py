@@ -144,14 +144,19 @@ def _psnr_rows(run):
     return sum(values) / len(values)
 
 
-def test_compare_ranks_by_the_rows_and_names_a_run_whose_results_json_was_edited(runs, capsys):
-    truth = _psnr_rows(runs / "static")
-
+def _forge_psnr(run):
+    """results.json says 999 dB where the run's rows say otherwise."""
     def forge(document):
         aggregate = document["results"]["gridworld.psnr"]
         aggregate["diagnostics"]["value"] = 999.0
         aggregate["normalized_stats"]["mean"] = aggregate["raw_stats"]["mean"] = 999.0
-    _edit_json(runs / "static" / "results.json", forge)
+    _edit_json(run / "results.json", forge)
+
+
+def test_compare_ranks_by_the_rows_and_names_a_run_whose_results_json_was_edited(runs, capsys):
+    truth = _psnr_rows(runs / "static")
+
+    _forge_psnr(runs / "static")
     assert compare.main([str(runs / "static"), str(runs / "oracle")]) == 0
     captured = capsys.readouterr()
     _no_traceback(captured)
@@ -170,11 +175,7 @@ def test_the_html_report_shows_the_rows_numbers_and_names_a_run_whose_results_js
     pytest.importorskip("jinja2")
     truth = _psnr_rows(runs / "static")
 
-    def forge(document):
-        aggregate = document["results"]["gridworld.psnr"]
-        aggregate["diagnostics"]["value"] = 999.0
-        aggregate["normalized_stats"]["mean"] = aggregate["raw_stats"]["mean"] = 999.0
-    _edit_json(runs / "static" / "results.json", forge)
+    _forge_psnr(runs / "static")
     out = tmp_path / "report.html"
     assert report.main([str(runs / "static"), str(runs / "oracle"), "--out", str(out)]) == 0
     captured = capsys.readouterr()
