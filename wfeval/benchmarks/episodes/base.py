@@ -311,6 +311,19 @@ class EpisodeBenchmark:
         return "\n".join(lines)
 
 
+def json_object(path: Path) -> dict:
+    """A dataset's JSON metadata file as an object, or a ConfigError naming the file."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return data
+
+
 def _rel(root: Path, path: Path) -> str:
     try:
         return str(Path(path).relative_to(root))

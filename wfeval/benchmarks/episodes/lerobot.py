@@ -23,7 +23,6 @@ the files they name must stay inside the dataset (``benchmark.allow_outside_root
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import ActionSpace
-from wfeval.benchmarks.episodes.base import Episode, EpisodeBenchmark, continuous_space
+from wfeval.benchmarks.episodes.base import Episode, EpisodeBenchmark, continuous_space, json_object
 from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
 
@@ -88,12 +87,7 @@ class LeRobotBenchmark(EpisodeBenchmark):
         if not path.is_file():
             raise ConfigError(f"benchmark.dataset_root: {self.root} has no {INFO}; not a LeRobot dataset "
                               "(docs/dataset-readers.md)")
-        try:
-            info = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
-        if not isinstance(info, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
+        info = json_object(path)
         missing = [k for k in ("codebase_version", "fps", "features", "data_path", "video_path") if k not in info]
         if missing:
             raise ConfigError(f"{path}: missing key(s) {', '.join(missing)} (LeRobot v3.0 info.json)")

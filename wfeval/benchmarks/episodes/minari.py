@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from wfeval.api import ActionSpace
-from wfeval.benchmarks.episodes.base import Episode
+from wfeval.benchmarks.episodes.base import Episode, json_object
 from wfeval.benchmarks.episodes.hdf5 import HDF5Benchmark
 from wfeval.config.errors import ConfigError
 
@@ -99,13 +99,7 @@ class MinariBenchmark(HDF5Benchmark):
             return {}
         if path.stat().st_size > 64 << 20:
             raise ConfigError(f"{path}: {path.stat().st_size:,} bytes; a Minari metadata.json is far smaller")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
-        return data
+        return json_object(path)
 
     def _bounds(self) -> dict[str, Any]:
         """The action space's Box bounds from metadata.json, when finite."""
