@@ -6,10 +6,11 @@ Run: ``python perf/thread_race_stress.py [--runs 20] [--benchmark gridworld|atar
 
 The sweep is docs/evaluate-your-pytorch-model.md's (``python -m wfeval -m model=learned,oracle,static,
 random_actions extra_metrics=[fvd]``; ``--benchmark atari_pong``: the game's line,
-``model=learned,game_oracle,static,game_random_actions``), with ``benchmark.num_samples`` cut to
-``--samples``. Its first job once failed on a loaded machine with ``setup() failed: AttributeError:
-partially initialized module 'torch' has no attribute 'cuda'``: the overlapped scoring thread (FVD's
-reference features) and the learned model's ``setup()`` imported torch at once. The model is
+``model=learned,game_oracle,static,game_random_actions``), with its samples cut to ``--samples``
+(``benchmark.num_samples``; Pong: ``run.limit``). Its first job once failed on a loaded machine with
+``setup() failed: AttributeError: partially initialized module 'torch' has no attribute 'cuda'``: the
+overlapped scoring thread (FVD's reference features) and the learned model's ``setup()`` imported torch
+at once. The model is
 trained first when its checkpoint is missing (``python -m wfeval.recipes.train``, in ``--work``).
 Each sweep runs in a fresh process and a fresh store (nothing is served from a cache), while
 ``--burners`` processes (default: one per core) spin on the CPU. A sweep passes when it exits 0,
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {"gridworld": "learned,oracle,static,random_actions",
           "atari_pong": "learned,game_oracle,static,game_random_actions"}
+SIZE = {"gridworld": "benchmark.num_samples", "atari_pong": "run.limit"}  # Pong's samples come from its trajectories
 
 
 def _burn(stop) -> None:
@@ -70,7 +72,7 @@ def main() -> int:
             began = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-m", "wfeval", "-m", f"benchmark={args.benchmark}", f"model={MODELS[args.benchmark]}",
-                 "extra_metrics=[fvd]", f"benchmark.num_samples={args.samples}", "run.progress=off",
+                 "extra_metrics=[fvd]", f"{SIZE[args.benchmark]}={args.samples}", "run.progress=off",
                  f"run.store_dir={sweep / 'store'}", f"hydra.sweep.dir={sweep}"],
                 cwd=work, env=_env(), capture_output=True, text=True)
             text = done.stdout + done.stderr
