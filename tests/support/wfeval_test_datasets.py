@@ -177,12 +177,13 @@ def _png(frame: np.ndarray) -> bytes:
 REVISIT_PERIODS = (8, 16)  # frames of one out-and-back pan per episode
 
 
-def revisit_episode(index: int, length: int = LENGTH) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def revisit_episode(index: int, length: int = LENGTH, drift: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(frames T×H×W×3, actions T×2, states T×2): a camera panning over a fixed scene of 8×8 blocks of
     random colours, out and back along x (a triangle wave of period ``REVISIT_PERIODS[index]``, 1 or 2
-    pixels a frame), so its state (``[x, y]`` in metres, one pixel = 0.01) returns exactly and the
+    pixels a frame), so its state (``[x, y]`` in metres, one pixel = 0.02) returns exactly and the
     frames there are the same, but for a square sliding down the screen whatever the camera does
-    (where it is, the two visits' frames disagree). Actions: the pan's velocity in pixels per frame."""
+    (where it is, the two visits' frames disagree). Actions: the pan's velocity in pixels per frame.
+    ``drift``: the state's second element grows by it every frame (the pose never returns exactly)."""
     rng = np.random.default_rng(200 + index)
     period = REVISIT_PERIODS[index % len(REVISIT_PERIODS)]
     speed = 16 // period
@@ -195,12 +196,12 @@ def revisit_episode(index: int, length: int = LENGTH) -> tuple[np.ndarray, np.nd
         top = (3 * t) % (H - 8)
         frame[top:top + 8, 4:12] = (230, 230, 40)
         frames.append(frame)
-    states = np.stack([x * 0.01, np.zeros(length)], 1).astype(np.float32)
+    states = np.stack([x * 0.02, drift * np.arange(length)], 1).astype(np.float32)
     moves = np.append(np.diff(x), 0).astype(np.float32)
     return np.stack(frames), np.stack([moves, np.zeros(length, np.float32)], 1), states
 
 
-def write_revisits_hdf5(path: Path, n: int = 2, state_key: str = "pose") -> Path:
+def write_revisits_hdf5(path: Path, n: int = 2, state_key: str = "pose", drift: float = 0.0) -> Path:
     """:func:`revisit_episode` s in a robomimic-style HDF5 file, the state under ``obs/<state_key>``."""
     import h5py
 
@@ -208,7 +209,7 @@ def write_revisits_hdf5(path: Path, n: int = 2, state_key: str = "pose") -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     with h5py.File(path, "w") as handle:
         for i in range(n):
-            frames, actions, states = revisit_episode(i)
+            frames, actions, states = revisit_episode(i, drift=drift)
             demo = handle.create_group(f"data/demo_{i}")
             demo.create_dataset("obs/agentview_image", data=frames, compression="gzip")
             demo.create_dataset(f"obs/{state_key}", data=states)
@@ -377,12 +378,13 @@ def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = 
 
 def write_all(out: Path) -> dict[str, Path]:
     """The five formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``,
-    ``square_folder/``, ``square_minari/``."""
+    ``square_folder/``, ``square_minari/``; and ``pan.hdf5`` (:func:`revisit_episode`: a state that returns)."""
     out = Path(out)
     data = episodes()
     return {"lerobot": write_lerobot(out / "square_lerobot", data), "hdf5": write_hdf5(out / "square.hdf5", data),
             "video_actions": write_video_actions(out / "square_episodes", data),
-            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data)}
+            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data),
+            "revisits": write_revisits_hdf5(out / "pan.hdf5")}
 
 
 if __name__ == "__main__":  # python tests/support/wfeval_test_datasets.py examples/datasets

@@ -228,7 +228,8 @@ def memory_settings(memory: Any) -> tuple[int, ...]:
     memory = dict(memory or {})
     unknown = sorted(set(memory) - {*PLANNED_KEYS, *DATASET_KEYS})
     if unknown:
-        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: {', '.join(PLANNED_KEYS + DATASET_KEYS)}")
+        known = ", ".join(PLANNED_KEYS + DATASET_KEYS)
+        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: {known}")
     given = [k for k in DATASET_KEYS if memory.get(k) is not None]
     if given:
         raise ConfigError(f"task.data.memory.{given[0]}: applies to a dataset with a state column (benchmark=lerobot, "

@@ -261,7 +261,7 @@ class EpisodeBenchmark:
     def task_records(self, task: WorldTaskConfig) -> list[Window]:
         """The samples of ``task``: under ``task.data.memory`` only the windows that hold a revisit."""
         memory = (task.data or {}).get("memory")
-        if not memory:
+        if memory is None:
             return self.records()
         plan = self.revisit_plan(memory)
         return [w for w in self._windows if w.sample_id in plan.samples]
@@ -330,7 +330,7 @@ class EpisodeBenchmark:
         generation = {**dict(task.generation_defaults or {}), "fps": self.fps, "num_frames": H + 1,
                       "context_frames": C}
         memory = (task.data or {}).get("memory")
-        if memory:  # task=memory: the sample's revisits, found in the recorded state
+        if memory is not None:  # task=memory: the sample's revisits, found in the recorded state
             from wfeval.benchmarks.episodes.revisits import memory_metadata
 
             metadata["memory"] = memory_metadata(self.revisit_plan(memory), record.sample_id)

@@ -276,13 +276,13 @@ class HDF5Benchmark(EpisodeBenchmark):
         if key is None and len(states) == 1:
             return states[0]
         if not held:
-            raise ConfigError(f"task=memory: {where} holds the camera {self.camera!r} alone: the dataset records no pose "
-                              "or state beside its frames, so its revisits cannot be found; use task=memory on a "
+            raise ConfigError(f"task=memory: {where} holds the camera {self.camera!r} alone: the dataset records no "
+                              "pose or state beside its frames, so its revisits cannot be found; use task=memory on a "
                               "dataset that records one (an obs/<key> of T or T×D numbers)")
         if key is not None and key in held:
             return key
-        shown = f"its numeric T or T×D datasets: {', '.join(states) or 'none'}; it holds {', '.join(held) or 'nothing'}" \
-            f" beside the camera {self.camera!r}"
+        shown = (f"its numeric T or T×D datasets: {', '.join(states) or 'none'}; it holds "
+                 f"{', '.join(held) or 'nothing'} beside the camera {self.camera!r}")
         if key is None:
             raise ConfigError(f"task.data.memory.state_key: choose the state the revisits are found in, under {where}: "
                               f"{shown} (task.data.memory.state_key=<key>)")

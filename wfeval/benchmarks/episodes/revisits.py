@@ -61,7 +61,8 @@ def settings(memory: Mapping[str, Any] | None) -> RevisitSettings:
     memory = dict(memory or {})
     unknown = sorted(set(memory) - {*PLANNED_KEYS, *DATASET_KEYS})
     if unknown:
-        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: {', '.join(PLANNED_KEYS + DATASET_KEYS)}")
+        known = ", ".join(PLANNED_KEYS + DATASET_KEYS)
+        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: {known}")
     if memory.get("gaps") is not None:
         raise ConfigError("task.data.memory.gaps: a dataset cannot plan its revisits; they are found where its "
                           "recorded state returns, at the gaps its episodes hold (leave gaps null; "
@@ -168,7 +169,8 @@ def find(bench: "EpisodeBenchmark", memory: Mapping[str, Any] | None) -> Revisit
     width = None
     for index, episode in enumerate(bench.episodes):
         if episode.errors:
-            bench.problem(episode, f"its revisits cannot be found: the episode is unreadable ({'; '.join(episode.errors)})")
+            bench.problem(episode, "its revisits cannot be found: the episode is unreadable "
+                                   f"({'; '.join(episode.errors)})")
             continue
         try:
             array = np.asarray(bench.read_states(episode, key))
