@@ -214,6 +214,8 @@ def find(bench: "EpisodeBenchmark", memory: Mapping[str, Any] | None) -> Revisit
         if found.closest is not None and (closest is None or found.closest[0] < closest[0]):
             closest = (found.closest[0], window.sample_id, *found.closest[1:])
     plan = RevisitPlan(chosen, key, width, samples, candidates)
+    if bench.strict and bench.problems:
+        raise ConfigError(bench.report(header="benchmark.strict: the dataset has problems; nothing was generated"))
     if not samples:
         raise ConfigError(_none_found(bench, plan, closest, states))
     return plan
