@@ -12,7 +12,8 @@ def _results(run) -> dict:
 
 
 def test_dataset_readers_page(tmp_path, monkeypatch):
-    lerobot, hdf5, pairs, minari = (_results(run) for run in run_doc("dataset-readers.md", tmp_path, monkeypatch))
+    lerobot, hdf5, pairs, minari, memory = (_results(run) for run in run_doc("dataset-readers.md", tmp_path,
+                                                                             monkeypatch))
     assert lerobot["results"]["lerobot.psnr"]["normalized_stats"]["mean"] == 100.0
     assert lerobot["benchmark"]["action_space"]["names"] == ["vx", "vy"]
     static = hdf5["results"]["hdf5.psnr"]
@@ -22,3 +23,6 @@ def test_dataset_readers_page(tmp_path, monkeypatch):
     oracle = minari["results"]["square_minari.psnr"]  # the reference is the decoded JPEGs themselves
     assert oracle["n_valid"] == 4 and oracle["normalized_stats"]["mean"] == 100.0
     assert minari["benchmark"]["action_space"]["low"] == [-1.0, -1.0]  # metadata.json's Box
+    # task=memory on pan.hdf5: its 4 samples hold revisits of the recorded pose; the oracle is exact
+    for metric in ("hdf5.revisit_error", "hdf5.reversibility_error"):
+        assert memory["results"][metric]["n_valid"] == 4 and memory["results"][metric]["normalized_stats"]["mean"] == 0

@@ -126,7 +126,7 @@ def test_a_model_reward_replaces_the_reward_read_off_the_frames(tmp_path):
     assert agg["diagnostics"]["value"] == 0.0 and agg["diagnostics"]["model_returns_tie"]
 
 
-@pytest.mark.parametrize("task,what", [("memory", "cannot plan revisits"),
+@pytest.mark.parametrize("task,what", [("memory", "can neither plan revisits"),
                                        ("policy_evaluation", "declares no scripted policies")])
 def test_a_benchmark_without_the_family_interface_is_refused_with_exit_2(tmp_path, task, what):
     done = run_cli([f"task={task}", "benchmark=folder", "benchmark.dataset_root=examples/datasets/gridworld_tiny",

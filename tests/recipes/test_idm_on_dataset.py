@@ -131,3 +131,55 @@ def test_an_hdf5_files_mask_train_is_the_training_split_whatever_is_evaluated(tm
     for split in (None, "valid"):
         chosen, how = training_episodes(HDF5Benchmark(str(path), split=split, fps=10))
         assert how == "the dataset's split 'train'" and [e.name for e in chosen] == ["demo_0", "demo_1"]
+
+
+def test_a_dataset_run_rescored_from_its_folder_gives_the_same_idm_accuracy(dataset_run, tmp_path):
+    """run.from_run binds the source run's dataset (rebuilt from its recorded benchmark node): the IDM is
+    found again by the data's content hash and every row is the first run's; a dataset that is no longer
+    what the run read (its recorded fingerprint differs) is refused, naming what differs."""
+    import shutil
+
+    from tests.conftest import compose
+    from wfeval.config.errors import ConfigError
+    from wfeval.pipeline.runner import run_from_config
+
+    first, _, root = dataset_run
+    run_from_config(compose([f"run.from_run={root / 'first'}", "metric=[idm_accuracy]",
+                             f"run.store_dir={root / 'store'}"]), output_dir=tmp_path / "rescored")
+    again = json.loads((tmp_path / "rescored" / "results.json").read_text())["results"]["lerobot.idm_accuracy"]
+    before = first["lerobot.idm_accuracy"]
+    assert again["n_valid"] == before["n_valid"] == 6 and again["n_skipped"] == 26
+    assert again["diagnostics"]["value"] == before["diagnostics"]["value"]
+    assert again["diagnostics"]["idm"]["weights_sha256"] == before["diagnostics"]["idm"]["weights_sha256"]
+    assert len(list((root / "store" / "idm").iterdir())) == 1  # nothing trained again
+
+    moved = tmp_path / "changed"
+    shutil.copytree(root / "first", moved)
+    manifest = json.loads((moved / "manifest.json").read_text())
+    manifest["benchmark"]["fingerprint"]["n_episodes"] = 15  # as if an episode had been added since
+    (moved / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match="is not what .* read \\(its fingerprint differs in n_episodes\\)"):
+        run_from_config(compose([f"run.from_run={moved}", "metric=[idm_accuracy]", f"run.store_dir={root / 'store'}"]),
+                        output_dir=tmp_path / "refused")
+
+
+def test_a_run_folder_that_nests_code_in_its_dataset_reader_is_refused_before_anything_is_built(dataset_run,
+                                                                                                  tmp_path):
+    import shutil
+
+    import yaml
+
+    from tests.conftest import compose
+    from wfeval.config.errors import ConfigError
+    from wfeval.pipeline.runner import run_from_config
+
+    _, _, root = dataset_run
+    tampered = tmp_path / "tampered"
+    shutil.copytree(root / "first", tampered)
+    config = yaml.safe_load((tampered / ".hydra" / "config.yaml").read_text())
+    config["benchmark"]["limits"] = {"_target_": "builtins.print", "_args_": ["built"]}
+    (tampered / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+    refused = r"records benchmark\.limits\._(target|args)_, which a dataset reader never has"
+    with pytest.raises(ConfigError, match=refused):
+        run_from_config(compose([f"run.from_run={tampered}", "metric=[idm_accuracy]",
+                                 f"run.store_dir={root / 'store'}"]), output_dir=tmp_path / "refused")

@@ -72,7 +72,8 @@ def encode(path: Path, frames: np.ndarray, fps: int = FPS, codec: str = "libsvta
 
 
 def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None, *,
-                  codec: str = "libsvtav1", images: bool = False, splits: dict[str, str] | None = None) -> Path:
+                  codec: str = "libsvtav1", images: bool = False, splits: dict[str, str] | None = None,
+                  states: list[np.ndarray] | None = None) -> Path:
     """A LeRobot v3.0 dataset: every episode in one data file and one video file (as LeRobot writes
     small datasets), located by index ranges and timestamps. ``images``: the camera is an image
     feature instead (``LeRobotDataset.create(use_videos=False)``): no video, ``video_path`` null, each
@@ -116,7 +117,7 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
     for i, (frames, actions) in enumerate(data):
         n = len(frames)
         columns["action"] += actions.tolist()
-        columns["observation.state"] += [[0.0, 0.0]] * n
+        columns["observation.state"] += states[i].tolist() if states is not None else [[0.0, 0.0]] * n
         columns["timestamp"] += [k / FPS for k in range(n)]
         columns["frame_index"] += list(range(n))
         columns["episode_index"] += [i] * n
@@ -134,9 +135,10 @@ def write_lerobot(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None =
             rows[-1] = {k: v for k, v in rows[-1].items() if not k.startswith("videos/")}
         start, offset = start + n, offset + duration
     vec = pa.list_(pa.float32(), 2)
+    width = len(columns["action"][0])
     table = pa.table({
-        "action": pa.array(columns["action"], type=vec), "observation.state": pa.array(columns["observation.state"],
-                                                                                          type=vec),
+        "action": pa.array(columns["action"], type=pa.list_(pa.float32(), width)),
+        "observation.state": pa.array(columns["observation.state"], type=vec),
         "timestamp": pa.array(columns["timestamp"], type=pa.float32()),
         **{k: pa.array(columns[k], type=pa.int64()) for k in ("frame_index", "episode_index", "index", "task_index")},
     })
@@ -168,6 +170,57 @@ def _png(frame: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(frame).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+# -- episodes whose state returns (task=memory on datasets) ------------------------------------------
+
+REVISIT_PERIODS = (8, 16)  # frames of one out-and-back pan per episode
+
+
+def revisit_episode(index: int, length: int = LENGTH, drift: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(frames T×H×W×3, actions T×2, states T×2): a camera panning over a fixed scene of 8×8 blocks of
+    random colours, out and back along x (a triangle wave of period ``REVISIT_PERIODS[index]``, 1 or 2
+    pixels a frame), so its state (``[x, y]`` in metres, one pixel = 0.02) returns exactly and the
+    frames there are the same, but for a square sliding down the screen whatever the camera does
+    (where it is, the two visits' frames disagree). Actions: the pan's velocity in pixels per frame.
+    ``drift``: the state's second element grows by it every frame (the pose never returns exactly)."""
+    rng = np.random.default_rng(200 + index)
+    period = REVISIT_PERIODS[index % len(REVISIT_PERIODS)]
+    speed = 16 // period
+    scene = np.repeat(np.repeat(rng.integers(40, 216, (H // 8, W // 8 + 2, 3)), 8, 0), 8, 1).astype(np.uint8)
+    phase = np.arange(length) % period
+    x = speed * np.minimum(phase, period - phase)  # 0 … 8 … 0 pixels
+    frames = []
+    for t in range(length):
+        frame = scene[:, x[t]:x[t] + W].copy()
+        top = (3 * t) % (H - 8)
+        frame[top:top + 8, 4:12] = (230, 230, 40)
+        frames.append(frame)
+    states = np.stack([x * 0.02, drift * np.arange(length)], 1).astype(np.float32)
+    moves = np.append(np.diff(x), 0).astype(np.float32)
+    return np.stack(frames), np.stack([moves, np.zeros(length, np.float32)], 1), states
+
+
+def write_revisits_hdf5(path: Path, n: int = 2, state_key: str = "pose", drift: float = 0.0) -> Path:
+    """:func:`revisit_episode` s in a robomimic-style HDF5 file, the state under ``obs/<state_key>``."""
+    import h5py
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as handle:
+        for i in range(n):
+            frames, actions, states = revisit_episode(i, drift=drift)
+            demo = handle.create_group(f"data/demo_{i}")
+            demo.create_dataset("obs/agentview_image", data=frames, compression="gzip")
+            demo.create_dataset(f"obs/{state_key}", data=states)
+            demo.create_dataset("actions", data=actions)
+    return path
+
+
+def write_revisits_lerobot(root: Path, n: int = 2) -> Path:
+    """:func:`revisit_episode` s as a LeRobot image-feature dataset, the state in ``observation.state``."""
+    made = [revisit_episode(i) for i in range(n)]
+    return write_lerobot(root, [(f, a) for f, a, _ in made], images=True, states=[s for _, _, s in made])
 
 
 # -- HDF5, robomimic style --------------------------------------------------------------------------
@@ -325,12 +378,13 @@ def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = 
 
 def write_all(out: Path) -> dict[str, Path]:
     """The five formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``,
-    ``square_folder/``, ``square_minari/``."""
+    ``square_folder/``, ``square_minari/``; and ``pan.hdf5`` (:func:`revisit_episode`: a state that returns)."""
     out = Path(out)
     data = episodes()
     return {"lerobot": write_lerobot(out / "square_lerobot", data), "hdf5": write_hdf5(out / "square.hdf5", data),
             "video_actions": write_video_actions(out / "square_episodes", data),
-            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data)}
+            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data),
+            "revisits": write_revisits_hdf5(out / "pan.hdf5")}
 
 
 if __name__ == "__main__":  # python tests/support/wfeval_test_datasets.py examples/datasets

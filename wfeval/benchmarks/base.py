@@ -175,6 +175,17 @@ class RevisitPlanner(Protocol):
     def static_masks(self, request: GenerationRequest, actions: Sequence[Any]) -> Any: ...
 
 
+@runtime_checkable
+class RevisitFinder(Protocol):
+    """A dataset family that finds its revisits where the recorded state returns (``task=memory`` on a
+    dataset, :mod:`wfeval.benchmarks.episodes.revisits`): ``state_column(key)`` names the state read (or
+    refuses), ``task_records(task)`` gives the samples that hold a revisit (or refuses, saying why)."""
+
+    def state_column(self, key: str | None) -> str: ...
+
+    def task_records(self, task: Any) -> Sequence[Any]: ...
+
+
 def revisit_pairs(places: Sequence[Any]) -> list[tuple[int, int]]:
     """``(first visit, revisit)`` frame pairs: for every frame whose place was first shown at an earlier
     frame and left in between (a place seen again after the agent stayed put is not a revisit)."""
@@ -201,16 +212,31 @@ def canonical_place(place: Any) -> str:
     return json.dumps(place, sort_keys=True, separators=(",", ":"), default=str)
 
 
+#: ``task.data.memory``'s keys for a benchmark that plans revisits (``gaps``) and for a dataset that finds
+#: them where its recorded state returns (:mod:`wfeval.benchmarks.episodes.revisits`)
+PLANNED_KEYS = ("gaps",)
+DATASET_KEYS = ("state_key", "tolerance", "state_dims", "frame_tolerance")
+DEFAULT_GAPS = (2, 4, 8, 16)
+
+
 def memory_settings(memory: Any) -> tuple[int, ...]:
-    """``task.data.memory`` checked: its ``gaps``, a non-empty list of positive integers (ConfigError
-    naming the key)."""
+    """``task.data.memory`` checked for a family that plans revisits: its ``gaps`` (null: 2, 4, 8, 16), a
+    non-empty list of positive integers; a dataset's key given a value is refused, naming what it is
+    for (ConfigError naming the key)."""
     from wfeval.config.errors import ConfigError
 
     memory = dict(memory or {})
-    unknown = sorted(set(memory) - {"gaps"})
+    unknown = sorted(set(memory) - {*PLANNED_KEYS, *DATASET_KEYS})
     if unknown:
-        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: gaps")
+        known = ", ".join(PLANNED_KEYS + DATASET_KEYS)
+        raise ConfigError(f"task.data.memory: unknown key(s) {unknown}; known: {known}")
+    given = [k for k in DATASET_KEYS if memory.get(k) is not None]
+    if given:
+        raise ConfigError(f"task.data.memory.{given[0]}: applies to a dataset with a state column (benchmark=lerobot, "
+                          "hdf5, minari: revisits found where the recorded state returns); this benchmark plans its "
+                          "revisits from its exact state (task.data.memory.gaps)")
     gaps = memory.get("gaps")
+    gaps = DEFAULT_GAPS if gaps is None else gaps
     if isinstance(gaps, (str, bytes)) or not isinstance(gaps, Sequence) or not gaps or not all(
             isinstance(g, int) and not isinstance(g, bool) and g >= 1 for g in gaps):
         raise ConfigError(f"task.data.memory.gaps must be a non-empty list of positive integers, got {gaps!r}")

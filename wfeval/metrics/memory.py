@@ -21,8 +21,15 @@ returns to exactly the same pose), it says so (``metadata["memory"]["measure"] =
 change (``|(x̂_j − x̂_i) − (x_j − x_i)|`` on the static blocks, the reference video's frames): the
 oracle scores exactly 0. On gridworld the true change on static content is 0, so the two coincide.
 
-A model that ignores time (``static``) scores 0 on both (on the gridworld): read them beside the controllability
-measures, which such a model fails.
+On a dataset (no static mask; revisits found where the recorded state returns,
+:mod:`wfeval.benchmarks.episodes.revisits`) the change is measured against the truth only on the
+blocks where the dataset's own two frames agree (``metadata["memory"]["agree"]``, uint8 levels of the
+block means): what moved in the scene between the visits is left out, and a pair with no such
+block is dropped.
+
+A model that ignores time (``static``) scores 0 on both (on the gridworld; on a dataset: the true
+change on the agreeing blocks, at most ``agree``): read them beside the controllability measures,
+which such a model fails.
 """
 
 from __future__ import annotations
@@ -73,10 +80,12 @@ class RevisitError(DescribedMetric):
         pairs = [tuple(p) for p in memory[self.pairs_key]]
         if not pairs:
             return skipped(request.sample_id, self.name, f"the benchmark planned no {self.pairs_key} for this sample")
-        ref = request.references.get("static_mask")
-        if ref is None:
+        ref, agree = request.references.get("static_mask"), memory.get("agree")
+        if ref is None and agree is None:
             return skipped(request.sample_id, self.name, "no static mask (references['static_mask'])")
-        video, masks = read_array(result.artifacts["generated_video"]), read_array(ref).astype(bool)
+        video = read_array(result.artifacts["generated_video"])
+        # a dataset declares no static mask: the blocks where its own two frames agree are compared
+        masks = read_array(ref).astype(bool) if ref is not None else np.ones(video.shape[:3], bool)
         if video.shape[:3] != masks.shape:
             return skipped(request.sample_id, self.name,
                            f"generated video shape {video.shape} does not match the static masks {masks.shape}")
@@ -89,15 +98,23 @@ class RevisitError(DescribedMetric):
             if truth.shape != video.shape:
                 return skipped(request.sample_id, self.name, f"generated video shape {video.shape} does not "
                                f"match the reference {truth.shape}")
-        errors = F.revisit_errors(video, pairs, masks, self.pool, truth)
+        if agree is not None and truth is None:
+            return skipped(request.sample_id, self.name, "metadata['memory']['agree'] compares where the true frames "
+                           "agree, but the change is not measured against the truth (measure)")
+        errors = F.revisit_errors(video, pairs, masks, self.pool, truth, agree)
         if not errors:
-            return skipped(request.sample_id, self.name, "no pair has a static block in both frames")
+            return skipped(request.sample_id, self.name, "no pair has a static block in both frames" if agree is None
+                           else f"no pair has a block where the dataset's own two frames agree (block means within "
+                           f"{agree:g} levels: task.data.memory.frame_tolerance)")
         buckets = F.bucket_means(errors)
         return scored(request.sample_id, self.name, float(np.mean(list(buckets.values()))),
                       components={"buckets": {str(b): v for b, v in buckets.items()}, "pairs": len(errors),
-                                  "per_pair": [[gap, err] for gap, err in errors], "pool": self.pool},
+                                  "per_pair": [[gap, err] for gap, err in errors], "pool": self.pool,
+                                  **({"pairs_found": len(pairs)} if agree is not None else {})},
                       diagnostics={"variant": self.variant + ("; model's change minus the true change"
-                                                              if truth is not None else "")})
+                                                              if truth is not None else "")
+                                   + (f", on blocks where the true frames agree within {agree:g} levels"
+                                      if agree is not None else "")})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
         """The mean over samples with its interval, and the curve over the gap (per bucket)."""

@@ -82,7 +82,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
         if callable(force := getattr(metrics[metric_id], "force_recompute", None)):
             force()
     if cfg.run.from_run:
-        return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics), metric_selection=selection,
+        return dataclasses.replace(_plan_rescore(cfg, task, protocol, metrics, store), metric_selection=selection,
                                    recompute=recompute)
     bench = build.build_benchmark(cfg)
     try:
@@ -137,12 +137,13 @@ def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHand
 
 
 def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,
-                  metrics: MetricSet) -> RunPlan:
+                  metrics: MetricSet, store: ArtifactStore | None = None) -> RunPlan:
     source_dir = Path(cfg.run.from_run).expanduser().resolve()
     try:
         pairs, source = load_generations(source_dir)
     except StoredRunError as exc:
         raise ConfigError(str(exc)) from exc
+    _bind_source_dataset(metrics, source_dir, source, store)
     benchmark_id = source["benchmark"]["id"]
     # the current config's rules when it names the source's benchmark (so a re-score can apply a
     # new scorecard or evidence rule), else the rules the source run recorded
@@ -152,3 +153,64 @@ def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationPro
                    benchmark_entry=source["benchmark"], model_entry=source["model"],
                    source_run=str(Path(cfg.run.from_run).resolve()), source_pairs=pairs,
                    protocol_entry=source.get("protocol") or {"name": "open_loop", "driver": "open_loop"})
+
+
+def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[str, Any],
+                         store: ArtifactStore | None) -> None:
+    """Re-scoring a dataset run with a metric that learns from the benchmark (``idm_accuracy``: its IDM
+    trains on the dataset's training episodes): the source run's dataset reader, rebuilt from the
+    benchmark node its ``.hydra/config.yaml`` records (only a built-in episode reader, whose fingerprint
+    must still be the one the run recorded), is bound as a fresh run binds it."""
+    import json
+
+    from omegaconf import OmegaConf
+
+    binders = [m for m in metrics.values() if callable(getattr(m, "bind_benchmark", None))]
+    config = source_dir / ".hydra" / "config.yaml"
+    if not binders or not config.is_file():
+        return
+    try:  # read as data: only a target of wfeval's own dataset readers is built
+        recorded = OmegaConf.to_container(OmegaConf.load(config).get("benchmark") or {}, resolve=True)
+    except Exception as exc:  # noqa: BLE001 - OmegaConf's own error types
+        raise ConfigError(f"run.from_run: cannot read the benchmark {config} records ({exc})") from None
+    target = str(recorded.get("_target_", "")) if isinstance(recorded, dict) else ""
+    if target not in _READERS:
+        return  # a simulator's samples name their own shipped IDM; a dataset folder has no episodes to learn
+    special = [k for k in _keys(recorded) if k != "._target_" and (last := k.rsplit(".", 1)[-1]).startswith("_")
+               and last.endswith("_")]
+    if special:  # a run folder is a file anyone could have written: no other code is built from it
+        raise ConfigError(f"run.from_run: {config} records benchmark{special[0]}, which a dataset reader never has; "
+                          "nothing is built from it")
+    bench = build.build_benchmark(OmegaConf.create({"benchmark": recorded}))
+    was = (source.get("benchmark") or {}).get("fingerprint")
+    now = json.loads(json.dumps(bench.fingerprint(), default=str))
+    if was is not None and now != was:
+        changed = sorted(k for k in {*was, *now} if was.get(k) != now.get(k))
+        raise ConfigError(f"run.from_run: the dataset {recorded.get('dataset_root')} is not what {source_dir} read "
+                          f"(its fingerprint differs in {', '.join(changed)}); a metric that learns from it "
+                          f"({', '.join(type(m).__name__ for m in binders)}) would learn from other data: "
+                          "run the evaluation again instead")
+    for metric in binders:
+        metric.bind_benchmark(bench, store)
+
+
+def _readers() -> frozenset[str]:
+    from wfeval.benchmarks import episodes
+
+    names = [n for n in episodes.__all__ if n != "EpisodeBenchmark"]
+    return frozenset([*(f"wfeval.benchmarks.episodes.{n}" for n in names),
+                      *(f"{episodes._CLASSES[n]}.{n}" for n in names)])
+
+
+_READERS = _readers()  # the targets run.from_run may rebuild from a run folder: wfeval's dataset readers
+
+
+def _keys(node: Any, prefix: str = "") -> list[str]:
+    """Every key of a nested mapping (``.a.b``), lists included."""
+    out: list[str] = []
+    items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        out.append(f"{prefix}.{key}")
+        out += _keys(value, f"{prefix}.{key}")
+    return out
+

@@ -52,7 +52,9 @@ def iter_requests(bench: BenchmarkAdapter, *, store: Any, task: WorldTaskConfig,
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
     if callable(getattr(bench, "records", None)) and callable(getattr(bench, "materialize", None)):
-        records = bench.records()  # sliced, never copied: a lazy sequence of records stays lazy
+        # sliced, never copied: a lazy sequence of records stays lazy; a family whose samples depend on
+        # the task says which (task=memory on a dataset: the windows that hold a revisit)
+        records = bench.task_records(task) if callable(getattr(bench, "task_records", None)) else bench.records()
         chosen = _shard((records if isinstance(records, Sequence) else list(records))[:limit], shard)
         return (bench.materialize(r, store=store, task=task, protocol=protocol) for r in chosen)
     return iter(_shard(list(bench.requests(store=store, task=task, protocol=protocol))[:limit], shard))

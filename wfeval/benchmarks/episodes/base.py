@@ -224,6 +224,10 @@ class EpisodeBenchmark:
                               f"horizon={self.horizon})\n" + self.report())
         return out
 
+    def problem(self, episode: Episode, message: str, sample_id: str | None = None) -> None:
+        """Note a problem of ``episode`` (listed before generation)."""
+        self.problems.append(Problem(self.where(episode), message, sample_id))
+
     def where(self, episode: Episode) -> str:
         return f"{self.family} episode {episode.name!r}"
 
@@ -239,6 +243,36 @@ class EpisodeBenchmark:
 
     def records(self) -> list[Window]:
         return list(self._windows)
+
+    # -- task=memory: revisits where the recorded state returns (:mod:`.revisits`) --------------------
+
+    def state_column(self, key: str | None) -> str:
+        """The state the revisits are found in (``key``, or the reader's default); ConfigError when the
+        dataset records no such state, naming the ones it has."""
+        raise ConfigError(f"task=memory: benchmark={self.family} records no state beside its frames and actions (a "
+                          "pose or state column: LeRobot's observation.state, HDF5's obs/<key>), so its revisits "
+                          "cannot be found; use task=memory on a dataset that records one, or on gridworld / "
+                          "memory_maze")
+
+    def read_states(self, episode: Episode, key: str) -> np.ndarray:
+        """The episode's states (one row per frame); ValueError naming what is wrong."""
+        raise NotImplementedError
+
+    def task_records(self, task: WorldTaskConfig) -> list[Window]:
+        """The samples of ``task``: under ``task.data.memory`` only the windows that hold a revisit."""
+        memory = (task.data or {}).get("memory")
+        if memory is None:
+            return self.records()
+        plan = self.revisit_plan(memory)
+        return [w for w in self._windows if w.sample_id in plan.samples]
+
+    def revisit_plan(self, memory: Mapping[str, Any]) -> Any:
+        from wfeval.benchmarks.episodes import revisits
+
+        key = repr(sorted(dict(memory).items()))
+        if getattr(self, "_revisits", (None,))[0] != key:
+            self._revisits = (key, revisits.find(self, memory))
+        return self._revisits[1]
 
     # -- requests -------------------------------------------------------------------------------------
 
@@ -295,6 +329,11 @@ class EpisodeBenchmark:
                                                      "generated"))
         generation = {**dict(task.generation_defaults or {}), "fps": self.fps, "num_frames": H + 1,
                       "context_frames": C}
+        memory = (task.data or {}).get("memory")
+        if memory is not None:  # task=memory: the sample's revisits, found in the recorded state
+            from wfeval.benchmarks.episodes.revisits import memory_metadata
+
+            metadata["memory"] = memory_metadata(self.revisit_plan(memory), record.sample_id)
         return GenerationRequest(
             sample_id=record.sample_id, task_id=task.task_id or "", benchmark_id=self.spec.benchmark_id,
             split=record.split, protocol=protocol.name, inputs=inputs, controls=controls, references=references,
@@ -303,7 +342,7 @@ class EpisodeBenchmark:
 
     def requests(self, *, store: ArtifactStore, task: WorldTaskConfig,
                  protocol: EvaluationProtocolSpec) -> list[GenerationRequest]:
-        return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self._windows]
+        return [self.materialize(r, store=store, task=task, protocol=protocol) for r in self.task_records(task)]
 
     def report(self, header: str | None = None) -> str:
         lines = [header or f"{self.family} dataset {self.root}: {len(self.problems)} problem(s)"]
@@ -370,6 +409,7 @@ class EpisodeRuntime:
                 "samples": total, "usable": total - len(unreadable), "unreadable": len(unreadable),
                 "coverage": (total - len(unreadable)) / total if total else 0.0,
                 "action_space": bench.action_space.describe() if bench.action_space else "discrete ids",
+                **({"memory": _memory_summary(bench._revisits[1])} if getattr(bench, "_revisits", None) else {}),
                 "problems": [p.to_dict() for p in bench.problems]}
 
     def prepare(self, context: RunContext) -> Mapping[str, Any]:
@@ -377,6 +417,11 @@ class EpisodeRuntime:
         summary = self.summary(context)
         context.event("dataset_checked", **{k: v for k, v in summary.items() if k != "problems"},
                       problems=[str(p) for p in bench.problems])
+        if "memory" in summary:
+            memory = summary["memory"]
+            print(f"task=memory: {memory['samples']} of the {memory['samples_read']} sample(s) of {bench.root} hold a "
+                  f"revisit ({memory['pairs']} pair(s): state {memory['state_key']!r} back within "
+                  f"{memory['tolerance']:g}); only those are evaluated", file=sys.stderr, flush=True)
         if bench.problems:
             header = (f"{bench.family} dataset {bench.root}: {summary['usable']} of {summary['samples']} sample(s) "
                       f"usable (coverage {summary['coverage']:.3f}); {summary['unreadable']} unreadable and skipped "
@@ -386,6 +431,11 @@ class EpisodeRuntime:
 
     def finalize(self, context: RunContext, *, status: str) -> Mapping[str, Any]:
         return {}
+
+
+def _memory_summary(plan: Any) -> dict[str, Any]:
+    return {"state_key": plan.key, "tolerance": plan.settings.tolerance, "samples_read": plan.candidates,
+            "samples": len(plan.samples), "pairs": sum(len(r.pairs) for r in plan.samples.values())}
 
 
 class EpisodeScorer:

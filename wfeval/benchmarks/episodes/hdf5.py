@@ -251,6 +251,66 @@ class HDF5Benchmark(EpisodeBenchmark):
 
     encoded = False  # whether each row of the frames dataset is one encoded image (Minari)
 
+    # -- task=memory: a state under the observations (wfeval.benchmarks.episodes.revisits) --------------
+
+    def state_column(self, key: str | None) -> str:
+        """``key`` under the first episode's observations, default the only numeric T or T×D dataset
+        beside the camera (ConfigError naming what the observations hold)."""
+        import h5py
+
+        group_key = self._key(self.episodes[0].name, self.obs_group)
+        where = f"{self.root.name}[{group_key}]"
+        found, problems = self._resolve(group_key)
+        if problems:
+            raise ConfigError(f"task=memory: {'; '.join(problems)}")
+        with h5py.File(found.file, "r") as other:
+            node = other[found.key] if found.key else other["/"]
+            if not isinstance(node, h5py.Group):
+                raise ConfigError(f"task=memory: {where} holds the frames alone (no group of observations), so "
+                                  f"benchmark={self.family} records no state beside them and the revisits cannot be "
+                                  "found; use task=memory on a dataset that records a pose or state")
+            held = [k for k in node if k != self.camera]
+            states = [k for k in held if isinstance(node.get(k, getlink=True), h5py.HardLink)
+                      and node.get(k, getclass=True) is h5py.Dataset and node[k].ndim in (1, 2)
+                      and np.issubdtype(node[k].dtype, np.number)]
+        if key is None and len(states) == 1:
+            return states[0]
+        if not held:
+            raise ConfigError(f"task=memory: {where} holds the camera {self.camera!r} alone: the dataset records no "
+                              "pose or state beside its frames, so its revisits cannot be found; use task=memory on a "
+                              "dataset that records one (an obs/<key> of T or T×D numbers)")
+        if key is not None and key in held:
+            return key
+        shown = (f"its numeric T or T×D datasets: {', '.join(states) or 'none'}; it holds "
+                 f"{', '.join(held) or 'nothing'} beside the camera {self.camera!r}")
+        if key is None:
+            raise ConfigError(f"task.data.memory.state_key: choose the state the revisits are found in, under {where}: "
+                              f"{shown} (task.data.memory.state_key=<key>)")
+        raise ConfigError(f"task.data.memory.state_key: no {key!r} in {where}; {shown}")
+
+    def read_states(self, episode: Episode, key: str) -> np.ndarray:
+        import h5py
+
+        from wfeval.benchmarks.episodes import hdf5_files
+        from wfeval.benchmarks.episodes.decoder import check_rows
+        from wfeval.io import VideoReadError
+
+        state_key = self._key(episode.name, self.obs_group, key)
+        found, problems = self._resolve(state_key)
+        if problems:
+            raise ValueError("; ".join(problems))
+        try:
+            with h5py.File(found.file, "r") as other:
+                if not isinstance(other[found.key], h5py.Dataset):
+                    raise ValueError(f"{self.root.name}[{state_key}] is not a dataset")
+                data = hdf5_files.open_dataset(other, found.key)
+                check_rows(self.root, state_key, tuple(data.shape) or (1,), data.dtype.itemsize, self.limits)
+                return np.asarray(data[()])
+        except VideoReadError as exc:
+            raise ValueError(f"{self.root.name}[{state_key}]: {exc.reason}") from None
+        except (OSError, TypeError, KeyError) as exc:
+            raise ValueError(f"{self.root.name}[{state_key}]: cannot be read ({exc})") from None
+
     def _check_frames(self, frames: Any, key: str) -> None:
         """VideoReadError when the frames dataset cannot give frames within the limits (nothing read)."""
         from wfeval.benchmarks.episodes.decoder import check_rows

@@ -35,6 +35,8 @@ from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
 
 INFO = "meta/info.json"
+STATE = "observation.state"  # task=memory's default state column
+INDEX_COLUMNS = ("timestamp", "frame_index", "episode_index", "index", "task_index")
 EPISODES_DIR = "meta/episodes"
 SUPPORTED = "v3"
 
@@ -128,6 +130,7 @@ class LeRobotBenchmark(EpisodeBenchmark):
 
     def read_episodes(self) -> tuple[list[Episode], ActionSpace | None]:
         info = self._info()
+        self.features = info["features"]
         camera, action_key = self._feature_keys(info)
         self.camera = camera
         if self.fps is None:
@@ -245,6 +248,42 @@ class LeRobotBenchmark(EpisodeBenchmark):
         if not episode.errors:
             episode.frames = frames
         return episode
+
+    # -- task=memory: the state column (wfeval.benchmarks.episodes.revisits) ---------------------------
+
+    def state_column(self, key: str | None) -> str:
+        """``key``, default ``observation.state``: a numeric feature of ``info.json`` (ConfigError naming them)."""
+        numeric = [k for k, f in self.features.items() if isinstance(f, dict) and f.get("dtype") not in
+                   ("video", "image", "string") and k not in INDEX_COLUMNS]
+        chosen = STATE if key is None else key
+        if chosen in numeric:
+            return chosen
+        feature = self.features.get(chosen)
+        kind = f" is a {feature.get('dtype')} feature, not a state;" if isinstance(feature, dict) else \
+            " is not a feature of it;"
+        head = (f"task.data.memory.state_key: {INFO} of {self.root} has no {STATE!r} feature;" if key is None else
+                f"task.data.memory.state_key: {chosen!r}{kind} {INFO} of {self.root}")
+        raise ConfigError(f"{head} its numeric features: {', '.join(numeric) or 'none'} (give one: "
+                       "task.data.memory.state_key=<feature>)")
+
+    def read_states(self, episode: Episode, key: str) -> np.ndarray:
+        path = self.root / episode.files["data"]
+        cache = self.__dict__.setdefault("_states", {})
+        if (path, key) not in cache:
+            try:
+                if key not in _table_columns(path):
+                    raise ValueError(f"{episode.files['data']} has no column {key!r}")
+                self._within_limits(path, [key, "episode_index"])
+                table = _table(path, [key, "episode_index"])
+            except ValueError:
+                raise
+            except Exception as exc:  # a corrupt parquet file: pyarrow's own error types
+                raise ValueError(f"{episode.files['data']}: not a readable parquet file ({type(exc).__name__}: "
+                                 f"{exc})") from None
+            cache.clear()  # one data file at a time (episodes are read in order)
+            cache[path, key] = (column_array(table, key), column_array(table, "episode_index"))
+        values, owners = cache[path, key]
+        return values[owners == int(episode.metadata["episode_index"])]
 
     def _escapes(self, rel: str, key: str) -> str | None:
         """Why the filled ``key`` template ``rel`` may not be read: absolute, ``..`` or a symlink that

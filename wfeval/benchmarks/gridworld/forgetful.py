@@ -25,7 +25,9 @@ class ForgetfulModel(_Baseline):
     On a simulator-recorded game (Memory Maze: every pixel of the first-person view is scenery) it
     is the real game continued from the sample's snapshot, with the colours redrawn every
     ``horizon`` steps: frame ``t`` of epoch ``t // horizon ≥ 1`` has each channel scaled by a gain in
-    [0.55, 1.45] drawn for that epoch (:meth:`_gains`). Generation only (no step interface there)."""
+    [0.55, 1.45] drawn for that epoch (:meth:`_gains`). Elsewhere (a dataset: no simulator) it is the
+    reference video with the colours redrawn the same way, as ``oracle`` is the reference itself.
+    Generation only (no step interface on either)."""
 
     name = "forgetful"
 
@@ -37,19 +39,24 @@ class ForgetfulModel(_Baseline):
 
     @classmethod
     def cannot_serve(cls, request: GenerationRequest) -> str | None:
-        if "world" in request.metadata or "simulator" in request.metadata:
+        if "world" in request.metadata or "simulator" in request.metadata or "video" in request.references:
             return None
-        return ("needs a simulator: the gridworld's state (metadata['world']) or a recorded game's snapshot "
-                "(metadata['simulator'])")
+        return ("needs a simulator (the gridworld's state: metadata['world']; a recorded game's snapshot: "
+                "metadata['simulator']) or a reference video")
 
     def _gains(self, epoch: int) -> np.ndarray:
         digest = hashlib.sha256(f"wfeval.forgetful.colours/{self.seed}/{epoch}".encode()).digest()
         return np.random.default_rng(int.from_bytes(digest[:8], "little")).uniform(0.55, 1.45, 3)
 
     def _recorded(self, request: GenerationRequest) -> np.ndarray:
-        from wfeval.benchmarks.recorded.baselines import continue_game
+        if "simulator" in request.metadata:
+            from wfeval.benchmarks.recorded.baselines import continue_game
 
-        video = continue_game(request, actions_of(request), self.__dict__.setdefault("_simulators", {}))
+            video = continue_game(request, actions_of(request), self.__dict__.setdefault("_simulators", {}))
+        else:  # a dataset: the reference video, as the oracle's
+            from wfeval.storage.artifacts import read_array
+
+            video = read_array(request.references["video"])
         out = video.copy()
         for t in range(self.horizon, len(video)):
             out[t] = np.clip(np.rint(video[t].astype(np.float64) * self._gains(t // self.horizon)), 0, 255)
@@ -67,7 +74,7 @@ class ForgetfulModel(_Baseline):
                          for i, s in enumerate(states)])
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        if "world" not in request.metadata and "simulator" in request.metadata:
+        if "world" not in request.metadata and ("simulator" in request.metadata or "video" in request.references):
             return self._recorded(request)
         state = _world_state(request)
         states = [state]
