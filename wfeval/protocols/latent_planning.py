@@ -26,11 +26,24 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from wfeval.config.errors import ConfigError
 from wfeval.models import latent
 from wfeval.protocols.planner import Planner
 
 #: per imagined step, in units of the present latent distance to the goal (the earlier plan wins a tie)
 TIME_PENALTY = 0.01
+
+
+def check_latent(model: Any) -> None:
+    """ConfigError unless ``model`` can plan in its latent space: the latent interface, and no encoder
+    that must first be fit on training episodes (``pixels_pca``: task=probing fits it)."""
+    name = getattr(model, "name", type(model).__name__)
+    if not latent.has_latent_interface(model):
+        raise ConfigError(f"protocol.space=latent: model {name!r} has no latent interface (encode(frames), "
+                          "predict(z, actions); docs/latent-models.md)")
+    if callable(getattr(model, "fit", None)):
+        raise ConfigError(f"task=goal_reaching: model {name!r} is an encoder fit on training episodes, which only "
+                          "task=probing records; plan with model=state_oracle or model=random_projection")
 
 
 def _each(fn: Callable[[list[int]], list[Any]], items: list[int]) -> dict[int, Any]:

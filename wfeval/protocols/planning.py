@@ -35,7 +35,7 @@ from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, one_sample_at_a_time
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
 from wfeval.protocols.drivers import Driver, replay_references
-from wfeval.protocols.latent_planning import LatentSpace
+from wfeval.protocols.latent_planning import LatentSpace, check_latent
 from wfeval.protocols.planner import METHODS, TIME_PENALTY_PX, PixelSpace, Planner  # noqa: F401 - the planner's names, here too
 
 SPACES = ("auto", "pixels", "latent")
@@ -82,11 +82,7 @@ class Planning(Protocol):
             raise ConfigError(f"protocol=planning: benchmark {name!r} plans in {' and '.join(offered)} space only, "
                               f"and model {getattr(model, 'name', type(model).__name__)!r} would plan in {space} "
                               f"space (protocol.space={self.space}; docs/latent-models.md)")
-        if space == "pixels":
-            need_steps(model, self.driver)
-        elif not latent.has_latent_interface(model):
-            raise ConfigError(f"protocol.space=latent: model {getattr(model, 'name', type(model).__name__)!r} has "
-                              "no latent interface (encode(frames), predict(z, actions); docs/latent-models.md)")
+        need_steps(model, self.driver) if space == "pixels" else check_latent(model)
 
     def output_keys(self, model: Any, keys: Sequence[str]) -> tuple[str, ...]:
         """The outputs a result must hold: a latent model that does not decode returns its predicted
