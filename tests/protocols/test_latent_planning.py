@@ -15,8 +15,6 @@ import pytest
 from tests.conftest import compose
 from wfeval.pipeline.runner import run_from_config
 
-pytest.importorskip("tiny_jepa")
-
 ORBY = ["benchmark=orby", "task=goal_reaching", "benchmark.num_trajectories=2", "benchmark.windows_per_trajectory=4",
         "protocol.planner.candidates=24"]  # small: the oracle predictor runs every candidate in the true world
 MODELS = {"state_oracle": ["model=state_oracle"], "static": ["model=state_oracle", "model.predictor=static"],
@@ -24,6 +22,7 @@ MODELS = {"state_oracle": ["model=state_oracle"], "static": ["model=state_oracle
 
 
 def _run(root, name, overrides):
+    pytest.importorskip("tiny_jepa")
     cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", *ORBY, *overrides])
     summary = run_from_config(cfg, output_dir=root / name)
     results = {k.split(".", 1)[1]: agg.to_dict() for k, agg in summary.results.items()}
@@ -111,6 +110,7 @@ def test_a_latent_model_with_exact_dynamics_reaches_every_goal_by_a_shortest_pat
     from wfeval.protocols.planning import Planning
     from wfeval.storage.artifacts import ArtifactStore
 
+    pytest.importorskip("tiny_jepa")
     requests = _requests(tmp_path / "store", *ORBY)[:4]
     bench = build.build_benchmark(compose(ORBY))
     model = ExactAgent()
@@ -130,6 +130,33 @@ def test_a_latent_model_with_exact_dynamics_reaches_every_goal_by_a_shortest_pat
 def test_pixel_planning_on_orby_is_refused_in_one_paragraph(tmp_path):
     from wfeval.config.errors import ConfigError
 
+    pytest.importorskip("tiny_jepa")
     cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", *ORBY, "model=game_oracle"])
     with pytest.raises(ConfigError, match="plans in latent space only"):
         run_from_config(cfg, output_dir=tmp_path / "run")
+
+
+def test_gridworld_plans_in_latent_space_too_and_its_successes_are_the_worlds(tmp_path):
+    """The exact state with the true future reaches every goal, the static predictor none; success is
+    the world's own: the executed actions stepped from the start put the agent on the goal cell."""
+    from tests.models.test_latent_models import CellEncoder
+    from tests.protocols.test_step_interface import _requests
+    from wfeval.benchmarks.gridworld import world
+    from wfeval.models.latent_baselines import StateOracle
+    from wfeval.pipeline import build
+    from wfeval.protocols.planning import Planning
+    from wfeval.storage.artifacts import ArtifactStore
+
+    requests = _requests(tmp_path / "store", "task=goal_reaching", "benchmark.num_samples=4")
+    bench = build.build_benchmark(compose(["task=goal_reaching", "benchmark.num_samples=4"]))
+    success = {}
+    for name, model in (("oracle", StateOracle()), ("static", StateOracle(predictor="static")),
+                        ("cells", CellEncoder())):
+        outs = Planning({"candidates": 16}).drive(model, bench, ArtifactStore(tmp_path / "s"), None).generate(requests)
+        success[name] = [o.metadata["planning"]["success"] for o in outs]
+        for request, out in zip(requests, outs):
+            state = world.WorldState.from_dict(request.metadata["world"])
+            for action in out.metadata["planning"]["actions"]:
+                state = world.step(state, action)
+            assert (list(state.agent) == list(request.metadata["goal"]["cell"])) == out.metadata["planning"]["success"]
+    assert all(success["oracle"]) and not any(success["static"]) and sum(success["cells"]) >= 2

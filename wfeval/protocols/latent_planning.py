@@ -94,7 +94,7 @@ class LatentSpace:
         """The best plan of every running episode (its exception where grounding or imagination failed)."""
         def present(ids: list[int]) -> list[np.ndarray]:
             envs = [running[i].env for i in ids]
-            states = np.stack([e.state() for e in envs]) if self.needs_state else None
+            states = np.stack([e.exact_state() for e in envs]) if self.needs_state else None
             return list(self._encode(np.stack([e.frame() for e in envs]), states))
 
         grounded = _each(present, list(range(len(running))))

@@ -101,7 +101,7 @@ class OrbyGoalEnvironment:
     def frame(self) -> np.ndarray:
         return to_uint8(self.world.render())
 
-    def state(self) -> list[float]:
+    def exact_state(self) -> list[float]:
         return state_of(self.world)
 
     def goal_frame(self) -> np.ndarray:
