@@ -18,7 +18,7 @@ from wfeval.pipeline.runner import run_from_config
 ORBY = ["benchmark=orby", "task=goal_reaching", "benchmark.num_trajectories=2", "benchmark.windows_per_trajectory=4",
         "protocol.planner.candidates=24"]  # small: the oracle predictor runs every candidate in the true world
 MODELS = {"state_oracle": ["model=state_oracle"], "static": ["model=state_oracle", "model.predictor=static"],
-          "tiny_jepa": ["model=tiny_jepa"]}
+          "tiny_jepa": ["model=tiny_jepa", "run.limit=4"]}
 
 
 def _run(root, name, overrides):
@@ -78,8 +78,8 @@ def test_successes_agree_with_orbyworld_replaying_the_executed_actions(runs):
 
 def test_tiny_jepa_plans_in_its_latent_space_and_keeps_its_decoded_pixels(runs):
     results, _, pairs = runs["tiny_jepa"]
-    assert results["goal_success"]["n_valid"] == 8
-    assert results["psnr"]["n_valid"] == 8  # its decoder's predictions of the executed steps, against the truth
+    assert results["goal_success"]["n_valid"] == 4
+    assert results["psnr"]["n_valid"] == 4  # its decoder's predictions of the executed steps, against the truth
     for pair in pairs:
         meta = pair["result"]["metadata"]
         assert meta["planning"]["space"] == "latent" and meta["required_outputs"] == ["generated_video",
@@ -127,13 +127,19 @@ def test_a_latent_model_with_exact_dynamics_reaches_every_goal_by_a_shortest_pat
     assert max(r["batch"] for r in together[0].metadata["steps"]) == 4
 
 
-def test_pixel_planning_on_orby_is_refused_in_one_paragraph(tmp_path):
+def test_pixel_planning_on_orby_and_a_fitted_encoder_are_refused_in_one_paragraph():
     from wfeval.config.errors import ConfigError
+    from wfeval.pipeline import build
+    from wfeval.protocols.planning import Planning
 
     pytest.importorskip("tiny_jepa")
-    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", *ORBY, "model=game_oracle"])
+    bench = build.build_benchmark(compose(ORBY))  # nothing recorded: the check comes first
+    pixels = build.build_model(compose([*ORBY, "model=game_oracle"])).model
     with pytest.raises(ConfigError, match="plans in latent space only"):
-        run_from_config(cfg, output_dir=tmp_path / "run")
+        Planning().check(pixels, bench)
+    with pytest.raises(ConfigError, match="fit on training episodes"):
+        Planning().check(build.build_model(compose([*ORBY, "model=pixels_pca"])).model, bench)
+    Planning().check(build.build_model(compose([*ORBY, "model=state_oracle"])).model, bench)
 
 
 def test_gridworld_plans_in_latent_space_too_and_its_successes_are_the_worlds(tmp_path):
