@@ -8,8 +8,11 @@ first frame held: the pixel floor), ``state_oracle`` (the exact state: the probe
 ``random_projection`` and ``pixels_pca`` (untrained encoders). Columns: PSNR and SSIM of the
 decoded video against the true one (open loop), action_sensitivity (ΔtPSNR between true and
 counterfactual actions), probe R² on observed frames and on latents imagined k = 1, 4, 16 steps
-ahead. A cell is ``—`` where the measure does not apply (a calibration encoder draws no pixels;
-``static`` has no latents). Latent planning (goal success) is not measured yet: no column.
+ahead, and latent planning (``task=goal_reaching``: goal success and SPL in the true world). A cell
+is ``—`` where the measure does not apply (a calibration encoder draws no pixels; ``static`` has no
+latents; ``pixels_pca`` is fit on probing's training episodes only). The row ``static predictor``
+(the exact state, never moved by a plan: every candidate ties, so the first random plan runs) is
+the planning floor.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from typing import Any
 PIXELS = ("tiny_jepa", "static")
 LATENTS = ("tiny_jepa", "state_oracle", "random_projection", "pixels_pca")
 HORIZONS = (1, 4, 16)
+PLANNERS = {"tiny_jepa": ["model=tiny_jepa"], "state_oracle": ["model=state_oracle"],
+            "random_projection": ["model=random_projection"],
+            "static predictor": ["model=state_oracle", "model.predictor=static"]}
 
 
 def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
@@ -47,7 +53,7 @@ def _cell(results: dict[str, Any] | None, metric: str, digits: int = 2) -> str:
     return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
 
 
-def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = None) -> str:
+def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = None, candidates: int = 64) -> str:
     root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-"))
     base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
             f"benchmark.num_trajectories={trajectories}"]
@@ -57,13 +63,16 @@ def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = N
     probes = {m: _run([*base, f"model={m}", "task=probing", f"protocol.train_episodes={train_episodes}",
                        f"metric=[probe_r2,{','.join(f'imagined_probe_r2_k{k}' for k in HORIZONS)}]"],
                       root / f"probing-{m}") for m in LATENTS}
+    plans = {m: _run([*base, *o, "task=goal_reaching", f"protocol.planner.candidates={candidates}",
+                      "metric=[goal_success,spl]"], root / f"planning-{i}") for i, (m, o) in enumerate(PLANNERS.items())}
     head = ["model", "PSNR dB", "SSIM", "action_sensitivity dB", "probe R² observed",
-            *[f"probe R² imagined k={k}" for k in HORIZONS]]
+            *[f"probe R² imagined k={k}" for k in HORIZONS], "goal success", "SPL"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
-    for model in dict.fromkeys([*PIXELS, *LATENTS]):
+    for model in dict.fromkeys([*PIXELS, *LATENTS, *PLANNERS]):
         cells = [model, _cell(pixels.get(model), "psnr"), _cell(pixels.get(model), "ssim", 3),
                  _cell(control.get(model), "action_sensitivity", 3), _cell(probes.get(model), "probe_r2"),
-                 *[_cell(probes.get(model), f"imagined_probe_r2_k{k}") for k in HORIZONS]]
+                 *[_cell(probes.get(model), f"imagined_probe_r2_k{k}") for k in HORIZONS],
+                 _cell(plans.get(model), "goal_success"), _cell(plans.get(model), "spl")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

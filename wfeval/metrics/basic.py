@@ -12,7 +12,8 @@ from wfeval.metrics.outcomes import scored
 class GeneratedRate(BaseMetric):
     """1 when the model produced every required output of the task for a sample, else 0.
 
-    A sample the model failed on is a scored ``fail`` (it counts in the denominator), never a
+    The required outputs are the task's, or those the protocol required of this model and recorded in
+    the result (``metadata["required_outputs"]``). A sample the model failed on is a scored ``fail`` (it counts in the denominator), never a
     skip: a model that fails half its samples has a generated rate of 0.5 (Wilson CI).
     """
 
@@ -31,7 +32,10 @@ class GeneratedRate(BaseMetric):
         self.output_keys = tuple(output_keys)
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
-        missing = [k for k in self.output_keys if k not in result.artifacts]
+        # a protocol that serves a model other outputs than the task's (a latent model planning without
+        # a decoder: its predicted latents) says so in the result; the pipeline's contract required them
+        keys = result.metadata.get("required_outputs") or self.output_keys
+        missing = [k for k in keys if k not in result.artifacts]
         ok = result.status == "ok" and not missing
         diagnostics = {"generation_status": result.status}
         if missing:

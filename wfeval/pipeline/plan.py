@@ -104,6 +104,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
             bind(bench, store)
     setting = dataclasses.replace(setting, extra={**setting.extra, "requests": requests})  # what a protocol may draw from
     model = drive(cfg, driver, setting, handle, bench, store)  # the protocol's driver around the model
+    contract = dataclasses.replace(contract, required_keys=driver.output_keys(handle.model, contract.required_keys))
     model_entry = model.manifest_entry()
     if contract.output_range:  # float outputs are converted: say so wherever the results go
         model_entry.update(output_range=list(contract.output_range),

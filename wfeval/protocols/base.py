@@ -76,6 +76,11 @@ class Protocol:
         """The object generation calls (``generate(requests)``)."""
         raise NotImplementedError
 
+    def output_keys(self, model: Any, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """The outputs every result must hold for this model (the task's ``output_keys``, unless the
+        protocol serves the model differently: a latent model planning without a decoder)."""
+        return tuple(keys)
+
 
 def need_steps(model: Any, driver: str) -> None:
     if not has_step_interface(model):

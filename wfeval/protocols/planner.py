@@ -21,6 +21,8 @@ METHODS = ("random_shooting", "cem")
 TIME_PENALTY_PX = 0.5  # per imagined step: among plans that get as close, the earlier one wins
 
 Score = Callable[[np.ndarray], np.ndarray]  # imagined frames N×H×h×w×3 -> pixels to the goal, N×H
+#: per sample, its candidate plans N×H -> (costs N×H, the first imagined step of each plan) or the exception
+Imagine = Callable[[dict[int, np.ndarray]], dict[int, Any]]
 
 
 class Planner:
@@ -61,32 +63,55 @@ class Planner:
                   rngs: Sequence[np.random.Generator], horizons: Sequence[int | None]) -> list[Any]:
         """:meth:`plan` for each sample (the same plans, draws and scores), all imagined together;
         a sample whose imagination failed gets the exception instead of its plan."""
-        k = len(states)
-        horizon = [min(self.horizon, h or self.horizon) for h in horizons]
-        best: list[Any] = [{"score": np.inf} for _ in range(k)]
-        imagined = [0] * k
-        probs = [np.full((horizon[i], n_actions[i]), 1.0 / n_actions[i]) for i in range(k)]
+        horizon = self.horizons(horizons)
         who = str(getattr(model, "name", "") or type(model).__name__)
-        for it in range(self.iterations if self.method == "cem" else 1):
-            live = [i for i in range(k) if not isinstance(best[i], BaseException)]
-            plans = {i: self._propose(rngs[i], n_actions[i], horizon[i], it, probs[i]) for i in live}
-            for i, outs in _imagine(model, {i: states[i] for i in live}, plans).items():
+
+        def imagine(plans: dict[int, np.ndarray]) -> dict[int, Any]:
+            out: dict[int, Any] = {}
+            for i, outs in _imagine(model, {i: states[i] for i in plans}, plans).items():
                 try:
                     if isinstance(outs, BaseException):
                         raise outs
                     frames = np.stack([check_step_output(o, horizon[i], who, copy=False) for o in outs])  # N×H×h×w×3
-                    dist = scores[i](frames)  # N×H pixels to the goal
+                    out[i] = (scores[i](frames), frames[:, 0])  # N×H pixels to the goal; the first imagined frames
                 except TimeoutError:
                     raise
                 except Exception as exc:  # this sample's imagination failed: its outcome
-                    best[i] = exc
+                    out[i] = exc
+            return out
+
+        return [b if isinstance(b, BaseException) else {**{k: v for k, v in b.items() if k != "first"},
+                                                        "first_frame": b["first"]}
+                for b in self.search(imagine, n_actions, rngs, horizons, TIME_PENALTY_PX)]
+
+    def horizons(self, horizons: Sequence[int | None]) -> list[int]:
+        """Each sample's plan length: the planner's horizon, or fewer where fewer real steps are left."""
+        return [min(self.horizon, h or self.horizon) for h in horizons]
+
+    def search(self, imagine: Imagine, n_actions: Sequence[int], rngs: Sequence[np.random.Generator],
+               horizons: Sequence[int | None], penalty: float) -> list[Any]:
+        """The search shared by every space: per iteration, each live sample's candidates (drawn from its
+        own generator), all imagined by one ``imagine`` call, scored ``min_t(cost_t + penalty × t)``
+        (among plans that get as close, the earlier one wins); ``best["first"]`` is what ``imagine``
+        returned for the best plan's first step. A sample whose imagination failed gets the exception."""
+        k = len(n_actions)
+        horizon = self.horizons(horizons)
+        best: list[Any] = [{"score": np.inf} for _ in range(k)]
+        imagined = [0] * k
+        probs = [np.full((horizon[i], n_actions[i]), 1.0 / n_actions[i]) for i in range(k)]
+        for it in range(self.iterations if self.method == "cem" else 1):
+            live = [i for i in range(k) if not isinstance(best[i], BaseException)]
+            plans = {i: self._propose(rngs[i], n_actions[i], horizon[i], it, probs[i]) for i in live}
+            for i, got in imagine(plans).items():
+                if isinstance(got, BaseException):
+                    best[i] = got
                     continue
-                total = (dist + TIME_PENALTY_PX * np.arange(1, horizon[i] + 1)).min(axis=1)
+                dist, firsts = got
+                total = (np.asarray(dist, dtype=np.float64) + penalty * np.arange(1, horizon[i] + 1)).min(axis=1)
                 imagined[i] += plans[i].size
                 j = int(np.argmin(total))
                 if total[j] < best[i]["score"]:
-                    best[i] = {"actions": [int(a) for a in plans[i][j]], "score": float(total[j]),
-                               "first_frame": frames[j, 0]}
+                    best[i] = {"actions": [int(a) for a in plans[i][j]], "score": float(total[j]), "first": firsts[j]}
                 if self.method == "cem":
                     elite = plans[i][np.argsort(total, kind="stable")[:self.elites]]
                     counts = np.stack([np.bincount(elite[:, t], minlength=n_actions[i]) for t in range(horizon[i])])
@@ -114,3 +139,36 @@ def _imagine(model: Any, states: dict[int, Any], plans: dict[int, np.ndarray]) -
         split[i] = outs[start:start + len(plans[i])]
         start += len(plans[i])
     return split
+
+
+class PixelSpace:
+    """The pixel half of ``protocol=planning``: the model re-grounded by ``start`` on the true present,
+    candidates imagined with ``step_many``, imagined frames scored by the benchmark's locator."""
+
+    name = "pixels"
+    score_key = "best_score_px"
+
+    def __init__(self, model: Any, planner: Planner, store: Any):
+        self.model, self.planner, self.store = model, planner, store
+
+    def begin(self, episodes: list[Any]) -> None:
+        return None
+
+    def plan(self, t: int, running: list[Any]) -> list[tuple[Any, Any]]:
+        planning, failed = [], []  # (episode, its model state re-grounded on the true present)
+        for episode in running:
+            try:
+                grounded = episode.request if t == 0 else episode.env.request(self.store)
+                planning.append((episode, self.model.start(grounded)))
+            except TimeoutError:
+                raise
+            except Exception as exc:
+                failed.append((episode, exc))
+        bests = self.planner.plan_many(self.model, [s for _, s in planning], [e.env.n_actions for e, _ in planning],
+                                       [e.env.distances for e, _ in planning], [e.rng for e, _ in planning],
+                                       [e.env.max_steps - t for e, _ in planning])
+        return failed + [(e, {**b, "first": b["first_frame"]} if isinstance(b, dict) else b)
+                         for (e, _), b in zip(planning, bests)]
+
+    def outputs(self, episode: Any) -> dict[str, np.ndarray]:
+        return {"generated_video": np.concatenate([episode.initial, *[f[None] for f in episode.predicted]])}

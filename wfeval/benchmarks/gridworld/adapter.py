@@ -17,6 +17,7 @@ class GridworldBenchmark:
     """``num_samples`` episodes per split; episode ``i`` of split ``s`` is seeded from (seed, s, i)."""
 
     option_schemas = {"world": world.WorldSpec}  # benchmark.world is checked against the world's spec
+    goal_spaces = ("pixels", "latent")  # task=goal_reaching: the locator's pixels, or a latent model's space
 
     def __init__(
         self,
@@ -273,7 +274,7 @@ class GoalEnvironment:
         from wfeval.functional.control import ColorLocator
 
         self.base = request
-        self.state = world.WorldState.from_dict(request.metadata["world"])
+        self.state = self.start = world.WorldState.from_dict(request.metadata["world"])
         goal = request.metadata["goal"]
         self.goal_cell = tuple(goal["cell"])
         self.goal_px = np.asarray(goal["position_px"], dtype=np.float64)
@@ -304,6 +305,39 @@ class GoalEnvironment:
         return dataclasses.replace(self.base, inputs={**self.base.inputs,
                                                       "image": store.put_array(world.render(self.state), kind="image")},
                                    metadata={**self.base.metadata, "world": self.state.to_dict()})
+
+    # -- latent planning (wfeval/protocols/latent_planning.py): observations, exact states, true futures --
+
+    def frame(self) -> np.ndarray:
+        return world.render(self.state)
+
+    def goal_frame(self) -> np.ndarray:
+        return world.render(_agent_at(self.start, self.goal_cell))
+
+    def exact_state(self) -> list[float]:
+        from wfeval.benchmarks.gridworld import probing
+
+        return probing.state_row(self.state)
+
+    def goal_state(self) -> list[float]:
+        from wfeval.benchmarks.gridworld import probing
+
+        return probing.state_row(_agent_at(self.start, self.goal_cell))
+
+    def true_futures(self, plans: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each plan run from the true present: frames N×H×h×w×3 and exact states N×H×V (probing's variables)."""
+        from wfeval.benchmarks.gridworld import probing
+
+        frames, states = [], []
+        for plan in np.asarray(plans, dtype=np.int64):
+            state, row_f, row_s = self.state, [], []
+            for action in plan:
+                state = world.step(state, int(action))
+                row_f.append(world.render(state))
+                row_s.append(probing.state_row(state) if state.objects else [])
+            frames.append(row_f)
+            states.append(row_s)
+        return np.asarray(frames, dtype=np.uint8), np.asarray(states, dtype=np.float64)
 
     def distances(self, frames: np.ndarray) -> np.ndarray:
         """Pixels between the located agent and the goal in each frame (``miss_px`` when not found).

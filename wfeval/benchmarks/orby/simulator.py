@@ -89,6 +89,11 @@ class OrbySimulator:
     def frame(self) -> np.ndarray:
         return to_uint8(self._world.render())
 
+    @property
+    def world(self) -> Any:
+        """The OrbyWorld itself (task=goal_reaching steps it and copies it to run candidate plans)."""
+        return self._world
+
     def state(self) -> list[float]:
         return state_of(self._world)
 
