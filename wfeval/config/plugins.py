@@ -240,6 +240,13 @@ def installed_plugins() -> PluginIndex:
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
+def benchmark_targets() -> list[str]:
+    """``module.Class`` of every benchmark option: the built-in files', then installed plugins' entry points."""
+    found = list(builtin_targets("benchmark").values())
+    found += [o.target.replace(":", ".") for o in installed_plugins().offers if o.group == "benchmark" and o.target]
+    return list(dict.fromkeys(found))
+
+
 def plugin_options(group: str) -> list[str]:
     """The options installed plugin packages add to a group (config files and entry points)."""
     return sorted(installed_plugins().by_option(group))

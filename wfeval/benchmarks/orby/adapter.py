@@ -13,6 +13,7 @@ class OrbyBenchmark(RecordedBenchmark):
     ``task=probing`` reads the exact state (:data:`simulator.STATE_VARIABLES`) of every frame."""
 
     family = "orby"
+    simulator_module = simulator
     option_schemas = {"env": simulator.DEFAULTS}
 
     def __init__(self, env: Mapping[str, Any] | None = None, **options: Any):
