@@ -5,8 +5,8 @@ Two small packages are built as wheels here and installed with pip into one fold
 subprocesses import from (``PYTHONPATH``: importlib.metadata reads their entry points there):
 
 - ``wfeval-demo-plugin``: its classes through the kind entry points (``wfeval.models``, ...), its
-  config files through ``wfeval.configs``; a policy and a task with no config file (served from the
-  entry point);
+  config files through ``wfeval.configs``; a policy and a task with no config file (served from their
+  entry points);
 - ``wfeval-clash-plugin``: a model named like a built-in (``static``), a model whose module fails to
   import, and a ``wfeval.configs`` entry naming no folder -- none of which may disturb a run that does
   not choose them.
@@ -35,7 +35,7 @@ import numpy as np
 from wfeval.benchmarks.gridworld import GridworldBenchmark
 from wfeval.benchmarks.gridworld.baselines import StaticModel
 from wfeval.metrics.reference import MAE
-from wfeval.protocols.open_loop import OpenLoop
+from wfeval.protocols.closed_loop import ClosedLoop
 from wfeval.protocols.policies import RandomPolicy
 
 
@@ -47,8 +47,8 @@ class DemoStatic(StaticModel):
     name = "demo_static"
 
 
-class DemoOpenLoop(OpenLoop):
-    """Open loop, offered by a plugin."""
+class DemoClosedLoop(ClosedLoop):
+    """Closed loop, offered by a plugin."""
 
 
 class DemoMAE(MAE):
@@ -78,13 +78,14 @@ defaults:
 _target_: wfeval_demo_plugin.parts.DemoStatic
 name: demo_static
 """,
-    "wfeval_demo_plugin/conf/protocol/demo_open_loop.yaml": """
+    "wfeval_demo_plugin/conf/protocol/demo_closed_loop.yaml": """
 defaults:
-  - /schema/protocol/demo_open_loop@_here_
+  - /schema/protocol/demo_closed_loop@_here_
   - _self_
-_target_: wfeval_demo_plugin.parts.DemoOpenLoop
-name: demo_open_loop
+_target_: wfeval_demo_plugin.parts.DemoClosedLoop
+name: demo_closed_loop
 context_frames: 1
+metric_groups: []
 """,
     "wfeval_demo_plugin/conf/benchmark/demo_grid.yaml": """
 defaults:
@@ -115,7 +116,7 @@ DEMO_ENTRY_POINTS = {
     "wfeval.configs": {"wfeval_demo_plugin": "wfeval_demo_plugin.conf"},
     "wfeval.models": {"demo_static": "wfeval_demo_plugin.parts:DemoStatic"},
     "wfeval.benchmarks": {"demo_grid": "wfeval_demo_plugin.parts:DemoGrid"},
-    "wfeval.protocols": {"demo_open_loop": "wfeval_demo_plugin.parts:DemoOpenLoop"},
+    "wfeval.protocols": {"demo_closed_loop": "wfeval_demo_plugin.parts:DemoClosedLoop"},
     "wfeval.metrics": {"demo_mae": "wfeval_demo_plugin.parts:DemoMAE"},
     "wfeval.policies": {"demo_policy": "wfeval_demo_plugin.parts:DemoPolicy"},
     "wfeval.tasks": {"demo_task": "wfeval_demo_plugin.parts:DEMO_TASK"},
@@ -180,11 +181,12 @@ def _wfeval(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=300)
 
 
-def test_an_installed_plugin_runs_its_model_benchmark_protocol_metric_and_task_with_no_flag(installed, tmp_path):
+def test_an_installed_plugin_runs_its_model_benchmark_protocol_metric_policy_and_task_with_no_flag(installed,
+                                                                                                  tmp_path):
     run_dir = tmp_path / "run"
-    done = _wfeval(["model=demo_static", "benchmark=demo_grid", "protocol=demo_open_loop", "task=demo_task",
-                    "metric=[demo_mae,mae]", "run.report=false", "run.progress=off", f"hydra.run.dir={run_dir}"],
-                   installed, tmp_path)
+    done = _wfeval(["model=demo_static", "benchmark=demo_grid", "protocol=demo_closed_loop", "policy=demo_policy",
+                    "task=demo_task", "metric=[demo_mae,mae]", "run.report=false", "run.progress=off",
+                    f"hydra.run.dir={run_dir}"], installed, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((run_dir / "results.json").read_text())
     demo, builtin = results["results"]["demo_grid.demo_mae"], results["results"]["demo_grid.mae"]
@@ -192,18 +194,13 @@ def test_an_installed_plugin_runs_its_model_benchmark_protocol_metric_and_task_w
     value = demo["diagnostics"]["value"]  # the built-in MAE is the reference of the plugin's numpy one
     assert value > 0 and value == pytest.approx(builtin["diagnostics"]["value"], rel=1e-12)
     assert results["model"]["target"] == "wfeval_demo_plugin.parts.DemoStatic"
-    assert results["benchmark"]["id"] == "demo_grid" and results["protocol"]["name"] == "demo_open_loop"
+    assert results["benchmark"]["id"] == "demo_grid" and results["protocol"]["name"] == "demo_closed_loop"
     recorded = (run_dir / ".hydra" / "config.yaml").read_text()
-    for target in ("wfeval_demo_plugin.parts.DemoStatic", "wfeval_demo_plugin.parts.DemoGrid",
-                   "wfeval_demo_plugin.parts.DemoOpenLoop", "wfeval_demo_plugin.parts.DemoMAE"):
-        assert target in recorded
+    for target in ("wfeval_demo_plugin.parts.DemoGrid", "wfeval_demo_plugin.parts.DemoClosedLoop",
+                   "wfeval_demo_plugin.parts.DemoMAE",
+                   "wfeval_demo_plugin.parts.DemoPolicy"):  # a policy with no config file: its entry point
+        assert f"_target_: {target}" in recorded
     assert "name: demo_task" in recorded
-
-
-def test_a_plugin_policy_without_a_config_file_is_served_from_its_entry_point(installed, tmp_path):
-    done = _wfeval(["protocol=closed_loop", "policy=demo_policy", "--cfg", "job"], installed, tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "_target_: wfeval_demo_plugin.parts.DemoPolicy" in done.stdout
 
 
 def test_a_name_offered_by_wfeval_and_a_plugin_is_refused_naming_both_packages(installed, tmp_path):
