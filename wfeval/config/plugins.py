@@ -191,17 +191,20 @@ def _plugin_distributions() -> list[tuple[str, str, list[Any]]]:
     from importlib import metadata
 
     seen, out = set(), []
+    wanted = {*KIND_GROUPS.values(), CONFIGS_GROUP}
     for dist in metadata.distributions():
-        text = dist.read_text("entry_points.txt") or ""
-        if "wfeval." not in text:
+        try:
+            text = dist.read_text("entry_points.txt") or ""
+            if "wfeval." not in text:
+                continue
+            name = str(dist.metadata["Name"] or "")
+            normal = re.sub(r"[-_.]+", "-", name).lower()
+            if not name or normal in seen or normal == BUILTIN:
+                continue
+            seen.add(normal)
+            out.append((name, str(dist.version), [ep for ep in dist.entry_points if ep.group in wanted]))
+        except Exception:  # noqa: BLE001 - unreadable metadata of an unrelated distribution: not a plugin
             continue
-        name = str(dist.metadata["Name"] or "")
-        normal = re.sub(r"[-_.]+", "-", name).lower()
-        if normal in seen or normal == BUILTIN:
-            continue
-        seen.add(normal)
-        wanted = {*KIND_GROUPS.values(), CONFIGS_GROUP}
-        out.append((name, str(dist.version), [ep for ep in dist.entry_points if ep.group in wanted]))
     return out
 
 
