@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 CONFIG_PACKAGE = "wfeval.conf"
 
