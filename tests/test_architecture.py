@@ -270,6 +270,39 @@ def test_the_top_level_holds_the_face_the_entry_and_command_shims():
             f"{path.name} is not a command shim (<= 10 lines, importing from wfeval.cli only)"
 
 
+def pattern_imports(source: str) -> list[int]:
+    """Lines that import a wfeval module by a name built at run time (``import_module(f"wfeval.x.{name}")``,
+    ``"wfeval.x." + name``): code found by a name pattern instead of the registries (docs/architecture.md)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        first = node.args[0]
+        while isinstance(first, ast.BinOp):
+            first = first.left
+        if isinstance(first, ast.JoinedStr):
+            first = first.values[0] if first.values else None
+        if name in STRING_IMPORTERS and node.args[0] is not first and isinstance(first, ast.Constant) \
+                and str(first.value).startswith("wfeval"):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_wfeval_module_is_imported_by_a_name_pattern():
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PACKAGE.rglob("*.py"))
+             for line in pattern_imports(p.read_text(encoding="utf-8"))]
+    assert not found, "import through the registries (wfeval.config.plugins), not a built name:\n" + "\n".join(found)
+
+
+def test_an_import_by_a_name_pattern_is_caught():
+    assert pattern_imports("import importlib\ndef f(family):\n"
+                           "    return importlib.import_module(f'wfeval.benchmarks.{family}.simulator')\n") == [3]
+    assert pattern_imports("def f(x):\n    return import_target('wfeval.models.' + x)\n") == [2]
+    assert pattern_imports("def f(target):\n    return import_target(target)\n") == []
+
+
 # --- each rule fails for what it must catch --------------------------------------------------------
 
 

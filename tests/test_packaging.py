@@ -54,3 +54,25 @@ def test_wheel_ships_the_config_tree_and_runs_outside_the_checkout(tmp_path):
     assert "gridworld.generated_rate" in run.stdout
     assert list((tmp_path / "outputs" / "runs").glob("*/results.json"))
     assert list((tmp_path / "outputs" / "runs").glob("*/report.html"))  # the report's templates are shipped
+
+
+def test_a_checkout_composes_its_own_configs_even_beside_another_editable_install(tmp_path):
+    """wfeval imported from a second checkout (PYTHONPATH) composes that checkout's conf/, not the tree
+    the editable install of this checkout maps the name ``wfeval.conf`` to (docs/architecture.md)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("pyproject.toml", "wfeval", "conf", "hydra_plugins"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, other / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                           if (ROOT / name).is_dir() else {}))
+    gridworld = other / "conf" / "benchmark" / "gridworld.yaml"
+    gridworld.write_text(gridworld.read_text().replace("\nnum_samples: 32\n", "\nnum_samples: 5\n"))
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    env["PYTHONPATH"] = str(other)
+    where = subprocess.run([sys.executable, "-c", "import wfeval, wfeval.conf; print(wfeval.__file__); "
+                            "print(wfeval.conf.__file__)"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.stdout.split() == [str(other / "wfeval" / "__init__.py"), str(other / "conf" / "__init__.py")]
+    done = subprocess.run([sys.executable, "-m", "wfeval", "--cfg", "job", "-p", "benchmark.num_samples"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "5"

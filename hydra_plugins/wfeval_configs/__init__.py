@@ -7,8 +7,11 @@ imports nothing of wfeval until a config is loaded. Two plugins:
   loaded: ``wfeval_schema`` (the primary config's schema), ``schema/<group>/<option>`` (each
   built-in option's schema, derived from its class: :mod:`wfeval.config.derive`) and
   ``metric/suite_<benchmark>`` (a built-in benchmark's metrics, from its file's ``metrics:``);
-* :class:`WfevalSearchPath` puts that source on the search path of wfeval's apps (those whose search
-  path holds wfeval's config files), after their files.
+* :class:`WfevalSearchPath` puts, on the search path of wfeval's apps (those whose search path holds
+  wfeval's config files), after their files: the config folders installed plugin packages declare
+  (entry-point group ``wfeval.configs``: :func:`wfeval.config.plugins.installed_plugins`, read from
+  package metadata, no plugin imported), then that source. The source also serves a plugin's option that
+  ships no config file (its entry point: ``model/<name>`` naming the class) and its derived schema.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class WfevalConfigSource(ConfigSource):
         if build is None:
             raise ConfigLoadError(f"{SCHEME}://: no config {name}")
         return ConfigResult(config=build(), path=f"{SCHEME}://{self.path}", provider=self.provider,
-                            header={"package": None})
+                            header={"package": getattr(build, "package", None)})
 
     def available(self) -> bool:
         return True
@@ -70,10 +73,15 @@ class WfevalConfigSource(ConfigSource):
 
 
 class WfevalSearchPath(SearchPathPlugin):
-    """``wfeval://`` on the search path of an app whose search path holds wfeval's config files."""
+    """The installed plugins' config folders, then ``wfeval://``, on the search path of an app whose search
+    path holds wfeval's config files."""
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         paths: Any = search_path.get_path()
         if any("wfeval" in str(element.path) for element in paths) and \
                 not any(str(element.path).startswith(f"{SCHEME}://") for element in paths):
+            from wfeval.config.plugins import installed_plugins
+
+            for dist, folder in installed_plugins().config_dirs:
+                search_path.append(provider=dist, path=f"file://{folder}")
             search_path.append(provider="wfeval", path=f"{SCHEME}://")

@@ -93,6 +93,7 @@ def compose_checked(overrides: Sequence[str], policy: Any, config_path: str = "p
     from omegaconf import open_dict
 
     from wfeval.config import trust
+    from wfeval.config.plugin_refusals import refuse_composed_conflicts
 
     with _initialized(config_path):
         cfg = compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
@@ -102,6 +103,7 @@ def compose_checked(overrides: Sequence[str], policy: Any, config_path: str = "p
             return trust.locate_sources(loader, config_name, list(overrides), cfg, found)
 
         trust.check_config(cfg, policy, locate=locate)
+        refuse_composed_conflicts(cfg)  # a chosen option two packages offer: exit 2, naming both
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg
@@ -114,6 +116,7 @@ def checked(argv: Sequence[str], config_path: str = "pkg://wfeval.conf", config_
     every job config composed and checked first. ``keep``: keep the job configs for :func:`composed_job`.
     A command that builds nothing (--help, --cfg, ...) or does not compose is left to Hydra as it is."""
     from wfeval.config import trust
+    from wfeval.config.plugin_refusals import PluginError
 
     args = command_args(argv)
     if builds_nothing(args):
@@ -125,7 +128,7 @@ def checked(argv: Sequence[str], config_path: str = "pkg://wfeval.conf", config_
             for overrides in job_override_lists(args.overrides or [], args.multirun):
                 try:
                     cfg = compose_checked(overrides, policy, config_path, config_name)
-                except trust.UntrustedTargetError:
+                except (trust.UntrustedTargetError, PluginError):
                     raise
                 except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
                     break

@@ -32,6 +32,9 @@ def key(argv: list[str]) -> str | None:
             if name.startswith(("WFEVAL_", "HYDRA_")):
                 digest.update(f"{name}={os.environ[name]}\0".encode())
         digest.update(_plugin_versions().encode())
+        from wfeval.config.plugins import installed_plugins
+
+        digest.update(installed_plugins().key.encode())  # wfeval plugin packages: entry points, config files
         return digest.hexdigest()
     except (OSError, ImportError, ValueError):
         return None

@@ -207,6 +207,18 @@ def served_configs() -> dict[str, "Served"]:
             out[name] = Served(name, functools.partial(builtin_schema, group, option, target))
     for benchmark in plugins.option_files("benchmark"):
         out[f"metric/suite_{benchmark}"] = Served(f"metric/suite_{benchmark}", functools.partial(_suite, benchmark))
+    index = plugins.installed_plugins()
+    with_files = {(o.group, o.option) for o in index.offers if o.target is None}
+    for offer in index.offers:  # a plugin's entry point: its schema, and its option when it ships no file
+        group, option = offer.group, offer.option
+        if offer.target is None or option in plugins.builtin_option_names(group):
+            continue  # a clash with a built-in: refused when chosen (plugins.refuse_conflicts)
+        if group in plugins.CLASS_GROUPS:
+            name = f"schema/{group}/{option}"
+            out.setdefault(name, Served(name, functools.partial(_plugin_schema, group, option)))
+        if (group, option) not in with_files:
+            out.setdefault(f"{group}/{option}", Served(f"{group}/{option}", functools.partial(
+                _plugin_option, group, option), package=f"metric.{option}" if group == "metric" else None))
     return out
 
 
@@ -214,8 +226,8 @@ class Served:
     """One served config: its node built from ``source`` (a dataclass, or a function returning a
     dataclass or a mapping) the first time it is loaded; each load hands out a copy."""
 
-    def __init__(self, name: str, source: Any) -> None:
-        self.name, self.source, self.node = name, source, None
+    def __init__(self, name: str, source: Any, package: str | None = None) -> None:
+        self.name, self.source, self.node, self.package = name, source, None, package
 
     def __call__(self) -> Any:
         import copy
@@ -234,3 +246,29 @@ class Served:
 def _suite(benchmark: str) -> dict[str, Any]:
     """``metric/suite_<benchmark>``: the benchmark's metrics, each from its own config file."""
     return {"defaults": [*(plugins.benchmark_metrics(benchmark) or ()), "_self_"]}
+
+
+def _plugin_schema(group: str, option: str) -> type:
+    """``schema/<group>/<option>`` of a plugin's entry point: derived from its class, as a built-in's is."""
+    from wfeval.config.plugin_refusals import load_plugin
+
+    offer = plugins.installed_plugins().entry_point(group, option)
+    target = (offer.target or "").replace(":", ".") if offer else ""
+    return schema_of(group, option, load_plugin(group, option), target)
+
+
+def _plugin_option(group: str, option: str) -> dict[str, Any]:
+    """``<group>/<option>`` of a plugin that ships no config file: its entry point's class with its
+    defaults (its schema first); a task's entry point names its config (a mapping or a dataclass)."""
+    if group == "task":
+        from wfeval.config.plugin_refusals import load_plugin
+
+        value = load_plugin(group, option)
+        return dict(dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value)
+    offer = plugins.installed_plugins().entry_point(group, option)
+    node: dict[str, Any] = {"_target_": (offer.target or "").replace(":", ".") if offer else ""}
+    if group in plugins.CLASS_GROUPS:
+        node = {"defaults": [f"/schema/{group}/{option}@_here_", "_self_"], **node}
+    if group == "protocol":
+        node["name"] = option
+    return node

@@ -10,7 +10,7 @@ from typing import Iterable
 GROUPS = ("task", "benchmark", "model", "protocol", "metric", "tracker")
 SEARCHPATH_HINT = (
     "Add your own options with hydra.searchpath=[file:///abs/path/to/conf] "
-    "(a folder with the same group sub-folders); see README.md."
+    "(a folder with the same group sub-folders), or install a plugin package (docs/plugins.md)."
 )
 
 
@@ -29,9 +29,11 @@ def unknown_choice_message(group: str, name: str, options: list[str]) -> str:
         return (f"Config error: {group} '{name}' is built in, but wfeval's own configs are not on this command's "
                 f"search path: a hydra.searchpath=[...] override replaces the list, so keep pkg://wfeval.conf in "
                 f"it, e.g. hydra.searchpath=[file:///abs/path/to/conf,pkg://wfeval.conf].")
+    from wfeval.config.plugins import broken_plugins_note
+
     return (
         f"Unknown {group} '{name}'.{did_you_mean(name, visible)} "
-        f"Available: {', '.join(visible) or '(none)'}. {SEARCHPATH_HINT}"
+        f"Available: {', '.join(visible) or '(none)'}. {SEARCHPATH_HINT}{broken_plugins_note()}"
     )
 
 
@@ -46,9 +48,10 @@ def group_options(group: str) -> list[str]:
     except Exception:  # pragma: no cover - fall back to the packaged configs
         pass
     import wfeval.conf
+    from wfeval.config.plugins import plugin_options
 
     folder = Path(wfeval.conf.__file__).parent / group
-    return sorted(p.stem for p in folder.glob("*.yaml"))
+    return sorted({p.stem for p in folder.glob("*.yaml")} | set(plugin_options(group)))
 
 
 def _key_suggestion(exc: BaseException) -> str:

@@ -41,6 +41,7 @@ BUILTIN_PREFIX = "wfeval."
 HYDRA_PREFIXES = ("hydra.", "hydra_plugins.")  # launchers, sweepers, callbacks of installed plugins
 LOGGING_PREFIXES = ("logging.", "hydra.", "hydra_plugins.", "colorlog.")  # hydra.*_logging classes
 ENTRY_POINT_GROUP_PREFIX = "wfeval."
+CONFIGS_ENTRY_POINT_GROUP = "wfeval.configs"  # wfeval.config.plugins.CONFIGS_GROUP
 HOW_TO_TRUST = ("If you wrote this config and trust that code, trust it where no config file can: "
                 "on the command line, run.trust=[{example}], or in the environment, WFEVAL_TRUST={example} "
                 "(a prefix such as my_pkg. trusts a whole package). See docs/trust.md.")
@@ -171,7 +172,8 @@ class TrustPolicy:
 
             found = []
             for ep in (ep for dist in metadata.distributions() for ep in dist.entry_points):
-                if ep.group.startswith(ENTRY_POINT_GROUP_PREFIX) or ep.group == "wfeval":
+                if (ep.group.startswith(ENTRY_POINT_GROUP_PREFIX) or ep.group == "wfeval") \
+                        and ep.group != CONFIGS_ENTRY_POINT_GROUP:  # a folder of config files, not code
                     found.append(ep.value.replace(":", ".").replace(" ", ""))
             self._entry_points["targets"] = tuple(found)
         return self._entry_points["targets"]

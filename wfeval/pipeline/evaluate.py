@@ -70,6 +70,7 @@ def _composed(overrides: tuple[str, ...]) -> Any:
 
             from wfeval.config import ConfigError, register_schemas
             from wfeval.config.errors import friendly_message
+            from wfeval.config.plugin_refusals import refuse_conflicts
             from wfeval.config.run_config import JobChoices, RunConfig
             from wfeval.pipeline.metric_nodes import with_metric_nodes
 
@@ -91,6 +92,7 @@ def _composed(overrides: tuple[str, ...]) -> Any:
                     del node["hydra"]
                 OmegaConf.set_readonly(node, True)
                 config = with_metric_nodes(RunConfig.resolve(node, job=job))
+                refuse_conflicts(job.choices, config.metric_nodes or {})  # a name two packages offer
             _COMPOSED[overrides] = dataclasses.replace(config, written=OmegaConf.to_container(node, resolve=False))
         return _COMPOSED[overrides]
 

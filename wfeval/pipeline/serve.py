@@ -3,7 +3,7 @@
 A model may declare ``cannot_serve(request) -> str | None`` (a class method or a method): the
 reason it cannot produce an output for that request (e.g. a simulator baseline on a benchmark
 without its simulator), or None. If any request is refused, the run stops with exit 2 before
-``setup()`` and names the built-in models that can serve the benchmark.
+``setup()`` and names the models (built in or installed) that can serve the benchmark.
 """
 
 from __future__ import annotations
@@ -22,37 +22,39 @@ def refusal(model: Any, request: GenerationRequest) -> str | None:
     return str(reason) if reason else None
 
 
-BASELINE_PACKAGE = "wfeval.benchmarks."  # the baselines a benchmark family ships declare what they serve
+def _model_classes() -> dict[str, Any]:
+    """Every model option's class, through the model registry (wfeval.config.plugins): the built-in files
+    ``conf/model/*.yaml`` and installed plugins' ``wfeval.models`` entry points; option name -> class (not
+    instantiated). A class that cannot be imported (a family whose package is not installed, a broken
+    plugin) is left out."""
+    from wfeval.config.plugins import builtin_targets, import_target, installed_plugins
 
-
-def _baselines() -> dict[str, Any]:
-    """Built-in model options whose class is a benchmark family's baseline (wfeval.config.plugins):
-    option name -> class (not instantiated). The generic adapters (precomputed, command, python and
-    the recipes' learned model) serve any benchmark and are not imported to ask."""
-    from wfeval.config.plugins import builtin_targets, import_target
-
+    targets = dict(builtin_targets("model"))
+    for offer in installed_plugins().offers:
+        if offer.group == "model" and offer.target and offer.option not in targets:
+            targets[offer.option] = offer.target
     out = {}
-    for option, target in builtin_targets("model").items():
-        if not target.startswith(BASELINE_PACKAGE):
-            continue
+    for option, target in targets.items():
         try:
             out[option] = import_target(target)
-        except (ImportError, AttributeError):  # a family whose package is not installed
+        except Exception:  # noqa: BLE001 - named when chosen (wfeval.config.plugin_refusals)
             continue
     return out
 
 
 def models_that_serve(request: GenerationRequest) -> list[str]:
-    """Built-in model options that declare they can serve ``request``."""
+    """Model options (built in or installed) whose class declares it can serve ``request``: its
+    ``cannot_serve`` answers None when asked as a class method (an instance method that needs its
+    object cannot be asked here)."""
     able = []
-    for option, cls in _baselines().items():
+    for option, cls in _model_classes().items():
         method = getattr(cls, "cannot_serve", None)
         if not callable(method):
             continue
         try:
             if not method(request):
                 able.append(option)
-        except TypeError:  # an instance method that needs its object: not decidable here
+        except Exception:  # noqa: BLE001 - an instance method that needs its object: not decidable here
             continue
     return able
 
@@ -86,7 +88,7 @@ class ServeCheck:
         able = [m for m in models_that_serve(request) if m != name]
         raise ConfigError(
             f"model={name} cannot serve benchmark {benchmark_id!r} ({self.refused} of {self.total} sample(s); "
-            f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none built in)'}; "
+            f"first: {request.sample_id!r}: {why}). Models that can: {', '.join(able) or '(none installed)'}; "
             "or bring your own outputs with model=precomputed, command, python or learned. Nothing was generated."
         )
 

@@ -19,6 +19,7 @@ class AtariBenchmark(RecordedBenchmark):
     """
 
     family = "atari"
+    simulator_module = simulator
     option_schemas = {"env": simulator.DEFAULTS}  # benchmark.env: the ALE options, with their defaults
 
     def __init__(self, env: Mapping[str, Any] | None = None, rom_md5: str | None = None, **options: Any):

@@ -18,6 +18,7 @@ class CrafterBenchmark(RecordedBenchmark):
     """
 
     family = "crafter"
+    simulator_module = simulator
     option_schemas = {"env": simulator.DEFAULTS}  # benchmark.env: crafter's world options, with their defaults
 
     def __init__(self, env: Mapping[str, Any] | None = None, **options: Any):

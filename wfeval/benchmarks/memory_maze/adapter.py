@@ -31,6 +31,7 @@ class MemoryMazeBenchmark(RecordedBenchmark):
     """
 
     family = "memory_maze"
+    simulator_module = simulator
     policy_class = MazePolicy
     option_schemas = {"env": simulator.DEFAULTS, "policy": MazePolicy}
 

@@ -16,6 +16,7 @@ class OrbyBenchmark(RecordedBenchmark):
 
     family = "orby"
     goal_spaces = ("latent",)  # task=goal_reaching: no pixel locator tells the agent from the pellet
+    simulator_module = simulator
     option_schemas = {"env": simulator.DEFAULTS}
 
     def __init__(self, env: Mapping[str, Any] | None = None, **options: Any):

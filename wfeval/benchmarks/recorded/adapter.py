@@ -38,7 +38,7 @@ from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
 from wfeval.benchmarks.recorded.scorer import RecordingScorer
-from wfeval.benchmarks.recorded.simulator import Simulator, family_module
+from wfeval.benchmarks.recorded.simulator import Simulator, register_simulator
 from wfeval.config.errors import ConfigError
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
@@ -58,8 +58,14 @@ class RecordedBenchmark:
     """Base adapter; a family sets :attr:`family` and passes its pinned ``env`` config."""
 
     family = ""
+    simulator_module: Any = None  # the family's simulator module (make, identity, action_names)
     option_schemas: dict[str, Any] = {"policy": Policy}  # the behaviour policy's options
     policy_class = Policy  # a family may extend the behaviour policies (e.g. one acting on the game's state)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.family and cls.simulator_module is not None:  # the game baselines find it by family
+            register_simulator(cls.family, cls.simulator_module)
 
     def __init__(
         self,
@@ -101,7 +107,7 @@ class RecordedBenchmark:
         self.resize = None if resize is None else [int(n) for n in resize]
         self.cache, self.cache_dir = bool(cache), cache_dir
         self.env = dict(env)
-        module = family_module(self.family)
+        module = self.simulator_module
         self.identity = module.identity(self.env)
         self.action_names = tuple(module.action_names(self.env))
         try:

@@ -26,7 +26,7 @@ import numpy as np
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.recorded.policy import sticky_actions
 from wfeval.benchmarks.recorded.resize import area_resize
-from wfeval.benchmarks.recorded.simulator import family_module
+from wfeval.benchmarks.recorded.simulator import simulator_module
 from wfeval.models.base import actions_of, initial_frame
 from wfeval.models.protocol import StepOutput
 from wfeval.utils.hashing import canonical_json
@@ -46,7 +46,7 @@ def _simulator(info: Mapping[str, Any], simulators: dict | None) -> Any:
     key = canonical_json([info["family"], info["config"]])
     sims = simulators if simulators is not None else {}
     if key not in sims:
-        sims[key] = family_module(info["family"]).make(dict(info["config"]))
+        sims[key] = simulator_module(info["family"]).make(dict(info["config"]))
     return sims[key]
 
 

@@ -17,16 +17,13 @@ Heavy imports (ale_py, crafter) happen only inside the family modules, when a si
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from wfeval.config.errors import ConfigError
 
 INSTALL_HINT = "pip install 'wfeval[games]'"
-_FAMILY = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -56,11 +53,30 @@ def require(module: str, package: str, what: str) -> None:
         raise ConfigError(f"{what} needs the '{package}' package, which is not installed: {INSTALL_HINT}")
 
 
-def family_module(family: str) -> Any:
-    """``wfeval.benchmarks.<family>.simulator`` (only wfeval's own families are importable here)."""
-    if not isinstance(family, str) or not _FAMILY.fullmatch(family):
-        raise ValueError(f"simulator family {family!r} is not a family name")
-    try:
-        return importlib.import_module(f"wfeval.benchmarks.{family}.simulator")
-    except ModuleNotFoundError as exc:
-        raise ValueError(f"no simulator for family {family!r} ({exc}); {INSTALL_HINT} if it is a game") from exc
+#: family -> its simulator module, registered by the family's benchmark class (``simulator_module``)
+_SIMULATORS: dict[str, Any] = {}
+
+
+def register_simulator(family: str, module: Any) -> None:
+    """Called for each benchmark class that names a family and its simulator module."""
+    _SIMULATORS.setdefault(family, module)
+
+
+def simulator_module(family: str) -> Any:
+    """The simulator module of ``family``: the one its benchmark class names (``simulator_module``). A
+    process that has not imported that class finds it through the benchmark registry: the classes of
+    the benchmark options (``conf/benchmark/*.yaml``, installed plugins' ``wfeval.benchmarks`` entry
+    points), imported in turn until one records the family; a class that cannot import is passed over."""
+    if family in _SIMULATORS:
+        return _SIMULATORS[family]
+    from wfeval.config.plugins import benchmark_targets, import_target
+
+    for target in benchmark_targets():
+        try:
+            import_target(target)
+        except Exception:  # noqa: BLE001 - a family whose package is not installed, a broken plugin
+            continue
+        if family in _SIMULATORS:
+            return _SIMULATORS[family]
+    raise ValueError(f"no simulator for family {family!r} (no installed benchmark records it); "
+                     f"{INSTALL_HINT} if it is a game")
