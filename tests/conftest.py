@@ -41,7 +41,10 @@ def compose(overrides=(), searchpath: bool = False):
 
 
 def cli_env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    """The environment a user's command gets: not the test runner's own variables (pytest-xdist's
+    worker ids, the terminal width it sets: tables would wrap at 80 columns under workers only)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HYDRA_FULL_ERROR", "COLUMNS", "LINES") and not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(extra)
     return env
@@ -94,4 +97,55 @@ def require_maze() -> None:
 def maze_store(tmp_path_factory):
     """One artifact store for every Memory Maze test of the session: each trajectory is recorded once."""
     require_maze()
-    return tmp_path_factory.mktemp("maze") / "store"
+    return Path(made_once(tmp_path_factory, "maze", lambda folder: str(folder / "store")))
+
+
+# --- parallel workers (pytest-xdist, in the dev extra) --------------------------------------------
+# A run over a folder (plain `pytest`: testpaths) uses one worker per CPU, up to MAX_WORKERS, each test
+# file on one worker (`--dist loadfile`: a module's fixtures are made once); a run of named files or
+# tests stays in one process (no start-up cost; -s and --pdb work). WFEVAL_TEST_WORKERS=N or -n N
+# chooses (0: one process).
+
+MAX_WORKERS = 4
+
+
+def _workers(config) -> int:
+    chosen = os.environ.get("WFEVAL_TEST_WORKERS", "auto")
+    if chosen != "auto":
+        return int(chosen)
+    args = [a.split("::")[0] for a in config.args if not a.startswith("-")] or ["."]
+    if not any(Path(config.invocation_params.dir, a).is_dir() for a in args):
+        return 0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cpus, MAX_WORKERS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Choose the workers before xdist reads the option (a conftest's hook runs before the plugin's)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None and not config.option.usepdb and not config.option.collectonly:
+        workers = _workers(config)
+        config.option.numprocesses = workers if workers > 1 else None
+    if config.option.numprocesses and config.option.dist == "no":
+        config.option.dist = "loadfile"
+
+
+def made_once(tmp_path_factory, name: str, make):
+    """``make(folder)``'s JSON value, made once per test run: under xdist the workers share one folder
+    (the numbered base of their own folders) and the first to arrive makes it while the others wait
+    (a file lock), as pytest-xdist's docs advise for session fixtures."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    record = root / f"{name}.json"
+    with FileLock(str(root / f"{name}.lock")):
+        if record.is_file():
+            return json.loads(record.read_text())
+        folder = root / name
+        folder.mkdir()
+        value = make(folder)
+        record.write_text(json.dumps(value))
+        return value

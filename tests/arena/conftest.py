@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import made_once, run_cli
 
 MODELS = ("oracle", "noisy", "static")
 SAMPLES = 10
@@ -16,12 +16,14 @@ SAMPLES = 10
 
 @pytest.fixture(scope="session")
 def arena_sweep_master(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("arena_sweep")
-    proc = run_cli(["-m", f"model={','.join(MODELS)}", f"benchmark.num_samples={SAMPLES}", "run.progress=off",
-                    "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    [sweep] = (root / "outputs" / "multirun").iterdir()
-    return sweep
+    def make(root: Path) -> str:
+        proc = run_cli(["-m", f"model={','.join(MODELS)}", f"benchmark.num_samples={SAMPLES}", "run.progress=off",
+                        "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        [sweep] = (root / "outputs" / "multirun").iterdir()
+        return str(sweep)
+
+    return Path(made_once(tmp_path_factory, "arena_sweep", make))
 
 
 @pytest.fixture

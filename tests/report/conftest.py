@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, run_cli
+from tests.conftest import cli_env, made_once, run_cli
 
 MODELS = ("oracle", "static", "random_actions")
 
@@ -27,24 +27,28 @@ class SweepReport:
 
 @pytest.fixture(scope="session")
 def sweep_report(tmp_path_factory) -> SweepReport:
-    root = tmp_path_factory.mktemp("sweep_report")
-    proc = run_cli(["-m", f"model={','.join(MODELS)}", "benchmark.num_samples=6", "run.progress=off",
-                    f"run.store_dir={root / 'store'}"], cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    [sweep] = (root / "outputs" / "multirun").iterdir()
-    html = root / "report.html"
-    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(sweep), "--out", str(html)], cwd=root,
-                          env=cli_env(), capture_output=True, text=True, timeout=300)
-    assert made.returncode == 0, made.stderr
-    return SweepReport(root, sweep, html)
+    def make(root: Path) -> list[str]:
+        proc = run_cli(["-m", f"model={','.join(MODELS)}", "benchmark.num_samples=6", "run.progress=off",
+                        f"run.store_dir={root / 'store'}"], cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        [sweep] = (root / "outputs" / "multirun").iterdir()
+        html = root / "report.html"
+        made = subprocess.run([sys.executable, "-m", "wfeval.report", str(sweep), "--out", str(html)], cwd=root,
+                              env=cli_env(), capture_output=True, text=True, timeout=300)
+        assert made.returncode == 0, made.stderr
+        return [str(root), str(sweep), str(html)]
+
+    return SweepReport(*map(Path, made_once(tmp_path_factory, "sweep_report", make)))
 
 
 @pytest.fixture(scope="session")
 def two_benchmarks(tmp_path_factory) -> Path:
     """A 2-benchmark × 3-model sweep (gridworld and Pong; oracle, static, noisy; 4 samples each)."""
-    root = tmp_path_factory.mktemp("board")
-    proc = run_cli(["-m", "benchmark=gridworld,atari_pong", "model=oracle,static,noisy", "run.limit=4",
-                    "run.progress=off", "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    [sweep] = (root / "outputs" / "multirun").iterdir()
-    return sweep
+    def make(root: Path) -> str:
+        proc = run_cli(["-m", "benchmark=gridworld,atari_pong", "model=oracle,static,noisy", "run.limit=4",
+                        "run.progress=off", "run.report=false", f"run.store_dir={root / 'store'}"], cwd=root)
+        assert proc.returncode == 0, proc.stderr
+        [sweep] = (root / "outputs" / "multirun").iterdir()
+        return str(sweep)
+
+    return Path(made_once(tmp_path_factory, "board", make))
