@@ -11,10 +11,12 @@ first error of the thread (an exception that is not a metric's own, e.g. an inte
 it: queued units are dropped and the error is raised on the main thread at the next unit or at
 the end, so the run ends as it would have without overlap; an error of generation cancels the
 queued units and waits for the one in progress. A resumed run scores after generation, as it
-reuses rows against the complete records. The thread starts after the model's ``setup()`` and
-after the heavy modules the metrics need are imported (:func:`import_before_threads`): two threads
-never import torch at once. What needs only the requests (a metric's
-``prepare_references``: FVD's reference features) is done on the thread as generation starts.
+reuses rows against the complete records. The thread starts after the model's ``setup()`` and after
+the heavy modules the metrics need are imported on the main thread (:func:`import_before_threads`):
+two threads never import torch at once. When those modules are not imported yet (a model without
+torch), they are imported and the thread started once the first unit of samples is generated, so the
+first samples do not wait for torch (~1 s). What needs only the requests (a metric's
+``prepare_references``: FVD's reference features) is the thread's first work, beside generation.
 ``run.overlap=auto`` (the default) overlaps only when the model's generation leaves the CPU to
 scoring (:class:`OverlapChoice`); otherwise the same thread scores the same units after generation.
 """
@@ -104,6 +106,17 @@ def import_before_threads(metrics: Any) -> list[str]:
     model's setup or first batch) can see it partially initialised (``module 'torch' has no attribute
     'cuda'``): the scorer never starts an import of torch itself. Returns the modules imported."""
     import importlib
+
+    done = []
+    for name in missing_imports(metrics):
+        importlib.import_module(name)
+        done.append(name)
+    return done
+
+
+def missing_imports(metrics: Any) -> list[str]:
+    """The heavy modules the metrics need (torch for a metric on a torch device, a metric's
+    ``imports``) that are installed and not imported yet."""
     import importlib.util
 
     wanted = set()
@@ -111,12 +124,7 @@ def import_before_threads(metrics: Any) -> list[str]:
         if str(getattr(metric, "device", "numpy") or "numpy") != "numpy":
             wanted.add("torch")
         wanted.update(str(m) for m in getattr(metric, "imports", ()) or ())
-    done = []
-    for name in sorted(wanted):
-        if name not in sys.modules and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-            done.append(name)
-    return done
+    return [name for name in sorted(wanted) if name not in sys.modules and importlib.util.find_spec(name) is not None]
 
 
 class Overlapped:
@@ -130,15 +138,29 @@ class Overlapped:
         self.choice = OverlapChoice(mode)
         self.held: list[list[int]] = []
         self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=mode, failed=failed)
-        import_before_threads(plan.metrics)  # before the thread exists: it never imports torch beside the model
+        self.metrics = plan.metrics
         self.records: BinaryIO = recorder.rundir.file(PARTIAL_GENERATIONS).open("rb")  # kept across the rename
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
+        self.pool: ThreadPoolExecutor | None = None  # the scoring thread (:meth:`_start`)
+        self.requests = requests
         self.pending: list[Future] = []
         self.failed: list[BaseException] = []
         self.waited = 0.0  # seconds the main thread waited for scoring at the end
-        if requests is not None:  # known before generation: the references' share of scoring starts now
-            self.pending.append(self.pool.submit(self._guarded, self.scoring.prepare_references,
-                                                 self._until_failed(requests)))
+        if not missing_imports(self.metrics):  # nothing to import first: the thread starts with generation
+            self._start()
+
+    def _start(self) -> ThreadPoolExecutor:
+        """The scoring thread. Started with generation when the modules the metrics need are imported
+        already (the model imported torch), else when the first unit of samples is queued (or at the
+        end): the first samples are not held up by the metrics' imports, which are done here on the main
+        thread before the thread exists (it never imports torch beside the model). The references'
+        share of scoring (known before generation) is its first work."""
+        if self.pool is None:
+            import_before_threads(self.metrics)
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
+            if self.requests is not None:
+                self.pending.append(self.pool.submit(self._guarded, self.scoring.prepare_references,
+                                                     self._until_failed(self.requests)))
+        return self.pool
 
     def _until_failed(self, items: Iterable[Any]) -> Iterable[Any]:
         for item in items:  # a failed run stops the preparation at its next item
@@ -166,6 +188,7 @@ class Overlapped:
         class doc); raise a scoring error."""
         self.check()
         if offsets:
+            self._start()
             self.held.append(list(offsets))
             if self.choice.after_unit():
                 self._release()
@@ -173,7 +196,7 @@ class Overlapped:
 
     def _release(self) -> None:
         for unit in self.held:
-            self.pending.append(self.pool.submit(self._guarded, self._unit, unit))
+            self.pending.append(self._start().submit(self._guarded, self._unit, unit))
         self.held = []
 
     def check(self) -> None:
@@ -185,7 +208,7 @@ class Overlapped:
         began = time.perf_counter()
         self._release()
         try:
-            self.pool.shutdown(wait=True)
+            self._start().shutdown(wait=True)
         finally:
             self.waited = time.perf_counter() - began
             self.records.close()
@@ -199,6 +222,7 @@ class Overlapped:
     def stop(self) -> None:
         """Generation failed: drop the queued units, wait for the one in progress, close the files."""
         self.failed.append(RuntimeError("generation stopped"))
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
         self.records.close()
         self.scoring.abandon()
