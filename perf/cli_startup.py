@@ -18,9 +18,9 @@ time from starting ``python -m wfeval benchmark=<b> model=static`` to its first 
 the ``time`` of the first ``generate`` row of the run folder's ``steps.jsonl`` (written and flushed
 as each generated sample is recorded) less the wall clock just before the process was started; the
 process is then killed (what follows the first sample is not measured). Warm: each side first runs
-each command once, untimed, to the end (its own store and caches: the game recordings made and kept,
-byte code written, the schema cache filled); before each timed run the store's ``generations/`` is
-removed, so the model generates again. The dataset benchmarks read copies of the repository's
+each command once, untimed, to the end (byte code written, its schema cache filled; the game recordings
+made and kept in the store both sides share, ``--store``); before each timed run the store's
+``generations/`` is removed, so the model generates again. The dataset benchmarks read copies of the repository's
 ``examples/datasets`` written into the temporary folder. Printed per benchmark: the median time to
 the first sample of each side, the ratio, and where this checkout's time went (process start to the
 run's ``run_started`` event: imports and composition; then the plan, the model's setup and its first
@@ -132,9 +132,9 @@ def floor(label: str, code: str, repeats: int) -> None:
           f"            cpu        {statistics.median(r[1] for r in runs):6.3f}")
 
 
-def _env(side_dir: Path) -> dict[str, str]:
+def _env(side_dir: Path, store: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # warm: byte code kept
-    return {**env, "WFEVAL_STORE": str(side_dir / "store"), "WFEVAL_CACHE": str(side_dir / "cache")}
+    return {**env, "WFEVAL_STORE": str(store), "WFEVAL_CACHE": str(side_dir / "cache")}
 
 
 def first_generated(run_dir: Path) -> dict | None:
@@ -153,12 +153,12 @@ def first_generated(run_dir: Path) -> dict | None:
     return None
 
 
-def to_first_sample(args: list[str], tree: Path, side_dir: Path, run_dir: Path,
+def to_first_sample(args: list[str], tree: Path, side_dir: Path, store: Path, run_dir: Path,
                     limit: float = 300.0) -> tuple[float, float, dict]:
     """(seconds to the first generated sample, seconds to the run_started event, that row)."""
-    shutil.rmtree(side_dir / "store" / "generations", ignore_errors=True)
+    shutil.rmtree(store / "generations", ignore_errors=True)
     started = time.time()
-    proc = subprocess.Popen(args + [f"hydra.run.dir={run_dir}"], cwd=tree, env=_env(side_dir),
+    proc = subprocess.Popen(args + [f"hydra.run.dir={run_dir}"], cwd=tree, env=_env(side_dir, store),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         while (row := first_generated(run_dir)) is None:
@@ -181,8 +181,9 @@ def to_first_sample(args: list[str], tree: Path, side_dir: Path, run_dir: Path,
     return first, run_started, row
 
 
-def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tmp: Path) -> None:
-    """Per benchmark: the sides alternate run by run, each after one untimed run to the end."""
+def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tmp: Path, store: Path) -> None:
+    """Per benchmark: the sides alternate run by run, each after one untimed run to the end. Both sides
+    use one store (the same layout at both commits): the game recordings are made once."""
     data = tmp / "datasets"
     shutil.copytree(ROOT / "examples" / "datasets", data)
     print("| benchmark | before | now | ratio | now: start → run_started | now: → first sample |")
@@ -191,14 +192,15 @@ def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tm
         args = [sys.executable, "-m", "wfeval", *(a.format(data=data) for a in FIRST_SAMPLE[name]), "model=static"]
         for side, tree in trees.items():  # warm-up: the whole run, untimed
             proc = subprocess.run(args + [f"hydra.run.dir={tmp / 'runs' / f'{side}-{name}-warm'}", "run.report=false"],
-                                  cwd=tree, env=_env(tmp / side), capture_output=True, text=True)
+                                  cwd=tree, env=_env(tmp / side, store), capture_output=True, text=True)
             if proc.returncode:
                 sys.exit(f"{side}: {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
         firsts: dict[str, list[float]] = {side: [] for side in trees}
         starts: list[float] = []
         for run in range(repeats):
             for side, tree in trees.items():
-                first, run_started, _ = to_first_sample(args, tree, tmp / side, tmp / "runs" / f"{side}-{name}-{run}")
+                first, run_started, _ = to_first_sample(args, tree, tmp / side, store,
+                                                        tmp / "runs" / f"{side}-{name}-{run}")
                 firsts[side].append(first)
                 if side == "this":
                     starts.append(run_started)
@@ -214,6 +216,8 @@ def main() -> None:
     parser.add_argument("--baseline", help=f"git revision to compare with (default {DEFAULT_BASELINE}; "
                         f"with --first-sample {FIRST_SAMPLE_BASELINE})")
     parser.add_argument("--command", action="append", help="arguments after `python -m wfeval` (repeatable)")
+    parser.add_argument("--store", type=Path, help="with --first-sample: the store both sides use (default: a "
+                        "temporary one; a kept one keeps the game recordings between runs of this script)")
     parser.add_argument("--first-sample", nargs="*", choices=list(FIRST_SAMPLE), metavar="BENCHMARK",
                         help=f"time to the first generated sample instead (default: all of {', '.join(FIRST_SAMPLE)})")
     args = parser.parse_args()
@@ -224,7 +228,8 @@ def main() -> None:
         print(f"median of {args.repeats} runs; baseline {args.baseline} (before) vs this checkout (now)\n")
         with tempfile.TemporaryDirectory() as tmp:
             trees = {"baseline": unpack(args.baseline, Path(tmp) / "baseline"), "this": ROOT}
-            first_sample(args.first_sample or list(FIRST_SAMPLE), trees, args.repeats, Path(tmp))
+            first_sample(args.first_sample or list(FIRST_SAMPLE), trees, args.repeats, Path(tmp),
+                         (args.store or Path(tmp) / "store").resolve())
         print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return
     args.baseline = args.baseline or DEFAULT_BASELINE
