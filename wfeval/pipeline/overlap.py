@@ -64,6 +64,18 @@ def _cuda_in_use() -> bool:
         return False
 
 
+def thread_clock() -> tuple[float, float, float]:
+    """(wall, this thread's CPU, the seconds this thread has waited for a core) now. The wait, read from
+    Linux's ``/proc/thread-self/schedstat`` (its run-queue delay), is time the thread was ready to run but
+    the machine was busy with other work; 0.0 where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stats:
+            waited = int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        waited = 0.0
+    return time.perf_counter(), time.thread_time(), waited
+
+
 class OverlapChoice:
     """``run.overlap``: ``true``/``false``, or ``auto``: decided from the second unit of samples (the
     first includes the model's setup), timed between the moments its first and second units were
@@ -73,27 +85,34 @@ class OverlapChoice:
     initialised in the process), and the unit took at least :data:`MIN_UNIT_SECONDS`. A model
     that keeps the thread busy (Python, numpy, torch on the CPU) would only share the CPU and the
     GIL with scoring: its samples are scored after it has generated them all. Either way the rows
-    and results are the same."""
+    and results are the same. The time the thread waited for a core (:func:`thread_clock`: the
+    machine busy with other work, e.g. a second evaluation) is not counted as waiting: on a loaded
+    machine a busy model's thread runs a fraction of the wall time, and was once overlapped for it
+    (scoring then took cores and the GIL from a model that needed them)."""
+
+    clock = staticmethod(thread_clock)
 
     def __init__(self, mode: Any):
         self.mode = mode
         self.verdict: bool | None = None if mode == "auto" else bool(mode)
         self.measured: dict[str, Any] = {}
-        self._mark: tuple[float, float] | None = None
+        self._mark: tuple[float, float, float] | None = None
 
     def after_unit(self) -> bool | None:
         """Called on the generating thread as each unit is handed over: whether to score it now
         (None: not decided yet)."""
         if self.verdict is None:
-            now = (time.perf_counter(), time.thread_time())
+            now = self.clock()
             if self._mark is None:
                 self._mark = now
                 return None
-            wall, cpu = now[0] - self._mark[0], now[1] - self._mark[1]
-            fraction = cpu / wall if wall > 0 else 1.0
+            wall, cpu, waited = (a - b for a, b in zip(now, self._mark))
+            ready = wall - waited  # the time the thread was not held back by other work
+            fraction = cpu / ready if ready > 0 else 1.0
             cuda = _cuda_in_use()
             self.verdict = wall >= MIN_UNIT_SECONDS and (fraction < MAX_CPU_FRACTION or cuda)
-            self.measured = {"unit_seconds": round(wall, 4), "cpu_fraction": round(fraction, 3), "cuda": cuda}
+            self.measured = {"unit_seconds": round(wall, 4), "cpu_fraction": round(fraction, 3),
+                             "waited_for_cpu_seconds": round(waited, 4), "cuda": cuda}
         return self.verdict
 
     def describe(self) -> dict[str, Any]:
