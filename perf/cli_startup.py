@@ -216,6 +216,8 @@ def main() -> None:
     parser.add_argument("--baseline", help=f"git revision to compare with (default {DEFAULT_BASELINE}; "
                         f"with --first-sample {FIRST_SAMPLE_BASELINE})")
     parser.add_argument("--command", action="append", help="arguments after `python -m wfeval` (repeatable)")
+    parser.add_argument("--this", help="with --first-sample: a git revision to measure instead of the working tree "
+                        "(edits made while the script runs then change nothing)")
     parser.add_argument("--store", type=Path, help="with --first-sample: the store both sides use (default: a "
                         "temporary one; a kept one keeps the game recordings between runs of this script)")
     parser.add_argument("--first-sample", nargs="*", choices=list(FIRST_SAMPLE), metavar="BENCHMARK",
@@ -227,7 +229,8 @@ def main() -> None:
         args.baseline = args.baseline or FIRST_SAMPLE_BASELINE
         print(f"median of {args.repeats} runs; baseline {args.baseline} (before) vs this checkout (now)\n")
         with tempfile.TemporaryDirectory() as tmp:
-            trees = {"baseline": unpack(args.baseline, Path(tmp) / "baseline"), "this": ROOT}
+            trees = {"baseline": unpack(args.baseline, Path(tmp) / "baseline"),
+                     "this": unpack(args.this, Path(tmp) / "this") if args.this else ROOT}
             first_sample(args.first_sample or list(FIRST_SAMPLE), trees, args.repeats, Path(tmp),
                          (args.store or Path(tmp) / "store").resolve())
         print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
