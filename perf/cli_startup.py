@@ -22,7 +22,9 @@ each command once, untimed, to the end (byte code written, its schema cache fill
 made and kept in the store both sides share, ``--store``); before each timed run the store's
 ``generations/`` is removed, so the model generates again. The dataset benchmarks read copies of the repository's
 ``examples/datasets`` written into the temporary folder. Printed per benchmark: the median time to
-the first sample of each side, the ratio, and where this checkout's time went (process start to the
+the first sample of each side, the ratio, the CPU seconds (user + system, all threads) each process had
+used when its first sample was seen (on a loaded machine the figure closer to a quiet machine's wall
+time than the wall time is), and where this checkout's time went (process start to the
 run's ``run_started`` event: imports and composition; then the plan, the model's setup and its first
 batch), as a markdown table for docs/performance.md.
 """
@@ -153,9 +155,16 @@ def first_generated(run_dir: Path) -> dict | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (all its threads), from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def to_first_sample(args: list[str], tree: Path, side_dir: Path, store: Path, run_dir: Path,
-                    limit: float = 300.0) -> tuple[float, float, dict]:
-    """(seconds to the first generated sample, seconds to the run_started event, that row)."""
+                    limit: float = 300.0) -> tuple[float, float, float]:
+    """(seconds to the first generated sample, seconds to the run_started event, CPU seconds of the
+    process when the first sample was seen)."""
     shutil.rmtree(store / "generations", ignore_errors=True)
     started = time.time()
     proc = subprocess.Popen(args + [f"hydra.run.dir={run_dir}"], cwd=tree, env=_env(side_dir, store),
@@ -168,6 +177,7 @@ def to_first_sample(args: list[str], tree: Path, side_dir: Path, store: Path, ru
             if time.time() - started > limit:
                 sys.exit(f"{' '.join(args)}: no sample after {limit:.0f} s")
             time.sleep(0.005)
+        cpu = cpu_seconds(proc.pid)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -178,7 +188,7 @@ def to_first_sample(args: list[str], tree: Path, side_dir: Path, store: Path, ru
     first = datetime.fromisoformat(row["time"]).timestamp() - started
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines() if line.strip()]
     run_started = next(e["t"] for e in events if e["event"] == "run_started") - started
-    return first, run_started, row
+    return first, run_started, cpu
 
 
 def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tmp: Path, store: Path) -> None:
@@ -186,8 +196,9 @@ def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tm
     use one store (the same layout at both commits): the game recordings are made once."""
     data = tmp / "datasets"
     shutil.copytree(ROOT / "examples" / "datasets", data)
-    print("| benchmark | before | now | ratio | now: start → run_started | now: → first sample |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| benchmark | before, wall | now, wall | ratio | before, CPU | now, CPU | now: start → run_started "
+          "| now: → first sample |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in benchmarks:
         args = [sys.executable, "-m", "wfeval", *(a.format(data=data) for a in FIRST_SAMPLE[name]), "model=static"]
         for side, tree in trees.items():  # warm-up: the whole run, untimed
@@ -196,18 +207,21 @@ def first_sample(benchmarks: list[str], trees: dict[str, Path], repeats: int, tm
             if proc.returncode:
                 sys.exit(f"{side}: {' '.join(args)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
         firsts: dict[str, list[float]] = {side: [] for side in trees}
+        cpus: dict[str, list[float]] = {side: [] for side in trees}
         starts: list[float] = []
         for run in range(repeats):
             for side, tree in trees.items():
-                first, run_started, _ = to_first_sample(args, tree, tmp / side, store,
-                                                        tmp / "runs" / f"{side}-{name}-{run}")
+                first, run_started, cpu = to_first_sample(args, tree, tmp / side, store,
+                                                          tmp / "runs" / f"{side}-{name}-{run}")
                 firsts[side].append(first)
+                cpus[side].append(cpu)
                 if side == "this":
                     starts.append(run_started)
         base, this = statistics.median(firsts["baseline"]), statistics.median(firsts["this"])
+        base_cpu, this_cpu = statistics.median(cpus["baseline"]), statistics.median(cpus["this"])
         start = statistics.median(starts)
-        print(f"| {name} | {base:.2f} s | {this:.2f} s | {this / base:.2f}× | {start:.2f} s | {this - start:.2f} s |",
-              flush=True)
+        print(f"| {name} | {base:.2f} s | {this:.2f} s | {this / base:.2f}× | {base_cpu:.2f} s | {this_cpu:.2f} s "
+              f"| {start:.2f} s | {this - start:.2f} s |", flush=True)
 
 
 def main() -> None:
