@@ -1,7 +1,8 @@
 """A small torch model's ``generate`` inside ``wfeval.evaluate`` beside a second evaluation, against the
 bare loop beside the same evaluation (issue 37 item 4).
 
-Run: ``python perf/beside_other_work.py [--rounds 3] [--samples 32] [--baseline REV] [--this REV] [--no-background]``
+Run: ``python perf/beside_other_work.py [--rounds 3] [--samples 32] [--baseline REV] [--this REV] [--no-background]
+[--realistic]``
 
 The model: a two-layer conv net (3→16→3 channels, 3×3, torch on the CPU with the caller's thread
 settings) that steps each sample's 64×64 initial frame once per action (16 forward passes a sample,
@@ -13,6 +14,11 @@ a fresh process each, the sides alternating ``--rounds`` times:
   default metrics (``run.overlap=auto``, the default), through a ``git archive`` of ``--baseline``
   (default ``c1c936d``, before this round) and through this checkout: the model's own time inside
   ``generate`` (wall), the whole call, and whether ``run.overlap=auto`` overlapped scoring with it.
+
+``--realistic``: instead, the realistic run of ``perf/realistic_run.py`` (h264 Pong clips at 256×256,
+``model=precomputed``, ``metric=[psnr,ssim,flicker,fvd]``; ``--samples`` of them): its bare script, and
+``python -m wfeval`` cold (empty store and feature cache) through the baseline and this checkout, each
+beside the same second evaluation; wall seconds and the ratio to the bare script.
 
 The second evaluation, unless ``--no-background``: ``python -m wfeval`` on 128 gridworld samples with
 ``metric=[psnr,ssim,flicker,fvd]`` and an empty store, started again whenever it ends (decoding,
@@ -140,6 +146,39 @@ def measure(side: str, tree: Path, samples: int, work: Path, version: int) -> di
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def realistic(trees: dict[str, Path], samples: int, rounds: int, work: Path, background: bool) -> None:
+    sys.path.insert(0, str(ROOT / "perf"))
+    import realistic_run as rr  # perf/ is not a package
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("WFEVAL_STORE", None)
+    data, gen = rr.build_workload(work / "workload", samples, env)
+    script = work / "bare.py"
+    script.write_text(rr.BARE)
+    seconds: dict[str, list[float]] = {side: [] for side in trees}
+    loads = [os.getloadavg()[0]]
+    with (Background(work) if background else _Nothing()):
+        for run in range(rounds):
+            for side, tree in trees.items():
+                if side == "bare":
+                    wall, _, _ = rr.timed([sys.executable, str(script), str(data), str(gen), "auto"], env=env)
+                else:
+                    folder = work / f"{side}-{run}"
+                    wall, _, _ = rr.timed(rr.wfeval_argv(data, gen, folder / "run", folder / "features"), cwd=tree,
+                                          env={**env, "PYTHONPATH": str(tree), "WFEVAL_STORE": str(folder / "store"),
+                                               "WFEVAL_CACHE": str(work / f"cache-{side}")})
+                seconds[side].append(wall)
+                loads.append(os.getloadavg()[0])
+                print(f"  round {run} {side}: {wall:.1f} s", flush=True)
+    bare = statistics.median(seconds["bare"])
+    print(f"\nrealistic run, {samples} clips; load average {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} CPUs; "
+          f"{'beside' if background else 'without'} a second evaluation; median of {rounds}\n")
+    print("| side | wall | / bare |")
+    print("| --- | --- | --- |")
+    for side in trees:
+        print(f"| {side} | {statistics.median(seconds[side]):.1f} s | {statistics.median(seconds[side]) / bare:.2f}× |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -147,11 +186,15 @@ def main() -> None:
     parser.add_argument("--baseline", default="c1c936d")
     parser.add_argument("--this", help="a git revision to measure instead of the working tree")
     parser.add_argument("--no-background", action="store_true")
+    parser.add_argument("--realistic", action="store_true", help="the realistic run instead of the torch model")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         trees = {"bare": ROOT, "baseline": unpack(args.baseline, work / "baseline"),
                  "this": unpack(args.this, work / "this") if args.this else ROOT}
+        if args.realistic:
+            realistic(trees, args.samples, args.rounds, work, not args.no_background)
+            return
         for side, tree in trees.items():  # warm-up: byte code, schema cache, the benchmark's references
             measure(side, tree, args.samples, work, 10_000)
         loads = [os.getloadavg()[0]]
