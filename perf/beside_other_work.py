@@ -135,11 +135,12 @@ class Background:
         self.stop.set()
         self.proc.kill()
         self.thread.join()
+        self.proc.wait()
 
 
 def measure(side: str, tree: Path, samples: int, work: Path, version: int) -> dict:
     proc = subprocess.run([sys.executable, "-c", WORKER, side, str(samples), str(work), str(version)],
-                          cwd=tree, capture_output=True, text=True,
+                          cwd=tree, capture_output=True, text=True, timeout=1800,
                           env={**os.environ, "PYTHONPATH": str(tree), "WFEVAL_CACHE": str(work / f"cache-{side}")})
     if proc.returncode:
         sys.exit(f"{side} failed:\n{proc.stderr[-3000:]}")
