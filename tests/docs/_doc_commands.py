@@ -76,6 +76,12 @@ NOT_RUN = {
     ("docs/metrics.md", "python perf/metric_throughput.py"): PERFORMANCE_SCRIPT,
     ("docs/performance.md", "python perf/cli_startup.py --baseline a042bc6 --repeats 7"):
         PERFORMANCE_SCRIPT + " against another checkout",
+    ("docs/performance.md", "python perf/cli_startup.py --first-sample --repeats 3 --store /tmp/su_store --this HEAD"):
+        PERFORMANCE_SCRIPT + " against another checkout (every built-in benchmark, the game recordings included)",
+    ("docs/performance.md", "python perf/beside_other_work.py --rounds 2 --samples 8 --this HEAD"):
+        PERFORMANCE_SCRIPT + " beside a second evaluation, against another checkout",
+    ("docs/performance.md", "python perf/beside_other_work.py --realistic --rounds 2 --samples 16 --this HEAD"):
+        PERFORMANCE_SCRIPT + " (the realistic run, tens of minutes on a loaded machine) against another checkout",
     ("docs/performance.md", "python perf/scale.py --sizes 1000 10000 100000"):
         "a performance script (up to 100,000 samples)",
     ("docs/performance.md",

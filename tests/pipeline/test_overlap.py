@@ -246,3 +246,29 @@ def test_an_unknown_overlap_mode_is_a_config_error_naming_the_key(tmp_path):
     assert proc.returncode == 2
     assert "run.overlap must be true, false or auto; got 'maybe'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("cpu, waited_for_cpu, overlaps", [
+    (0.2, 0.0, True),  # off the CPU for 80% of the unit (a GPU, a process): overlapped
+    (0.2, 0.78, False),  # on the CPU whenever it could run: a busy model on a loaded machine, scored after
+    (0.9, 0.0, False),  # busy on a quiet machine
+])
+def test_auto_does_not_count_time_spent_waiting_for_a_core_as_waiting(monkeypatch, cpu, waited_for_cpu, overlaps):
+    """Beside other work (a second evaluation) a busy model's thread runs a fraction of the wall time;
+    the run-queue delay the kernel reports is left out of the unit's time before the CPU fraction is taken."""
+    ticks = iter([(10.0, 1.0, 5.0), (11.0, 1.0 + cpu, 5.0 + waited_for_cpu)])  # (wall, thread CPU, waited)
+    choice = side_by_side.OverlapChoice("auto")
+    monkeypatch.setattr(choice, "clock", lambda: next(ticks))
+    assert choice.after_unit() is None
+    assert choice.after_unit() is overlaps
+    assert choice.measured["waited_for_cpu_seconds"] == waited_for_cpu and choice.measured["unit_seconds"] == 1.0
+
+
+def test_the_kernels_run_queue_delay_is_read_for_the_calling_thread():
+    wall, cpu, waited = side_by_side.thread_clock()
+    assert wall > 0 and cpu >= 0 and waited >= 0
+    end = time.thread_time() + 0.02
+    while time.thread_time() < end:
+        pass
+    later = side_by_side.thread_clock()
+    assert later[1] - cpu >= 0.02 and later[2] >= waited

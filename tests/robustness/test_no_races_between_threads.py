@@ -4,8 +4,9 @@ Before: on a loaded machine a sweep's first job ``model=learned`` failed with ``
 AttributeError: partially initialized module 'torch' has no attribute 'cuda'``: the scoring thread
 (FVD's reference features) and the model's ``setup()`` imported torch at the same time. Now the
 scoring thread starts after the model's setup, once the modules its metrics need are imported on
-the main thread; and scoring never changes process-wide settings (torch and BLAS thread counts)
-under a model generating in the same process. The 20-sweeps-beside-a-CPU-burner stress test is
+the main thread (after the first samples, when they are not imported yet: issue 37 item 1); and
+scoring never changes process-wide settings (torch and BLAS thread counts) under a model
+generating in the same process. The 20-sweeps-beside-a-CPU-burner stress test is
 ``perf/thread_race_stress.py`` (not in the default suite).
 """
 
@@ -83,6 +84,45 @@ def test_modules_the_metrics_need_are_imported_on_the_calling_thread(tmp_path, m
     assert "wfeval_test_slow_heavy_module" in done  # torch: already imported by this test module
     assert sys.modules["wfeval_test_slow_heavy_module"].IMPORTED_ON == threading.current_thread().name
     assert import_before_threads({"psnr_on_numpy": DeclaresImports()}) == []  # once
+
+
+class SeesTheLateModule:
+    """Generates the still initial frame; records, per batch, whether ``wfeval_test_late_module`` was imported."""
+
+    name = "sees_the_late_module"
+
+    def __init__(self):
+        self.imported: list[bool] = []
+
+    def generate(self, requests):
+        self.imported.append("wfeval_test_late_module" in sys.modules)
+        return [{"generated_video": np.repeat(initial_frame(r)[None], len(actions_of(r)) + 1, axis=0)}
+                for r in requests]
+
+
+def test_the_first_samples_do_not_wait_for_the_metrics_imports(tmp_path, monkeypatch):
+    """A module the metrics need that is not imported yet (torch, for a model without it) is imported
+    after the first unit of samples is generated, on the main thread, before the scoring thread starts;
+    the references are still prepared on that thread, and the run scores every sample."""
+    from wfeval.metrics.reference import PSNR
+
+    module = tmp_path / "wfeval_test_late_module.py"
+    module.write_text("import threading\nIMPORTED_ON = threading.current_thread().name\n"
+                      "SCORERS = [t.name for t in threading.enumerate() if t.name.startswith('wfeval-score')]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "wfeval_test_late_module", raising=False)
+    monkeypatch.setattr(PSNR, "imports", ("wfeval_test_late_module",), raising=False)
+    prepared = []
+    monkeypatch.setattr(PSNR, "prepare_references", lambda self, requests: prepared.append(
+        (threading.current_thread().name, len(list(requests)))), raising=False)
+    model = SeesTheLateModule()
+    results = wfeval.evaluate(model=model, metrics=["psnr"], model_version=1,
+                              overrides=["benchmark.num_samples=24", "run.batch_size=8", "run.overlap=true",
+                                         f"run.store_dir={tmp_path / 'store'}"], run_dir=tmp_path / "run")
+    assert model.imported == [False, True, True]  # the first batch did not wait for it
+    late = sys.modules["wfeval_test_late_module"]
+    assert (late.IMPORTED_ON, late.SCORERS) == (threading.current_thread().name, [])  # main thread, no scorer yet
+    assert prepared == [("wfeval-score_0", 24)] and results["gridworld.psnr"].n_valid == 24
 
 
 class ThreadWatcher:

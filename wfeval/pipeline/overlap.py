@@ -11,10 +11,12 @@ first error of the thread (an exception that is not a metric's own, e.g. an inte
 it: queued units are dropped and the error is raised on the main thread at the next unit or at
 the end, so the run ends as it would have without overlap; an error of generation cancels the
 queued units and waits for the one in progress. A resumed run scores after generation, as it
-reuses rows against the complete records. The thread starts after the model's ``setup()`` and
-after the heavy modules the metrics need are imported (:func:`import_before_threads`): two threads
-never import torch at once. What needs only the requests (a metric's
-``prepare_references``: FVD's reference features) is done on the thread as generation starts.
+reuses rows against the complete records. The thread starts after the model's ``setup()`` and after
+the heavy modules the metrics need are imported on the main thread (:func:`import_before_threads`):
+two threads never import torch at once. When those modules are not imported yet (a model without
+torch), they are imported and the thread started once the first unit of samples is generated, so the
+first samples do not wait for torch (~1 s). What needs only the requests (a metric's
+``prepare_references``: FVD's reference features) is the thread's first work, beside generation.
 ``run.overlap=auto`` (the default) overlaps only when the model's generation leaves the CPU to
 scoring (:class:`OverlapChoice`); otherwise the same thread scores the same units after generation.
 """
@@ -62,6 +64,18 @@ def _cuda_in_use() -> bool:
         return False
 
 
+def thread_clock() -> tuple[float, float, float]:
+    """(wall, this thread's CPU, the seconds this thread has waited for a core) now. The wait, read from
+    Linux's ``/proc/thread-self/schedstat`` (its run-queue delay), is time the thread was ready to run but
+    the machine was busy with other work; 0.0 where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stats:
+            waited = int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        waited = 0.0
+    return time.perf_counter(), time.thread_time(), waited
+
+
 class OverlapChoice:
     """``run.overlap``: ``true``/``false``, or ``auto``: decided from the second unit of samples (the
     first includes the model's setup), timed between the moments its first and second units were
@@ -71,27 +85,34 @@ class OverlapChoice:
     initialised in the process), and the unit took at least :data:`MIN_UNIT_SECONDS`. A model
     that keeps the thread busy (Python, numpy, torch on the CPU) would only share the CPU and the
     GIL with scoring: its samples are scored after it has generated them all. Either way the rows
-    and results are the same."""
+    and results are the same. The time the thread waited for a core (:func:`thread_clock`: the
+    machine busy with other work, e.g. a second evaluation) is not counted as waiting: on a loaded
+    machine a busy model's thread runs a fraction of the wall time, and was once overlapped for it
+    (scoring then took cores and the GIL from a model that needed them)."""
+
+    clock = staticmethod(thread_clock)
 
     def __init__(self, mode: Any):
         self.mode = mode
         self.verdict: bool | None = None if mode == "auto" else bool(mode)
         self.measured: dict[str, Any] = {}
-        self._mark: tuple[float, float] | None = None
+        self._mark: tuple[float, float, float] | None = None
 
     def after_unit(self) -> bool | None:
         """Called on the generating thread as each unit is handed over: whether to score it now
         (None: not decided yet)."""
         if self.verdict is None:
-            now = (time.perf_counter(), time.thread_time())
+            now = self.clock()
             if self._mark is None:
                 self._mark = now
                 return None
-            wall, cpu = now[0] - self._mark[0], now[1] - self._mark[1]
-            fraction = cpu / wall if wall > 0 else 1.0
+            wall, cpu, waited = (a - b for a, b in zip(now, self._mark))
+            ready = wall - waited  # the time the thread was not held back by other work
+            fraction = cpu / ready if ready > 0 else 1.0
             cuda = _cuda_in_use()
             self.verdict = wall >= MIN_UNIT_SECONDS and (fraction < MAX_CPU_FRACTION or cuda)
-            self.measured = {"unit_seconds": round(wall, 4), "cpu_fraction": round(fraction, 3), "cuda": cuda}
+            self.measured = {"unit_seconds": round(wall, 4), "cpu_fraction": round(fraction, 3),
+                             "waited_for_cpu_seconds": round(waited, 4), "cuda": cuda}
         return self.verdict
 
     def describe(self) -> dict[str, Any]:
@@ -104,6 +125,17 @@ def import_before_threads(metrics: Any) -> list[str]:
     model's setup or first batch) can see it partially initialised (``module 'torch' has no attribute
     'cuda'``): the scorer never starts an import of torch itself. Returns the modules imported."""
     import importlib
+
+    done = []
+    for name in missing_imports(metrics):
+        importlib.import_module(name)
+        done.append(name)
+    return done
+
+
+def missing_imports(metrics: Any) -> list[str]:
+    """The heavy modules the metrics need (torch for a metric on a torch device, a metric's
+    ``imports``) that are installed and not imported yet."""
     import importlib.util
 
     wanted = set()
@@ -111,12 +143,7 @@ def import_before_threads(metrics: Any) -> list[str]:
         if str(getattr(metric, "device", "numpy") or "numpy") != "numpy":
             wanted.add("torch")
         wanted.update(str(m) for m in getattr(metric, "imports", ()) or ())
-    done = []
-    for name in sorted(wanted):
-        if name not in sys.modules and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-            done.append(name)
-    return done
+    return [name for name in sorted(wanted) if name not in sys.modules and importlib.util.find_spec(name) is not None]
 
 
 class Overlapped:
@@ -130,15 +157,29 @@ class Overlapped:
         self.choice = OverlapChoice(mode)
         self.held: list[list[int]] = []
         self.scoring = Scoring(plan, recorder, progress_mode, store, samples, overlapped=mode, failed=failed)
-        import_before_threads(plan.metrics)  # before the thread exists: it never imports torch beside the model
+        self.metrics = plan.metrics
         self.records: BinaryIO = recorder.rundir.file(PARTIAL_GENERATIONS).open("rb")  # kept across the rename
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
+        self.pool: ThreadPoolExecutor | None = None  # the scoring thread (:meth:`_start`)
+        self.requests = requests
         self.pending: list[Future] = []
         self.failed: list[BaseException] = []
         self.waited = 0.0  # seconds the main thread waited for scoring at the end
-        if requests is not None:  # known before generation: the references' share of scoring starts now
-            self.pending.append(self.pool.submit(self._guarded, self.scoring.prepare_references,
-                                                 self._until_failed(requests)))
+        if not missing_imports(self.metrics):  # nothing to import first: the thread starts with generation
+            self._start()
+
+    def _start(self) -> ThreadPoolExecutor:
+        """The scoring thread. Started with generation when the modules the metrics need are imported
+        already (the model imported torch), else when the first unit of samples is queued (or at the
+        end): the first samples are not held up by the metrics' imports, which are done here on the main
+        thread before the thread exists (it never imports torch beside the model). The references'
+        share of scoring (known before generation) is its first work."""
+        if self.pool is None:
+            import_before_threads(self.metrics)
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="wfeval-score")
+            if self.requests is not None:
+                self.pending.append(self.pool.submit(self._guarded, self.scoring.prepare_references,
+                                                     self._until_failed(self.requests)))
+        return self.pool
 
     def _until_failed(self, items: Iterable[Any]) -> Iterable[Any]:
         for item in items:  # a failed run stops the preparation at its next item
@@ -166,6 +207,7 @@ class Overlapped:
         class doc); raise a scoring error."""
         self.check()
         if offsets:
+            self._start()
             self.held.append(list(offsets))
             if self.choice.after_unit():
                 self._release()
@@ -173,7 +215,7 @@ class Overlapped:
 
     def _release(self) -> None:
         for unit in self.held:
-            self.pending.append(self.pool.submit(self._guarded, self._unit, unit))
+            self.pending.append(self._start().submit(self._guarded, self._unit, unit))
         self.held = []
 
     def check(self) -> None:
@@ -185,7 +227,7 @@ class Overlapped:
         began = time.perf_counter()
         self._release()
         try:
-            self.pool.shutdown(wait=True)
+            self._start().shutdown(wait=True)
         finally:
             self.waited = time.perf_counter() - began
             self.records.close()
@@ -199,6 +241,7 @@ class Overlapped:
     def stop(self) -> None:
         """Generation failed: drop the queued units, wait for the one in progress, close the files."""
         self.failed.append(RuntimeError("generation stopped"))
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
         self.records.close()
         self.scoring.abandon()

@@ -115,9 +115,9 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                 if overlap:
                     overlapped[0].submit(offsets[start:])
 
-            def start_scoring() -> None:  # the generate phase has started: so has the scoring thread
-                # references known now (not replayed after generation, as closed loop's are) are
-                # prepared while the model generates its first samples (FVD: their features)
+            def start_scoring() -> None:  # the generate phase has started: so has the scoring thread (or it
+                # starts with the first unit, after the metrics' imports: pipeline/overlap.py). References known
+                # now (not replayed after generation, as closed loop's are) are prepared beside generation
                 early = plan.requests if plan.finalize is None else None
                 overlapped.append(Overlapped(plan, recorder, run.progress, store, len(plan.requests), failed,
                                              requests=early, mode=run.overlap))
