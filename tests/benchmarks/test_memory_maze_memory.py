@@ -85,3 +85,90 @@ def test_with_a_truth_that_does_not_change_the_measure_is_the_plain_one():
     truth = np.repeat(video[:1], 6, axis=0)  # exact returns: the true frames never change (gridworld)
     pairs = [(0, 2), (0, 5), (1, 4)]
     assert F.revisit_errors(video, pairs, masks, 8, reference=truth) == F.revisit_errors(video, pairs, masks, 8)
+
+
+class _Logged:
+    """The simulator, logging the true pose after every step of the plan."""
+
+    def __init__(self, sim):
+        self.sim, self.poses = sim, []
+
+    def restore(self, state):
+        self.sim.restore(state)
+
+    def pose(self):
+        return self.sim.pose()
+
+    def step(self, action):
+        out = self.sim.step(action)
+        self.poses.append(self.sim.pose())
+        return out
+
+
+def test_the_long_configs_default_gaps_walk_out_and_come_back_within_the_tolerance(planned):
+    """memory_maze_long's own gaps (8 … 256 steps), planned on a 9×9 sample of the session's store (the
+    plan needs only a sample's snapshot: the long recording is not made here): every leg is exactly its
+    gap long, comes back to its start pose within the tolerance, and the two walks leave by cells."""
+    long = compose(["benchmark=memory_maze_long", "task=memory"])
+    assert long.task.data.memory.gaps is None  # the task's default: the benchmark's own gaps
+    gaps = tuple(long.benchmark.memory_gaps)
+    assert gaps == (8, 32, 128, 256)
+    bench, request = planned
+    sim = _Logged(bench.simulator())
+    plan = maze_memory.revisit_plan(sim, request, gaps)
+    pairs = revisit_pairs(plan.places)
+    assert [j - i for i, j in pairs] == list(gaps) and len(plan.actions) == len(sim.poses)
+
+    def pose(frame):
+        return sim.poses[frame - 1]
+    for (i, j), gap in zip(pairs, gaps):
+        (x0, y0, h0), (x1, y1, h1) = pose(i), pose(j)
+        assert math.hypot(x1 - x0, y1 - y0) <= maze_memory.POSITION_TOLERANCE, gap
+        assert abs(math.degrees(math.remainder(h1 - h0, 2 * math.pi))) <= maze_memory.HEADING_TOLERANCE_DEG, gap
+        away = max(math.hypot(pose(t)[0] - x0, pose(t)[1] - y0) for t in range(i + 1, j))
+        assert (away > 2.0) if gap >= maze_memory.WALK_MIN else (away < 0.05), (gap, away)
+
+
+def test_the_default_gaps_are_the_benchmarks_and_a_users_gaps_win():
+    from wfeval.benchmarks.base import memory_settings
+    from wfeval.config.errors import ConfigError
+
+    assert memory_settings({"gaps": None}, (8, 32, 128, 256)) == (8, 32, 128, 256)
+    assert memory_settings({"gaps": [2, 6]}, (8, 32, 128, 256)) == (2, 6)
+    with pytest.raises(ConfigError, match="benchmark.memory_gaps must be a non-empty list"):
+        memory_settings({"gaps": None}, [0])
+    with pytest.raises(ConfigError, match="declares no default gaps"):
+        memory_settings({"gaps": None}, None)
+    assert list(compose(["benchmark=memory_maze_15x15", "task=memory"]).benchmark.memory_gaps) == [2, 4, 8, 16]
+
+
+def test_pose_error_on_a_memory_sample_is_measured_at_the_revisits(planned, maze_store):
+    """Beside revisit_error: does the frame at each revisit show the place seen before? The oracle's
+    frames are exact (0, no render); a model that shows, at the walk's revisit, the view from the far
+    end of the walk is cells off there, and only there."""
+    from wfeval.api import GenerationResult
+    from wfeval.benchmarks.memory_maze.pose import PoseError
+
+    _, request = planned
+    video = read_array(request.references["video"])
+    pairs = request.metadata["memory"]["revisits"]
+    i, j = pairs[-1]
+    info = request.metadata["step_info"]
+    far = max(range(i + 1, j), key=lambda t: math.hypot(info["x"][t - 1] - info["x"][i - 1],
+                                                        info["y"][t - 1] - info["y"][i - 1]))
+    wrong = video.copy()
+    wrong[j] = video[far]
+    metric = PoseError()
+    try:
+        def score(frames):
+            ref = ArtifactStore(maze_store).put_array(frames, kind="video")
+            return metric.compute_sample(request, GenerationResult(sample_id=request.sample_id,
+                                                                   artifacts={"generated_video": ref}))
+        exact = score(video)
+        assert exact.raw_value == 0.0 and list(exact.components["frames"]) == [b for _, b in pairs]
+        assert list(exact.components["gaps"]) == GAPS and exact.components["renders"] == 0
+        shown = score(wrong)
+        per_frame = dict(zip(shown.components["frames"], shown.components["per_frame"]))
+        assert per_frame[pairs[0][1]] == per_frame[pairs[1][1]] == 0.0 and per_frame[j] > 1.0, per_frame
+    finally:
+        metric.close()

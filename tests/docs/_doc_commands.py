@@ -72,6 +72,7 @@ NOT_RUN = {
     ("docs/memory-maze.md", "python perf/maze_recording.py"): PERFORMANCE_SCRIPT,
     ("docs/memory-maze.md", "python perf/maze_pose_speed.py"): PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/memory-maze.md", "python perf/maze_goal_reaching.py"): PERFORMANCE_SCRIPT,
+    ("docs/memory-maze.md", "python perf/maze_memory_table.py"): PERFORMANCE_SCRIPT,
     ("docs/metrics.md", "python perf/lpips_throughput.py"): PERFORMANCE_SCRIPT,
     ("docs/metrics.md", "python perf/metric_throughput.py"): PERFORMANCE_SCRIPT,
     ("docs/performance.md", "python perf/cli_startup.py --baseline a042bc6 --repeats 7"):

@@ -94,6 +94,11 @@ def test_memory_samples_carry_the_plan_the_static_masks_and_the_true_video(tmp_p
         assert masks.shape == (7, 64, 64) and 0.8 < masks.mean() < 1.0
     values = {k: v["diagnostics"]["value"] for k, v in _results(run).items()}
     assert values == {"psnr": 100.0, "revisit_error": 0.0, "reversibility_error": 0.0}
+    # the HTML report draws each measure's curve over the gap (buckets 2 and 4: a point each)
+    from wfeval.report.html import write_report
+
+    page = write_report([run], tmp_path / "report.html").read_text()
+    assert page.count('class="chart gap-chart"') == 2 and 'data-metric="revisit_error"' in page
 
 
 def test_policy_evaluation_runs_every_policy_inside_the_model_and_in_the_simulator(tmp_path):

@@ -163,7 +163,9 @@ class RevisitPlanner(Protocol):
       and comes back after gaps of the given lengths (:class:`RevisitPlan`);
     - ``simulate(request, actions)``: the true video (initial frame first) and metadata updates;
     - ``static_masks(request, actions)``: per frame of that video an H×W boolean mask of the pixels
-      that show only static content (walls, background): never a moving object, never the agent.
+      that show only static content (walls, background): never a moving object, never the agent;
+    - optionally ``memory_gaps``: the gaps its plans suit (``benchmark.memory_gaps``), used when
+      ``task.data.memory.gaps`` is null (the task's default).
 
     The family's adapter builds each memory sample with :func:`memory_request` when
     ``task.data.memory`` is set (gridworld: ``GridworldBenchmark.materialize``)."""
@@ -216,13 +218,14 @@ def canonical_place(place: Any) -> str:
 #: them where its recorded state returns (:mod:`wfeval.benchmarks.episodes.revisits`)
 PLANNED_KEYS = ("gaps",)
 DATASET_KEYS = ("state_key", "tolerance", "state_dims", "frame_tolerance")
-DEFAULT_GAPS = (2, 4, 8, 16)
 
 
-def memory_settings(memory: Any) -> tuple[int, ...]:
-    """``task.data.memory`` checked for a family that plans revisits: its ``gaps`` (null: 2, 4, 8, 16), a
-    non-empty list of positive integers; a dataset's key given a value is refused, naming what it is
-    for (ConfigError naming the key)."""
+def memory_settings(memory: Any, default: Sequence[int] | None = None,
+                    where: str = "benchmark.memory_gaps") -> tuple[int, ...]:
+    """``task.data.memory`` checked for a family that plans revisits: its ``gaps``, a non-empty list of
+    positive integers; ``gaps: null`` (the task's default) takes the benchmark's own ``default``
+    (``benchmark.memory_gaps``: each benchmark declares the gaps its plans suit); a dataset's key given a
+    value is refused, naming what it is for (ConfigError naming the key)."""
     from wfeval.config.errors import ConfigError
 
     memory = dict(memory or {})
@@ -235,11 +238,22 @@ def memory_settings(memory: Any) -> tuple[int, ...]:
         raise ConfigError(f"task.data.memory.{given[0]}: applies to a dataset with a state column (benchmark=lerobot, "
                           "hdf5, minari: revisits found where the recorded state returns); this benchmark plans its "
                           "revisits from its exact state (task.data.memory.gaps)")
-    gaps = memory.get("gaps")
-    gaps = DEFAULT_GAPS if gaps is None else gaps
+    gaps, key = memory.get("gaps"), "task.data.memory.gaps"
+    if gaps is None:
+        if default is None:
+            raise ConfigError("task.data.memory.gaps is not set and the benchmark declares no default gaps "
+                              f"({where}): pass task.data.memory.gaps=[...]")
+        gaps, key = default, where
+    return check_gaps(gaps, key)
+
+
+def check_gaps(gaps: Any, key: str) -> tuple[int, ...]:
+    """``gaps`` as a tuple of positive integers, or a ConfigError naming ``key``."""
+    from wfeval.config.errors import ConfigError
+
     if isinstance(gaps, (str, bytes)) or not isinstance(gaps, Sequence) or not gaps or not all(
             isinstance(g, int) and not isinstance(g, bool) and g >= 1 for g in gaps):
-        raise ConfigError(f"task.data.memory.gaps must be a non-empty list of positive integers, got {gaps!r}")
+        raise ConfigError(f"{key} must be a non-empty list of positive integers, got {gaps!r}")
     return tuple(int(g) for g in gaps)
 
 
@@ -253,7 +267,7 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
 
     import numpy as np
 
-    gaps = memory_settings(memory)
+    gaps = memory_settings(memory, getattr(adapter, "memory_gaps", None))
     plan = adapter.revisit_plan(request, gaps)
     actions = list(plan.actions)
     if len(plan.places) != len(actions) + 1:

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import RevisitPlan, memory_request, metric_specs, probe_frames
+from wfeval.benchmarks.base import RevisitPlan, check_gaps, memory_request, metric_specs, probe_frames
 from wfeval.benchmarks.gridworld import world
 from wfeval.storage.artifacts import ArtifactStore
 
@@ -34,9 +34,11 @@ class GridworldBenchmark:
         world: Mapping[str, Any] | None = None,
         metrics: Sequence[str] = (),  # metric ids, each optionally pinned: psnr==1.0
         tags: Sequence[str] = (),
+        memory_gaps: Sequence[int] = (2, 4, 8, 16),  # task=memory's gaps when task.data.memory.gaps is null
     ):
         if split not in splits:
             raise ValueError(f"benchmark.split: {split!r} is not one of benchmark.splits {list(splits)}")
+        self.memory_gaps = check_gaps(memory_gaps, "benchmark.memory_gaps")
         if num_samples < 1:
             raise ValueError(f"benchmark.num_samples must be >= 1, got {num_samples}")
         if num_frames < 2:

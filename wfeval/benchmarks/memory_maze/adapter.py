@@ -8,7 +8,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import RevisitPlan, memory_request
+from wfeval.benchmarks.base import RevisitPlan, check_gaps, memory_request
 from wfeval.benchmarks.memory_maze import memory as maze_memory
 from wfeval.benchmarks.memory_maze import simulator
 from wfeval.benchmarks.memory_maze.policy import MazePolicy
@@ -27,7 +27,9 @@ class MemoryMazeBenchmark(RecordedBenchmark):
     needs: the layout, the targets' positions and colours, the pose at the last context frame, and
     what is not static scenery (``border_px``: the target-colour border; ``moving_objects``: none);
     ``metadata["step_info"]`` the true pose after every future step (``x``, ``y`` in cells,
-    ``heading`` in radians, ``target_index``).
+    ``heading`` in radians, ``target_index``). ``memory_gaps``: the gaps (steps) ``task=memory``
+    plans when ``task.data.memory.gaps`` is null (its default): a few look-away legs on the short
+    configs, walks of up to 256 steps on the long one.
     """
 
     family = "memory_maze"
@@ -35,8 +37,10 @@ class MemoryMazeBenchmark(RecordedBenchmark):
     policy_class = MazePolicy
     option_schemas = {"env": simulator.DEFAULTS, "policy": MazePolicy}
 
-    def __init__(self, env: Mapping[str, Any] | None = None, **options: Any):
+    def __init__(self, env: Mapping[str, Any] | None = None, memory_gaps: Sequence[int] = (2, 4, 8, 16),
+                 **options: Any):
         config = simulator.check_config(env or {})
+        self.memory_gaps = check_gaps(memory_gaps, "benchmark.memory_gaps")  # task=memory's default gaps
         super().__init__(env=config, **options)
         limit = simulator.steps_per_episode(config)
         if self.n_steps >= limit:

@@ -26,6 +26,9 @@ a frame that shows no pose of the maze lands wherever its error is smallest.
 :class:`PoseError` (``metric=pose_error``) reports, per sample, the mean position error in cells
 over the evaluated frames (every ``stride``-th, and the last) and, in its components, the mean
 and per-frame heading error in degrees, the recovered and commanded poses and the renders spent.
+On a ``task=memory`` sample (``at_revisits``, the default) the evaluated frames are the revisits
+(``metadata["memory"]["revisits"]``: frames that should show a place seen before), each with its
+gap in ``components["gaps"]``: beside ``revisit_error``, does the model show the right place?
 """
 
 from __future__ import annotations
@@ -247,7 +250,7 @@ class PoseError(DescribedMetric):
 
     name = "pose_error"
     aliases = ("position_heading_error",)
-    version = "1.1"  # 1.1: frames that match no render score the maximum
+    version = "1.2"  # 1.1: frames that match no render score the maximum; 1.2: on task=memory, the revisit frames
     higher_is_better = False
     family = "control"
     capability = "action_control"
@@ -261,7 +264,7 @@ class PoseError(DescribedMetric):
     bounds = (0.0, None)
 
     def __init__(self, stride: int = 4, coarse: bool = True, max_match_mse: float = 650.25,
-                 confidence: float = 0.95, seed: int = 0):
+                 at_revisits: bool = True, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride < 1:
             raise ValueError(f"metric.pose_error.stride must be an integer >= 1, got {stride!r}")
@@ -269,12 +272,21 @@ class PoseError(DescribedMetric):
                 or not 0 < float(max_match_mse) < 255.0 ** 2:
             raise ValueError(f"metric.pose_error.max_match_mse must be a number in (0, 65025), got {max_match_mse!r}")
         self.stride, self.coarse, self.max_match_mse = int(stride), bool(coarse), float(max_match_mse)
+        self.at_revisits = bool(at_revisits)
         self._renderer: PoseRenderer | None = None
 
     def frames(self, n: int) -> list[int]:
         """Indices (1-based into the video) of the evaluated frames: every ``stride``-th and the last."""
         picked = list(range(self.stride, n + 1, self.stride))
         return picked if picked and picked[-1] == n else picked + [n]
+
+    def revisit_frames(self, request: GenerationRequest) -> dict[int, int] | None:
+        """On a ``task=memory`` sample (``at_revisits``): revisit frame → its gap (frames since the
+        first visit); None elsewhere (every ``stride``-th frame is evaluated)."""
+        memory = request.metadata.get("memory")
+        if not self.at_revisits or not isinstance(memory, Mapping) or not memory.get("revisits"):
+            return None
+        return {int(j): int(j) - int(i) for i, j in sorted(memory["revisits"], key=lambda p: p[1])}
 
     def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
         sim_info = request.metadata.get("simulator")
@@ -300,9 +312,10 @@ class PoseError(DescribedMetric):
         if worst is None:
             return skipped(request.sample_id, self.name, "no maze layout in the request (metadata['maze'])")
         rows = []
+        revisits = self.revisit_frames(request)
         try:
             sim = self._renderer.lazy(request)  # built only when a frame is not one of the reference's
-            for k in self.frames(len(poses)):
+            for k in self.frames(len(poses)) if revisits is None else sorted(revisits):
                 commanded, target, joints = poses[k - 1]
                 found = recover_pose(_pose_renderer(sim, joints, target), video[k], commanded, candidates=path,
                                      views=views, coarse=self.coarse)
@@ -328,6 +341,9 @@ class PoseError(DescribedMetric):
             "renders": int(sum(r[3].renders for r in rows)),
         }
         diagnostics = {"variant": self.variant, "stride": self.stride}
+        if revisits is not None:  # task=memory: does the frame at each revisit show the place seen before?
+            components["gaps"] = [revisits[r[0]] for r in rows]
+            diagnostics.update(frames="the revisit frames (task=memory)", stride=None)
         if unmatched:
             diagnostics["note"] = (f"{len(unmatched)} of {len(rows)} evaluated frames match no render of the maze "
                                    f"(best MSE above {self.max_match_mse:g}): each scores the maximum, {worst:.3f} cells")

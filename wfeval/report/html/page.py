@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from wfeval.report.html import charts
 from wfeval.report.html.board import board_tables
 from wfeval.report.html.comparisons import comparisons
+from wfeval.report.html.gaps import gap_charts
 from wfeval.report.html.load import RunData
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import (
@@ -177,6 +178,7 @@ def section(board: Board, column: Column, details: dict[str, Any]) -> dict[str, 
         "board": details[column.key], "runs": runs,
         "metric_charts": metric_charts(runs, measurements),
         "horizon": horizon_charts(parts["horizon"], runs, column.benchmark),
+        "gaps": gap_charts(runs, measurements),
         "latency": latency_chart(parts["latency"]),
         "strips": parts["strips"], "unpictured": [m.split(".", 1)[-1] for m in measurements if m not in shown],
         "failures": parts["failures"], "samples": _sample_rows(runs, parts["tables"]),
