@@ -215,7 +215,7 @@ def test_the_planners_refuse_a_datasets_keys_and_a_dataset_refuses_gaps():
     from wfeval.benchmarks.base import memory_settings
     from wfeval.benchmarks.episodes.revisits import settings
 
-    assert memory_settings({"gaps": None, "tolerance": None}) == (2, 4, 8, 16)
+    assert memory_settings({"gaps": None, "tolerance": None}, (2, 4, 8, 16)) == (2, 4, 8, 16)  # the benchmark's own default
     with pytest.raises(ConfigError, match="task.data.memory.tolerance: applies to a dataset with a state column"):
         memory_settings({"gaps": [2], "tolerance": 0.1})
     with pytest.raises(ConfigError, match="task.data.memory.gaps: a dataset cannot plan its revisits"):
