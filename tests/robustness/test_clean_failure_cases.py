@@ -250,7 +250,11 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
     from wfeval.pipeline.runner import run_from_config
 
     run_dir, store = tmp_path / "run", tmp_path / "store"
-    proc = subprocess.Popen([sys.executable, "-m", "wfeval", *_cli_args(store, run_dir)], cwd=tmp_path, env=cli_env(),
+    hold = tmp_path / "hold"  # the model waits at its fourth sample while this file exists: the signal comes
+    hold.touch()              # halfway however long the second process takes on a loaded machine
+    held = [*_cli_args(store, run_dir), "+model.hold_from=3"]
+    proc = subprocess.Popen([sys.executable, "-m", "wfeval", *held], cwd=tmp_path,
+                            env=cli_env(WFEVAL_TEST_HOLD_WHILE=str(hold)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = None
     try:
@@ -260,15 +264,16 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
                 break
             time.sleep(0.02)
         if signame == "SIGTERM":  # meanwhile a second process in the same folder is refused
-            second = subprocess.run([sys.executable, "-m", "wfeval", *_cli_args(store, run_dir)], cwd=tmp_path,
+            second = subprocess.run([sys.executable, "-m", "wfeval", *held], cwd=tmp_path,
                                     env=cli_env(), capture_output=True, text=True, timeout=120)
         proc.send_signal(getattr(signal, signame))
         _, err = proc.communicate(timeout=60)
     finally:
+        hold.unlink(missing_ok=True)
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == code, err
-    assert "Traceback" not in err and f"interrupted by {signame}" in err and "python -m wfeval.resume" in err
+    assert "Traceback" not in err and f"interrupted by {signame}" in err and "python -m wfeval.resume" in err, err
     manifest = _manifest(run_dir)
     assert manifest["status"] == "interrupted" and manifest["signal"] == signame
     assert "run_interrupted" in [e["event"] for e in read_jsonl(run_dir / "events.jsonl")]

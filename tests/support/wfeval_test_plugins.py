@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 import numpy as np
@@ -15,14 +16,24 @@ from wfeval.protocols.base import Protocol
 
 
 class SlowOracle(OracleModel):
-    """The oracle, ``delay_s`` slower per sample (to interrupt a run halfway)."""
+    """The oracle, ``delay_s`` slower per sample (to interrupt a run halfway); from sample index
+    ``hold_from`` on it also waits while the file named by ``WFEVAL_TEST_HOLD_WHILE`` exists (at most
+    120 s), so a test can hold a run halfway however loaded the machine is. The file is named by the
+    environment, not an option: a path the model holds is part of its identity (hashed by content),
+    and the resumed run must be the same model."""
 
-    def __init__(self, name: str = "slow_oracle", delay_s: float = 0.2):
+    def __init__(self, name: str = "slow_oracle", delay_s: float = 0.2, hold_from: int = 0):
         super().__init__(name)
         self.delay_s = delay_s
+        self.hold_from = int(hold_from)
 
     def generate_one(self, request):
         time.sleep(self.delay_s)
+        hold = os.environ.get("WFEVAL_TEST_HOLD_WHILE")
+        if hold and int(request.sample_id.rsplit("-", 1)[1]) >= self.hold_from:
+            deadline = time.monotonic() + 120
+            while os.path.exists(hold) and time.monotonic() < deadline:
+                time.sleep(0.02)
         return super().generate_one(request)
 
 
