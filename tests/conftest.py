@@ -145,6 +145,8 @@ def made_once(tmp_path_factory, name: str, make):
         if record.is_file():
             return json.loads(record.read_text())
         folder = root / name
+        if folder.exists():  # an earlier attempt failed (no record): start again in a folder of this process
+            folder = root / f"{name}-{os.getpid()}"
         folder.mkdir()
         value = make(folder)
         record.write_text(json.dumps(value))
