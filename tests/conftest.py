@@ -40,11 +40,17 @@ def compose(overrides=(), searchpath: bool = False):
         return hydra_compose(config_name="config", overrides=[*extra, *overrides])
 
 
+def user_environ(*drop: str) -> dict:
+    """This process's environment as a user's shell would have it: without the test runner's own
+    variables (pytest-xdist's worker ids, the terminal width it sets: tables would wrap at 80 columns
+    under workers only), HYDRA_FULL_ERROR, and the names in ``drop``."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("HYDRA_FULL_ERROR", "COLUMNS", "LINES", *drop) and not k.startswith("PYTEST_")}
+
+
 def cli_env(**extra: str) -> dict:
-    """The environment a user's command gets: not the test runner's own variables (pytest-xdist's
-    worker ids, the terminal width it sets: tables would wrap at 80 columns under workers only)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HYDRA_FULL_ERROR", "COLUMNS", "LINES") and not k.startswith("PYTEST_")}
+    """The environment a user's command gets, with the test-only plugins importable."""
+    env = user_environ()
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(extra)
     return env

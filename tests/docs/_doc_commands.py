@@ -34,6 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.conftest import user_environ
+
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.M | re.S)
 INLINE = re.compile(r"`((?:[A-Z_]+=\S+ )*python3? [^`]*)`")
@@ -269,8 +271,7 @@ EMPTY_FOLDERS = ["my_videos", "path/to/videos"]  # a model's videos not made yet
 
 def user_env(store: Path) -> dict:
     """The environment of a user who installed wfeval: its venv's `python` first, no test trust."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HYDRA_FULL_ERROR", "WFEVAL_TRUST", "PYTHONPATH", "COLUMNS")}
+    env = user_environ("WFEVAL_TRUST", "PYTHONPATH")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["WFEVAL_STORE"] = str(store)
     env["MPLBACKEND"] = "Agg"
