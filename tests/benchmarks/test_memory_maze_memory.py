@@ -172,3 +172,43 @@ def test_pose_error_on_a_memory_sample_is_measured_at_the_revisits(planned, maze
         assert per_frame[pairs[0][1]] == per_frame[pairs[1][1]] == 0.0 and per_frame[j] > 1.0, per_frame
     finally:
         metric.close()
+
+
+def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edited_one_is_planned_again(
+        maze_store, tmp_path, monkeypatch, caplog):
+    """Plans and their true video cost real simulation (minutes on the long config): planned once per
+    store, any later run (another model's) builds the same request from the kept index; an index edited
+    in the store is refused by its content hash and the sample planned again."""
+    from wfeval.benchmarks.base import memory_request
+    from wfeval.results.document import dataset_hash
+
+    cfg = compose([*MAZE_SMALL])
+    bench = build.build_benchmark(cfg)
+    store = ArtifactStore(maze_store)
+    base = bench.materialize((0, 2), store=store, task=build.build_task(cfg), protocol=build.build_protocol(cfg))
+    memory = {"gaps": [2, 4]}
+    plain = memory_request(bench, base, store=store, memory=memory)  # no cache: planned as before
+    kept = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)
+    [index] = list(tmp_path.glob("*/*.json"))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("simulated although the sample is kept")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(bench, "revisit_plan", refuse)
+        patched.setattr(bench, "simulate", refuse)
+        again = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)
+    assert plain.controls["actions"] == kept.controls["actions"] == again.controls["actions"]
+    assert plain.metadata == kept.metadata == again.metadata
+    assert plain.references == kept.references == again.references
+    assert dataset_hash([plain]) == dataset_hash([kept]) == dataset_hash([again])
+    # another sample, other gaps or edited planning code are other keys
+    assert bench.memory_cache_key(base, [2, 4]) != bench.memory_cache_key(base, [2, 8])
+
+    text = index.read_text()
+    index.write_text(text.replace('"actions":[', '"actions":[6,', 1))  # one more step: a different sample
+    with caplog.at_level("WARNING"):
+        replanned = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)
+    assert "memory sample refused, planning it again" in caplog.text and "edited or damaged" in caplog.text
+    assert replanned.controls["actions"] == plain.controls["actions"]
+    assert index.read_text() == text  # written again, as planned

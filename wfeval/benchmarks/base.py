@@ -258,16 +258,34 @@ def check_gaps(gaps: Any, key: str) -> tuple[int, ...]:
 
 
 def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store: ArtifactStore,
-                   memory: Mapping[str, Any]) -> GenerationRequest:
+                   memory: Mapping[str, Any], cache_root: str | Path | None = None) -> GenerationRequest:
     """The memory sample of an ordinary sample: the family's revisit plan from its start, the true video
     as the reference, the static masks (``references["static_mask"]``, T×H×W uint8, 1 = static) and
     ``metadata["memory"]``: the gaps asked for, the places, the ``revisits`` (pairs of frames showing
-    the same place, :func:`revisit_pairs`) and the ``loops`` (action sequences followed by their inverses)."""
-    import dataclasses
+    the same place, :func:`revisit_pairs`) and the ``loops`` (action sequences followed by their inverses).
 
+    ``cache_root``: where a family whose plans cost real simulation (``memory_cache_key(request, gaps)``:
+    a content key of everything the plan and its video depend on, or None) keeps each planned sample,
+    one sealed JSON index per key (:class:`~wfeval.storage.recordings.RecordingCache`) beside the frames
+    in ``store``: a later run, or another model's, builds the same request without simulating. An
+    index edited or damaged in the store is refused (its content hash) and the sample planned again."""
     import numpy as np
 
     gaps = memory_settings(memory, getattr(adapter, "memory_gaps", None))
+    key = adapter.memory_cache_key(request, gaps) if cache_root is not None and hasattr(adapter, "memory_cache_key") \
+        else None
+    cache = None
+    if key is not None:
+        from wfeval.storage.recordings import RecordingCache
+
+        cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT)
+        sample = cache.load(key)
+        if sample is not None and all(store.object_path(sample[k]["sha256"]).exists() for k in ("video", "static_mask")):
+            return _memory_sample(request, store, sample)
+        if key in cache.refused:  # an edited or damaged entry is never trusted: planned again
+            import logging
+
+            logging.getLogger(__name__).warning("memory sample refused, planning it again: %s", cache.refused[key])
     plan = adapter.revisit_plan(request, gaps)
     actions = list(plan.actions)
     if len(plan.places) != len(actions) + 1:
@@ -278,14 +296,42 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
     if masks.shape != np.asarray(video).shape[:3]:
         raise ValueError(f"static masks of {request.sample_id!r} are {masks.shape}, the video "
                          f"{np.asarray(video).shape[:3]}")
-    memory = {"gaps": list(gaps), "places": list(plan.places),
-              "revisits": [list(p) for p in revisit_pairs(plan.places)], "loops": [list(loop) for loop in plan.loops]}
+    video_ref = store.put_array(np.asarray(video), kind="video")
+    mask_ref = store.put_array(masks.astype(np.uint8), kind="array")
+    sample = {"actions": actions, "gaps": list(gaps), "places": list(plan.places),
+              "loops": [list(loop) for loop in plan.loops], "meta": dict(meta),
+              "video": _artifact_entry(video_ref), "static_mask": _artifact_entry(mask_ref)}
+    if cache is not None:
+        import json
+
+        sample = json.loads(json.dumps(sample))  # as the cache gives it back: a later run builds the same request
+        cache.save(key, {"format": MEMORY_SAMPLE_FORMAT, "key": key, **sample})
+    return _memory_sample(request, store, sample)
+
+
+#: the format of a cached memory sample (:func:`memory_request` with ``cache_root``)
+MEMORY_SAMPLE_FORMAT = "wfeval.memory_sample/1"
+
+
+def _artifact_entry(ref: Any) -> dict[str, Any]:
+    return {"kind": ref.kind, "sha256": ref.sha256, "shape": list(ref.shape), "dtype": ref.dtype}
+
+
+def _memory_sample(request: GenerationRequest, store: ArtifactStore, sample: Mapping[str, Any]) -> GenerationRequest:
+    """The memory request of ``request`` from a planned sample (fresh or cached: the same request)."""
+    import dataclasses
+
+    def ref(entry: Mapping[str, Any]) -> Any:
+        return store.ref_of(entry["sha256"], kind=entry["kind"], shape=tuple(entry["shape"]), dtype=entry["dtype"])
+
+    actions, places = list(sample["actions"]), list(sample["places"])
+    memory = {"gaps": list(sample["gaps"]), "places": places,
+              "revisits": [list(p) for p in revisit_pairs(places)], "loops": [list(loop) for loop in sample["loops"]]}
     return dataclasses.replace(
         request, controls={**request.controls, "actions": actions},
-        references={**request.references, "video": store.put_array(np.asarray(video), kind="video"),
-                    "static_mask": store.put_array(masks.astype(np.uint8), kind="array")},
+        references={**request.references, "video": ref(sample["video"]), "static_mask": ref(sample["static_mask"])},
         generation={**request.generation, "num_frames": len(actions) + 1},
-        metadata={**request.metadata, **dict(meta), "memory": memory})
+        metadata={**request.metadata, **dict(sample["meta"]), "memory": memory})
 
 
 # -- task=policy_evaluation: a family that declares policies, a reward and its true simulator -------

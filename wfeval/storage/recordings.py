@@ -35,8 +35,12 @@ def content_sha256(index: Mapping[str, Any]) -> str:
 
 
 class RecordingCache:
-    def __init__(self, root: str | Path):
+    """``fmt``: the format its indexes declare (a recording, or another sealed index kept the same way:
+    :data:`wfeval.benchmarks.base.MEMORY_SAMPLE_FORMAT`)."""
+
+    def __init__(self, root: str | Path, fmt: str = FORMAT):
         self.root = Path(root).expanduser().resolve()
+        self.format = fmt
         self.refused: dict[str, str] = {}  # key -> why its index was not trusted
 
     def path(self, key: str) -> Path:
@@ -53,8 +57,8 @@ class RecordingCache:
         except (OSError, ValueError) as exc:
             self.refused[key] = f"{path}: unreadable ({type(exc).__name__})"
             return None
-        if not (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key):
-            self.refused[key] = f"{path}: not a {FORMAT} index for this key"
+        if not (isinstance(data, dict) and data.get("format") == self.format and data.get("key") == key):
+            self.refused[key] = f"{path}: not a {self.format} index for this key"
             return None
         if data.get(CHECK) != content_sha256(data):
             self.refused[key] = (f"{path}: its content does not match its hash (edited or damaged)" if CHECK in data

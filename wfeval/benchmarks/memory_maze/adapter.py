@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
@@ -14,6 +15,7 @@ from wfeval.benchmarks.memory_maze import simulator
 from wfeval.benchmarks.memory_maze.policy import MazePolicy
 from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
 from wfeval.config.errors import ConfigError
+from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
 
 
@@ -64,7 +66,9 @@ class MemoryMazeBenchmark(RecordedBenchmark):
         memory = (task.data or {}).get("memory")  # task=memory: legs that leave a pose and come back to it
         if not memory:
             return request
-        request = memory_request(self, request, store=store, memory=memory)
+        cache_root = (Path(self.cache_dir) if self.cache_dir else layout.folder(store.root, layout.RECORDINGS)) \
+            / f"{self.family}-memory" if self.cache else None
+        request = memory_request(self, request, store=store, memory=memory, cache_root=cache_root)
         # the ball never returns exactly: revisit_error compares the model's change with the true change
         return dataclasses.replace(request, metadata={**request.metadata, "memory": {
             **request.metadata["memory"], "measure": maze_memory.MEASURE}})
@@ -75,6 +79,17 @@ class MemoryMazeBenchmark(RecordedBenchmark):
         """Out-and-back legs from the sample's pose, closed loop on the true simulator
         (:mod:`wfeval.benchmarks.memory_maze.memory`)."""
         return maze_memory.revisit_plan(self.simulator(), request, gaps)
+
+    def memory_cache_key(self, request: GenerationRequest, gaps: Sequence[int]) -> str:
+        """Everything a planned memory sample depends on: the recording (its content key names the
+        simulator, its config and versions, the policy, the seeds), the window, the gaps, and the
+        code that plans and replays it (its source's hash: an edited planner never reuses a plan)."""
+        from wfeval.utils.hashing import file_sha256, sha256_json
+
+        code = {Path(m.__file__).name: file_sha256(m.__file__, cached=True) for m in (maze_memory, simulator)}
+        return sha256_json({"format": "memory_maze.memory/1", "recording_key": request.metadata["recording_key"],
+                            "sample_id": request.sample_id, "window": request.metadata["window"],
+                            "gaps": [int(g) for g in gaps], "code": code})
 
     def static_masks(self, request: GenerationRequest, actions: Sequence[int]) -> Any:
         """Per frame, the whole view but the target-colour border (nothing in the maze moves)."""
