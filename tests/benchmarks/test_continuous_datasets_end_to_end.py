@@ -94,7 +94,8 @@ def test_a_shifted_model_scores_the_closed_form_psnr_in_every_format_and_protoco
     values = {p: {m: _value(run["results"], m) for m in MEASURES}
               for p, run in runs[fmt]["shifted"].items()}
     assert values["open_loop"]["psnr"] == pytest.approx(SHIFTED_PSNR, abs=1e-4)
-    assert values["open_loop"] == values["autoregressive"]  # the same frames through generate and step
+    for metric in MEASURES:  # the same frames through generate and step
+        assert _same(values["open_loop"][metric], values["autoregressive"][metric], metric), (metric, values)
     assert 0.9 < values["open_loop"]["ssim"] < 1.0 and values["open_loop"]["fvd"] > 0
     assert values["open_loop"]["lpips"] > 0
 
@@ -104,7 +105,15 @@ def test_lossless_formats_give_identical_numbers(runs):
         for protocol in ("open_loop", "autoregressive"):
             a, b = (runs[f][model][protocol]["results"] for f in ("folder", "hdf5"))
             for metric in MEASURES:
-                assert _value(a, metric) == _value(b, metric), (model, protocol, metric)
+                assert _same(_value(a, metric), _value(b, metric), metric), (model, protocol, metric)
+
+
+def _same(a: float, b: float, metric: str) -> bool:
+    """Equal; for the measures computed in float32 convolutions on the CPU (SSIM's window, LPIPS, FVD's
+    I3D) within 1e-6 relative: the same frames scored in batches of another size (run.overlap=auto
+    decides by load how the samples are grouped) may take another convolution algorithm, seen once as
+    LPIPS 0.06338477 against 0.06338478. PSNR here is exact: every pixel is off by exactly 8 levels."""
+    return a == b if metric == "psnr" else a == pytest.approx(b, rel=1e-6, abs=1e-9)
 
 
 def test_steps_record_the_action_vectors_and_the_model_saw_arrays(runs):
