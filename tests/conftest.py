@@ -99,6 +99,20 @@ def require_maze() -> None:
         pytest.skip(f"Memory Maze cannot run here: {exc}")
 
 
+def copy_live_store(source: Path, target: Path) -> None:
+    """Copy a store other workers may be writing into meanwhile (the session's maze store): a file
+    listed and gone before its copy (an atomic write's temporary file, renamed) is not part of it."""
+    import shutil
+
+    def copy(src, dst):
+        try:
+            return shutil.copy2(src, dst)
+        except FileNotFoundError:
+            return dst
+
+    shutil.copytree(source, target, copy_function=copy)
+
+
 @pytest.fixture(scope="session")
 def maze_store(tmp_path_factory):
     """One artifact store for every Memory Maze test of the session: each trajectory is recorded once."""

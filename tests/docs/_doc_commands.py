@@ -320,8 +320,9 @@ def _bash(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]
 EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```")  # metrics.md's way of naming a block's file
 
 
-def prepare(base: Path) -> None:
-    """The folder every command starts from: examples/, the files the docs write, small runs."""
+def prepare(base: Path, store: Path | None = None) -> None:
+    """The folder every command starts from: examples/, the files the docs write, small runs (their
+    artifacts in ``store``, by default ``base/store``)."""
     base.mkdir(parents=True, exist_ok=True)
     (base / "examples").symlink_to(ROOT / "examples")
     for doc in doc_files():
@@ -335,7 +336,7 @@ def prepare(base: Path) -> None:
                 (base / path).write_text(match.group(3), encoding="utf-8")
     for folder in EMPTY_FOLDERS:
         (base / folder).mkdir(parents=True, exist_ok=True)
-    env = user_env(base / "store")
+    env = user_env(store or base / "store")
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300)), SETUP))
     for command, code, output, _ in results:
@@ -347,10 +348,11 @@ def _sweeps(cwd: Path) -> list[str]:
     return [f"outputs/multirun/{p.name}" for p in folder.iterdir()] if folder.is_dir() else []
 
 
-def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: float = 240) -> list[Outcome]:
+def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: float = 240,
+            store: Path | None = None) -> list[Outcome]:
     """Run each block (its commands in order) and each inline command in its own copy of ``base``
-    (the prepared runs shared by copy, the artifact store shared in place)."""
-    env = user_env(base / "store")
+    (the prepared runs shared by copy, the artifact store — ``prepare``'s — shared in place)."""
+    env = user_env(store or base / "store")
     groups: dict[tuple, list[DocCommand]] = {}
     for command in commands:
         groups.setdefault((command.file, command.block) if command.block else command.id, []).append(command)

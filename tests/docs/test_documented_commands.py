@@ -2,7 +2,8 @@
 
 How commands are found, made small and which are not run: tests/docs/_doc_commands.py. The
 commands run two at a time, each in its own copy of one prepared folder (one small run, one small
-sweep, one sharded sweep, a tiny learned model, a dataset folder), all sharing one artifact store.
+sweep, one sharded sweep, a tiny learned model, a dataset folder), all sharing one artifact store (the
+session's Memory Maze store when a maze command is among them: each trajectory is recorded once a run).
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ def outcomes(request):
               if getattr(item, "callspec", None) and "command" in item.callspec.params
               and item.module is request.module}
     selected = [c for c in COMMANDS if c.id in wanted and (not _needs_maze(c) or _maze_ok())]
+    # with a Memory Maze command, the session's maze store: its trajectories are recorded once a run
+    store = Path(request.getfixturevalue("maze_store")) if any(map(_needs_maze, selected)) else None
     with tempfile.TemporaryDirectory(prefix="wfeval-docs-") as folder:
         base = Path(folder) / "base"
-        docs.prepare(base)
-        yield {outcome.command.id: outcome for outcome in docs.run_all(selected, base)}
+        docs.prepare(base, store)
+        yield {outcome.command.id: outcome for outcome in docs.run_all(selected, base, store=store)}
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])

@@ -6,11 +6,10 @@ not JSON or lost its hash. The cache's own check is tested without a simulator."
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import MAZE_SMALL, read_jsonl
+from tests.conftest import MAZE_SMALL, copy_live_store, read_jsonl
 from tests.robustness._run import wfeval
 from wfeval.storage.recordings import CHECK, RecordingCache, content_sha256
 
@@ -20,7 +19,7 @@ def test_an_edited_maze_snapshot_is_recorded_again_and_the_oracle_stays_exact(ma
     first = wfeval(monkeypatch, capsys, tmp_path, *MAZE_SMALL, "model=oracle", "run.limit=1", "metric=[psnr]",
                    f"run.store_dir={maze_store}", name="first", samples=None)
     assert first.code == 0 and first.value("memory_maze.psnr") == 100.0
-    shutil.copytree(maze_store, tmp_path / "store")  # the session's store stays as it is
+    copy_live_store(maze_store, tmp_path / "store")  # the session's store stays as it is
     edited = []  # the session's store may hold other tests' recordings too: edit every maze snapshot
     for path in sorted((tmp_path / "store" / "recordings" / "memory_maze").rglob("*.json")):
         index = json.loads(path.read_text())

@@ -280,7 +280,8 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
 
         cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT)
         sample = cache.load(key)
-        if sample is not None and all(store.object_path(sample[k]["sha256"]).exists() for k in ("video", "static_mask")):
+        kept = sample is not None and all(store.object_path(sample[k]["sha256"]).exists() for k in ("video", "static_mask"))
+        if kept:
             return _memory_sample(request, store, sample)
         if key in cache.refused:  # an edited or damaged entry is never trusted: planned again
             import logging
