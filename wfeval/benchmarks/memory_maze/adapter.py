@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
 from wfeval.benchmarks.base import RevisitPlan, check_gaps, memory_request
 from wfeval.benchmarks.memory_maze import memory as maze_memory
+from wfeval.benchmarks.memory_maze import policy as maze_policy
 from wfeval.benchmarks.memory_maze import simulator
 from wfeval.benchmarks.memory_maze.policy import MazePolicy
 from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
@@ -83,10 +84,12 @@ class MemoryMazeBenchmark(RecordedBenchmark):
     def memory_cache_key(self, request: GenerationRequest, gaps: Sequence[int]) -> str:
         """Everything a planned memory sample depends on: the recording (its content key names the
         simulator, its config and versions, the policy, the seeds), the window, the gaps, and the
-        code that plans and replays it (its source's hash: an edited planner never reuses a plan)."""
+        code that plans and replays it (the sources of the planner, the simulator and the action set:
+        an edited planner never reuses a plan)."""
         from wfeval.utils.hashing import file_sha256, sha256_json
 
-        code = {Path(m.__file__).name: file_sha256(m.__file__, cached=True) for m in (maze_memory, simulator)}
+        code = {Path(m.__file__).name: file_sha256(m.__file__, cached=True)
+                for m in (maze_memory, simulator, maze_policy)}
         return sha256_json({"format": "memory_maze.memory/1", "recording_key": request.metadata["recording_key"],
                             "sample_id": request.sample_id, "window": request.metadata["window"],
                             "gaps": [int(g) for g in gaps], "code": code})
