@@ -212,3 +212,18 @@ def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edit
     assert "memory sample refused, planning it again" in caplog.text and "edited or damaged" in caplog.text
     assert replanned.controls["actions"] == plain.controls["actions"]
     assert index.read_text() == text  # written again, as planned
+
+    # sealed again after the edit (its hash recomputed) but not a memory sample: refused all the same
+    import json
+
+    from wfeval.storage.recordings import CHECK, content_sha256
+
+    for broken in ({"video": None}, {"static_mask": {"sha256": "../../../etc/passwd", "kind": "array", "shape": [1],
+                                                     "dtype": "uint8"}}):
+        data = {**json.loads(text), **broken}
+        index.write_text(json.dumps({**data, CHECK: content_sha256(data)}))
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            replanned = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)
+        assert "not a memory sample" in caplog.text, broken
+        assert replanned.references == plain.references and index.read_text() == text

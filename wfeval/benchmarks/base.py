@@ -279,10 +279,9 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
         from wfeval.storage.recordings import RecordingCache
 
         cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT)
-        sample = cache.load(key)
-        kept = sample is not None and all(store.object_path(sample[k]["sha256"]).exists() for k in ("video", "static_mask"))
-        if kept:
-            return _memory_sample(request, store, sample)
+        kept = _kept_memory_sample(cache, key, request, store)
+        if kept is not None:
+            return kept
         if key in cache.refused:  # an edited or damaged entry is never trusted: planned again
             import logging
 
@@ -312,6 +311,27 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
 
 #: the format of a cached memory sample (:func:`memory_request` with ``cache_root``)
 MEMORY_SAMPLE_FORMAT = "wfeval.memory_sample/1"
+
+
+def _kept_memory_sample(cache: Any, key: str, request: GenerationRequest, store: ArtifactStore) -> Any:
+    """The request built from the sample kept under ``key`` (its frames still in ``store``), else None;
+    an index that is sealed but not a memory sample (a field missing or of another type, an object
+    name that is not a sha256) is refused too, the reason in ``cache.refused``."""
+    import re
+
+    sample = cache.load(key)
+    if sample is None:
+        return None
+    try:
+        names = [sample[k]["sha256"] for k in ("video", "static_mask")]
+        if not all(isinstance(n, str) and re.fullmatch(r"[0-9a-f]{64}", n) for n in names):
+            raise ValueError(f"object names {names!r} are not sha256 digests")
+        if not all(store.object_path(n).exists() for n in names):
+            return None  # the frames were pruned from the store: planned again
+        return _memory_sample(request, store, sample)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        cache.refused[key] = f"{cache.path(key)}: not a memory sample ({type(exc).__name__}: {exc})"
+        return None
 
 
 def _artifact_entry(ref: Any) -> dict[str, Any]:
