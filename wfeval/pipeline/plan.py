@@ -166,6 +166,8 @@ def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[s
 
     from omegaconf import OmegaConf
 
+    from wfeval.benchmarks.episodes import reader_targets
+
     binders = [m for m in metrics.values() if callable(getattr(m, "bind_benchmark", None))]
     config = source_dir / ".hydra" / "config.yaml"
     if not binders or not config.is_file():
@@ -175,7 +177,7 @@ def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[s
     except Exception as exc:  # noqa: BLE001 - OmegaConf's own error types
         raise ConfigError(f"run.from_run: cannot read the benchmark {config} records ({exc})") from None
     target = str(recorded.get("_target_", "")) if isinstance(recorded, dict) else ""
-    if target not in _READERS:
+    if target not in reader_targets():
         return  # a simulator's samples name their own shipped IDM; a dataset folder has no episodes to learn
     special = [k for k in _keys(recorded) if k != "._target_" and (last := k.rsplit(".", 1)[-1]).startswith("_")
                and last.endswith("_")]
@@ -193,17 +195,6 @@ def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[s
                           "run the evaluation again instead")
     for metric in binders:
         metric.bind_benchmark(bench, store)
-
-
-def _readers() -> frozenset[str]:
-    from wfeval.benchmarks import episodes
-
-    names = [n for n in episodes.__all__ if n != "EpisodeBenchmark"]
-    return frozenset([*(f"wfeval.benchmarks.episodes.{n}" for n in names),
-                      *(f"{episodes._CLASSES[n]}.{n}" for n in names)])
-
-
-_READERS = _readers()  # the targets run.from_run may rebuild from a run folder: wfeval's dataset readers
 
 
 def _keys(node: Any, prefix: str = "") -> list[str]:

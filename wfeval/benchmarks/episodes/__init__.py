@@ -16,6 +16,13 @@ _CLASSES = {
 __all__ = sorted(_CLASSES)
 
 
+def reader_targets() -> frozenset[str]:
+    """The ``_target_`` paths of the dataset readers (not their base), by this package's name and by
+    their module's: what ``run.from_run`` may rebuild from a run folder's recorded benchmark."""
+    readers = [n for n in _CLASSES if n != "EpisodeBenchmark"]
+    return frozenset([*(f"{__name__}.{n}" for n in readers), *(f"{_CLASSES[n]}.{n}" for n in readers)])
+
+
 def __getattr__(name: str) -> Any:
     if name in _CLASSES:
         import importlib
