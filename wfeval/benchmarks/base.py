@@ -296,11 +296,13 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
     if masks.shape != np.asarray(video).shape[:3]:
         raise ValueError(f"static masks of {request.sample_id!r} are {masks.shape}, the video "
                          f"{np.asarray(video).shape[:3]}")
+    from wfeval.storage.recordings import artifact_entry
+
     video_ref = store.put_array(np.asarray(video), kind="video")
     mask_ref = store.put_array(masks.astype(np.uint8), kind="array")
     sample = {"actions": actions, "gaps": list(gaps), "places": list(plan.places),
               "loops": [list(loop) for loop in plan.loops], "meta": dict(meta),
-              "video": _artifact_entry(video_ref), "static_mask": _artifact_entry(mask_ref)}
+              "video": artifact_entry(video_ref), "static_mask": artifact_entry(mask_ref)}
     if cache is not None:
         import json
 
@@ -334,23 +336,19 @@ def _kept_memory_sample(cache: Any, key: str, request: GenerationRequest, store:
         return None
 
 
-def _artifact_entry(ref: Any) -> dict[str, Any]:
-    return {"kind": ref.kind, "sha256": ref.sha256, "shape": list(ref.shape), "dtype": ref.dtype}
-
-
 def _memory_sample(request: GenerationRequest, store: ArtifactStore, sample: Mapping[str, Any]) -> GenerationRequest:
     """The memory request of ``request`` from a planned sample (fresh or cached: the same request)."""
     import dataclasses
 
-    def ref(entry: Mapping[str, Any]) -> Any:
-        return store.ref_of(entry["sha256"], kind=entry["kind"], shape=tuple(entry["shape"]), dtype=entry["dtype"])
+    from wfeval.storage.recordings import artifact_ref
 
     actions, places = list(sample["actions"]), list(sample["places"])
     memory = {"gaps": list(sample["gaps"]), "places": places,
               "revisits": [list(p) for p in revisit_pairs(places)], "loops": [list(loop) for loop in sample["loops"]]}
     return dataclasses.replace(
         request, controls={**request.controls, "actions": actions},
-        references={**request.references, "video": ref(sample["video"]), "static_mask": ref(sample["static_mask"])},
+        references={**request.references, "video": artifact_ref(sample["video"], store),
+                    "static_mask": artifact_ref(sample["static_mask"], store)},
         generation={**request.generation, "num_frames": len(actions) + 1},
         metadata={**request.metadata, **dict(sample["meta"]), "memory": memory})
 

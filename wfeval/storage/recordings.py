@@ -29,6 +29,16 @@ FORMAT = "wfeval.recording/1"
 CHECK = "content_sha256"
 
 
+def artifact_entry(ref: Any) -> dict[str, Any]:
+    """What an index keeps of a stored object's ref: its kind, checksum, shape and dtype."""
+    return {"kind": ref.kind, "sha256": ref.sha256, "shape": list(ref.shape), "dtype": ref.dtype}
+
+
+def artifact_ref(entry: Mapping[str, Any], store: Any) -> Any:
+    """The ref ``store.put_array`` returned when the object was stored (the same fields), from its entry."""
+    return store.ref_of(entry["sha256"], kind=entry["kind"], shape=tuple(entry["shape"]), dtype=entry["dtype"])
+
+
 def content_sha256(index: Mapping[str, Any]) -> str:
     """The index's own content hash (every field but :data:`CHECK`)."""
     return sha256_json({k: v for k, v in index.items() if k != CHECK})

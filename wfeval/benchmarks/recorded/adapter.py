@@ -27,7 +27,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import (
-    ArtifactRef,
     BenchmarkSpec,
     EvaluationProtocolSpec,
     GenerationRequest,
@@ -42,7 +41,7 @@ from wfeval.benchmarks.recorded.simulator import Simulator, register_simulator
 from wfeval.config.errors import ConfigError
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
-from wfeval.storage.recordings import FORMAT, RecordingCache
+from wfeval.storage.recordings import FORMAT, RecordingCache, artifact_entry, artifact_ref
 from wfeval.utils.hashing import canonical_json, sha256_json
 
 RESIZE_FILTER = "area (exact box average, round half up; wfeval.benchmarks.recorded.resize)"
@@ -217,9 +216,9 @@ class RecordedBenchmark:
             windows.append({
                 "window": j,
                 "start_step": s,
-                "image": _entry(store.put_array(context[-1], kind="image")),
-                "context": _entry(store.put_array(context, kind="video")),
-                "reference": _entry(store.put_array(reference, kind="video")),
+                "image": artifact_entry(store.put_array(context[-1], kind="image")),
+                "context": artifact_entry(store.put_array(context, kind="video")),
+                "reference": artifact_entry(store.put_array(reference, kind="video")),
                 "context_actions": [int(a) for a in actions[s:b]],
                 "actions": [int(a) for a in actions[b:b + self.horizon]],
                 "context_rewards": [float(st.reward) for st in steps[s:b]],
@@ -293,10 +292,10 @@ class RecordedBenchmark:
             benchmark_id=self.spec.benchmark_id,
             split=self.split,
             protocol=protocol.name,
-            inputs={"image": _ref(w["image"], store), "context": _ref(w["context"], store)},
+            inputs={"image": artifact_ref(w["image"], store), "context": artifact_ref(w["context"], store)},
             controls={"actions": w["actions"], "action_names": list(index["action_names"]),
                       "context_actions": w["context_actions"]},
-            references={"video": _ref(w["reference"], store)},
+            references={"video": artifact_ref(w["reference"], store)},
             generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.horizon + 1,
                         "context_frames": self.context_frames},
             metadata=metadata,
@@ -397,12 +396,3 @@ def initial_frame_of(request: GenerationRequest) -> np.ndarray:
     from wfeval.storage.artifacts import read_array
 
     return read_array(request.inputs["image"])
-
-
-def _entry(ref: ArtifactRef) -> dict[str, Any]:
-    return {"kind": ref.kind, "sha256": ref.sha256, "shape": list(ref.shape), "dtype": ref.dtype}
-
-
-def _ref(entry: Mapping[str, Any], store: ArtifactStore) -> ArtifactRef:
-    """The ref ``store.put_array`` returned when the frames were recorded (same fields)."""
-    return store.ref_of(entry["sha256"], kind=entry["kind"], shape=tuple(entry["shape"]), dtype=entry["dtype"])
