@@ -57,8 +57,21 @@ def cli_env(**extra: str) -> dict:
 
 
 def run_cli(args, cwd: Path, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wfeval", *args], cwd=cwd, env=env or cli_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    """``python -m wfeval ARGS`` in its own process, as a user runs it; warm (tests/warm_python.py: the
+    interpreter's imports paid once per test process) unless its environment needs a fresh one."""
+    from tests import warm_python
+
+    return warm_python.run(["-m", "wfeval", *args], cwd, env or cli_env(), timeout=timeout)
+
+
+def run_python(argv, cwd: Path | None = None, env: dict | None = None, timeout: float = 300,
+               stdin=None) -> subprocess.CompletedProcess:
+    """``python ARGV`` (``-m MODULE ...`` or ``SCRIPT.py ...``) in its own process, text output
+    captured; warm as :func:`run_cli`."""
+    from tests import warm_python
+
+    return warm_python.run(list(argv), cwd or Path.cwd(), dict(os.environ) if env is None else env,
+                           timeout=timeout, stdin=stdin)
 
 
 def only_run_dir(parent: Path) -> Path:
