@@ -14,13 +14,12 @@ import http.server
 import os
 import pickle
 import subprocess
-import sys
 import threading
 
 import pytest
 import torch
 
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT, cli_env, run_python
 from tests.features._lpips import write_test_weights
 from wfeval.features import lpips_weights as lw
 from wfeval.features.lpips import load_lpips
@@ -51,8 +50,8 @@ def test_net(tmp_path, monkeypatch):
 
 
 def fetch_cli(*args: str, cache) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wfeval.features.fetch", *args, "--cache-dir", str(cache)],
-                          cwd=ROOT, env=cli_env(), capture_output=True, text=True, timeout=300)
+    return run_python(["-m", "wfeval.features.fetch", *args, "--cache-dir", str(cache)],
+                      cwd=ROOT, env=cli_env(), timeout=300)
 
 
 def test_the_heads_come_from_the_pinned_lpips_wheel_through_pip(tmp_path):

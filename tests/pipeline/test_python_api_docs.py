@@ -4,10 +4,8 @@ it says: PSNR rises as the model trains, every call generates its samples again.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT, cli_env, run_python
 
 
 def test_the_training_loop_example_of_the_docs_runs_and_psnr_rises(tmp_path):
@@ -15,8 +13,7 @@ def test_the_training_loop_example_of_the_docs_runs_and_psnr_rises(tmp_path):
     [example] = re.findall(r"```python\n(.*?)```", text, re.S)  # the one runnable block (others: norun)
     (tmp_path / "example.py").write_text(example, encoding="utf-8")
     env = {**cli_env(), "WFEVAL_STORE": str(tmp_path / "store")}
-    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = run_python(["example.py"], cwd=tmp_path, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = re.findall(r"step (\d+): PSNR ([\d.]+) dB \[([\d.]+), ([\d.]+)\] \((\d+)/(\d+)\), generated (\d+)",
                        proc.stdout)

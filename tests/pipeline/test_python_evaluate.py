@@ -12,7 +12,7 @@ import wfeval_test_live
 import wfeval_test_models
 
 import wfeval
-from tests.conftest import ROOT, cli_env, run_cli
+from tests.conftest import ROOT, cli_env, run_cli, run_python
 from wfeval.config.errors import ConfigError
 
 BASE = ["benchmark.num_samples=4"]
@@ -110,8 +110,8 @@ def test_every_command_line_override_works_and_config_errors_say_what_the_cli_sa
 def test_a_run_folder_of_evaluate_replays_to_the_same_results(tmp_path):
     results = wfeval.evaluate(model=wfeval_test_live.ShiftNet(), metrics=["psnr", "ssim"],
                               overrides=[*BASE, _store(tmp_path)], run_dir=tmp_path / "run")
-    done = subprocess.run([sys.executable, "-m", "wfeval.replay", str(tmp_path / "run"), "--out", str(tmp_path / "re")],
-                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    done = run_python(["-m", "wfeval.replay", str(tmp_path / "run"), "--out", str(tmp_path / "re")],
+                      cwd=tmp_path, env=cli_env())
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "re" / "results.json").read_text())["results"] == results.document["results"]
 

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_python
 from wfeval.cli.replay import main as replay_main
 
 MINE = "# @package metric.mse_mine\n_target_: wfeval.metrics.reference.MSE\ndata_range: 255.0\n"
@@ -68,8 +68,6 @@ def test_resume_scores_with_the_recorded_metric_nodes_not_the_edited_files(run_w
     """A run folder resumed after its metric's file changed (other frames skipped, another aggregation)
     keeps the recorded node: the same rows, the same results."""
     import shutil
-    import subprocess
-    import sys
 
     from tests.conftest import cli_env
 
@@ -78,8 +76,7 @@ def test_resume_scores_with_the_recorded_metric_nodes_not_the_edited_files(run_w
         MINE + "skip_frames: 3\naggregation:\n  aggregator: median\n")
     run = tmp_path / "run"
     shutil.copytree(root / "run", run)
-    proc = subprocess.run([sys.executable, "-m", "wfeval.resume", str(run)], cwd=root, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+    proc = run_python(["-m", "wfeval.resume", str(run)], cwd=root, env=cli_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr
     before = json.loads((root / "run" / "results.json").read_text())
     after = json.loads((run / "results.json").read_text())

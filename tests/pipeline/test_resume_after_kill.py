@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, read_jsonl, run_cli
+from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, read_jsonl, run_cli, run_python
 
 N = 12
 
@@ -75,8 +75,7 @@ def test_rerun_after_sigkill_finishes_identically_without_regenerating(tmp_path)
 def test_explicit_resume_finishes_the_killed_run_in_its_own_directory(tmp_path):
     killed = _kill_after_generating(tmp_path, tmp_path / "store", at_least=3)
     done_before_kill = len(list((tmp_path / "store" / "generations").rglob("*.json")))
-    proc = subprocess.run([sys.executable, "-m", "wfeval.resume", str(killed)], cwd=tmp_path, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+    proc = run_python(["-m", "wfeval.resume", str(killed)], cwd=tmp_path, env=cli_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert only_run_dir(tmp_path / "outputs" / "runs") == killed
     manifest = json.loads((killed / "manifest.json").read_text())

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import cli_env, only_run_dir, run_cli
+from tests.conftest import cli_env, only_run_dir, run_cli, run_python
 from wfeval.pipeline.shard import parse_shard, shard_slice
 
 
@@ -43,8 +41,8 @@ def test_a_two_shard_sweep_merges_itself_into_the_single_run_result(tmp_path):
                    for d in ("0_oracle", "1_oracle")]
     assert shard_sizes == [16, 16]
     # merging that sweep again by hand (README) reads its shards, not the merged run it already holds
-    again = subprocess.run([sys.executable, "-m", "wfeval.merge", str(sweep), "--out", str(tmp_path / "again")],
-                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    again = run_python(["-m", "wfeval.merge", str(sweep), "--out", str(tmp_path / "again")],
+                       cwd=tmp_path, env=cli_env())
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith(f"merged 2 shards into {tmp_path / 'again'} (32 samples")
     assert _results(tmp_path / "again" / "results.json") == _results(reference)
@@ -54,8 +52,7 @@ def test_merge_refuses_an_incomplete_set_of_shards(tmp_path):
     proc = run_cli(["run.shard=0/2", f"run.store_dir={tmp_path / 'store'}", "benchmark.num_samples=4"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     run = only_run_dir(tmp_path / "outputs" / "runs")
-    merge = subprocess.run([sys.executable, "-m", "wfeval.merge", str(run), "--out", str(tmp_path / "m")],
-                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    merge = run_python(["-m", "wfeval.merge", str(run), "--out", str(tmp_path / "m")], cwd=tmp_path, env=cli_env())
     assert merge.returncode == 2
     assert "shards do not cover one run exactly once (found 0/2)" in merge.stderr
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from tests.conftest import cli_env, compose
+from tests.conftest import cli_env, compose, run_python
 from wfeval.storage.artifacts import ArtifactStore, read_array
 from wfeval.storage.usage import du, kept_references, objects, parse_age, parse_size, prune
 
@@ -81,12 +79,9 @@ def test_reuse_refreshes_an_objects_age(tmp_path):
 def test_sizes_and_ages_parse_and_the_command_line_answers(two_runs):
     assert parse_size("1.5K") == 1536 and parse_size("20G") == 20 << 30 and parse_age("12h") == 43200
     store, runs, _ = two_runs
-    ok = subprocess.run([sys.executable, "-m", "wfeval.store", "--store", str(store), "--runs", str(runs), "du"],
-                        capture_output=True, text=True, env=cli_env())
+    ok = run_python(["-m", "wfeval.store", "--store", str(store), "--runs", str(runs), "du"], env=cli_env())
     assert ok.returncode == 0 and "objects" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "wfeval.store", "--store", str(store / "nope"), "du"],
-                         capture_output=True, text=True, env=cli_env())
+    bad = run_python(["-m", "wfeval.store", "--store", str(store / "nope"), "du"], env=cli_env())
     assert bad.returncode == 2 and "not a store folder" in bad.stderr
-    none = subprocess.run([sys.executable, "-m", "wfeval.store", "--store", str(store), "prune"],
-                          capture_output=True, text=True, env=cli_env())
+    none = run_python(["-m", "wfeval.store", "--store", str(store), "prune"], env=cli_env())
     assert none.returncode == 2 and "--older-than" in none.stderr

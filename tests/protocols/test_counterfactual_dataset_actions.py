@@ -18,7 +18,6 @@ from wfeval.models.base import initial_frame
 from wfeval.protocols.dataset_actions import ActionPool, resolve_source
 
 
-
 def _request(sample_id, actions, space=None):
     controls = {"actions": actions, **({"action_space": space.to_dict()} if space else {})}
     return GenerationRequest(sample_id=sample_id, controls=controls)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, cli_env, compose, run_cli
+from tests.conftest import ROOT, cli_env, compose, run_cli, run_python
 from wfeval.api import GenerationRequest
 from wfeval.pipeline import build
 from wfeval.recipes.idm import files
@@ -101,12 +101,10 @@ def _split_dataset(root: Path) -> Path:
 def test_an_idm_trained_on_a_named_split_scores_continuous_actions_by_r2(tmp_path):
     data = _split_dataset(tmp_path / "squares")
     train = ["benchmark=folder", f"benchmark.dataset_root={data}", "benchmark.split=train"]
-    import subprocess
-    import sys
 
-    trained = subprocess.run([sys.executable, "-m", "wfeval.recipes.train_idm", *train, f"out={tmp_path / 'idm'}",
-                              f"store_dir={tmp_path / 'store'}", "train.steps=150", "net.channels=8"],
-                             cwd=ROOT, env=cli_env(), capture_output=True, text=True, timeout=600)
+    trained = run_python(["-m", "wfeval.recipes.train_idm", *train, f"out={tmp_path / 'idm'}",
+                          f"store_dir={tmp_path / 'store'}", "train.steps=150", "net.channels=8"],
+                         cwd=ROOT, env=cli_env(), timeout=600)
     assert trained.returncode == 0, trained.stderr
     meta = json.loads((tmp_path / "idm" / files.SIDECAR).read_text())
     assert meta["heldout"]["metric"] == "r2" and meta["action_space"]["shape"] == [2]

@@ -112,6 +112,7 @@ def test_a_dataset_with_one_split_all_evaluated_is_refused_naming_the_options(tm
 
 def test_episodes_left_out_of_the_evaluation_train_the_idm_when_there_is_one_split(tmp_path):
     from wfeval_test_datasets import episodes, write_lerobot
+
     from wfeval.benchmarks.episodes import LeRobotBenchmark
     from wfeval.recipes.idm.on_dataset import training_episodes
 
@@ -124,6 +125,7 @@ def test_episodes_left_out_of_the_evaluation_train_the_idm_when_there_is_one_spl
 
 def test_an_hdf5_files_mask_train_is_the_training_split_whatever_is_evaluated(tmp_path):
     from wfeval_test_datasets import episodes, write_hdf5
+
     from wfeval.benchmarks.episodes import HDF5Benchmark
     from wfeval.recipes.idm.on_dataset import training_episodes
 

@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from tests.conftest import compose, read_jsonl
+from tests.conftest import compose, read_jsonl, run_python
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline.runner import run_from_config
@@ -188,14 +188,11 @@ def test_atari_training_data_comes_from_the_game_with_the_benchmark_actions():
 
 
 def test_train_command_writes_a_checkpoint_and_config_errors_exit_2(tmp_path):
-    import subprocess
-    import sys
 
     from tests.conftest import cli_env
 
     def train(*args):
-        return subprocess.run([sys.executable, "-m", "wfeval.recipes.train", *args], cwd=tmp_path, env=cli_env(),
-                              capture_output=True, text=True, timeout=300)
+        return run_python(["-m", "wfeval.recipes.train", *args], cwd=tmp_path, env=cli_env(), timeout=300)
 
     ok = train("train.steps=2", "data.episodes=2", "data.steps=2", "net.channels=4", "out=ckpt")
     assert ok.returncode == 0, ok.stderr

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env, made_once, run_cli
+from tests.conftest import cli_env, made_once, run_cli, run_python
 
 MODELS = ("oracle", "static", "random_actions")
 
@@ -33,8 +31,7 @@ def sweep_report(tmp_path_factory) -> SweepReport:
         assert proc.returncode == 0, proc.stderr
         [sweep] = (root / "outputs" / "multirun").iterdir()
         html = root / "report.html"
-        made = subprocess.run([sys.executable, "-m", "wfeval.report", str(sweep), "--out", str(html)], cwd=root,
-                              env=cli_env(), capture_output=True, text=True, timeout=300)
+        made = run_python(["-m", "wfeval.report", str(sweep), "--out", str(html)], cwd=root, env=cli_env(), timeout=300)
         assert made.returncode == 0, made.stderr
         return [str(root), str(sweep), str(html)]
 

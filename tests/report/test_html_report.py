@@ -16,7 +16,7 @@ import markupsafe
 import numpy as np
 import pytest
 
-from tests.conftest import cli_env, compose, read_jsonl
+from tests.conftest import cli_env, compose, read_jsonl, run_python
 from wfeval.pipeline.runner import run_from_config
 
 
@@ -310,8 +310,7 @@ def test_the_report_reads_run_folders_without_building_any_target(tmp_path, swee
 
 
 def test_report_cli_errors_and_help_import_no_report_library(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "wfeval.report", str(tmp_path / "nothing")], cwd=tmp_path,
-                          env=cli_env(), capture_output=True, text=True, timeout=120)
+    proc = run_python(["-m", "wfeval.report", str(tmp_path / "nothing")], cwd=tmp_path, env=cli_env(), timeout=120)
     assert proc.returncode == 2 and "no such run folder" in proc.stderr
     probe = ("import atexit, sys, runpy\n"
              "atexit.register(lambda: print('LOADED', sorted(m for m in ('matplotlib', 'jinja2', 'PIL', 'tqdm')"
@@ -375,12 +374,11 @@ def test_a_two_benchmark_sweep_gets_one_row_per_model_and_a_section_per_benchmar
     import csv
 
     html = tmp_path / "report.html"
-    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
-                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
+    made = run_python(["-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
+                      cwd=tmp_path, env=cli_env(), timeout=300)
     assert made.returncode == 0, made.stderr
-    compared = subprocess.run([sys.executable, "-m", "wfeval.compare", str(two_benchmarks), "--out",
-                               str(tmp_path / "board")], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
-                              timeout=300)
+    compared = run_python(["-m", "wfeval.compare", str(two_benchmarks), "--out", str(tmp_path / "board")],
+                          cwd=tmp_path, env=cli_env(), timeout=300)
     assert compared.returncode == 0, compared.stderr
     with open(tmp_path / "board" / "leaderboard.csv", newline="") as handle:
         expected = list(csv.DictReader(handle))

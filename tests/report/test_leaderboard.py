@@ -5,11 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import cli_env, run_cli
+from tests.conftest import cli_env, run_cli, run_python
 from wfeval.report.leaderboard import leaderboard, render_csv, render_text
 from wfeval.report.runs import Entry
 
@@ -17,8 +15,7 @@ MODELS = ("oracle", "static", "noisy")  # the two_benchmarks sweep's (conftest)
 
 
 def _module(name, *args, cwd, env=None):
-    return subprocess.run([sys.executable, "-m", name, *map(str, args)], cwd=cwd, env=env or cli_env(),
-                          capture_output=True, text=True, timeout=300)
+    return run_python(["-m", name, *map(str, args)], cwd=cwd, env=env or cli_env(), timeout=300)
 
 
 def _headline(job: Path, measurement: str) -> float:

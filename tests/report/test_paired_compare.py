@@ -4,22 +4,19 @@ against the runs' own per-sample rows; refusals say why."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import cli_env, read_jsonl, run_cli
+from tests.conftest import cli_env, read_jsonl, run_cli, run_python
 from wfeval.api import MetricResult
 from wfeval.report.paired import NotComparable, compare_runs
 from wfeval.report.runs import Entry
 
 
 def _module(name, *args, cwd):
-    return subprocess.run([sys.executable, "-m", name, *map(str, args)], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+    return run_python(["-m", name, *map(str, args)], cwd=cwd, env=cli_env(), timeout=300)
 
 
 def _run(root: Path, name: str, *overrides: str) -> Path:

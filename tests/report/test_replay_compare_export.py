@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 
-from tests.conftest import cli_env, only_run_dir, run_cli
+from tests.conftest import cli_env, only_run_dir, run_cli, run_python
 
 
 def _module(name, *args, cwd):
-    return subprocess.run([sys.executable, "-m", name, *map(str, args)], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=300)
+    return run_python(["-m", name, *map(str, args)], cwd=cwd, env=cli_env(), timeout=300)
 
 
 def _sweep(tmp_path, *extra):

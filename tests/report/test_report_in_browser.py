@@ -12,12 +12,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env
+from tests.conftest import cli_env, run_python
 from tests.report.test_html_report import elements, picture, webp_frames
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -164,8 +163,8 @@ def test_at_1400_px_nothing_scrolls_sideways_and_the_viewer_and_filters_work(swe
 
 def test_a_two_benchmark_report_fits_1400_px_too(two_benchmarks, tmp_path):
     html = tmp_path / "report.html"
-    made = subprocess.run([sys.executable, "-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
-                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=300)
+    made = run_python(["-m", "wfeval.report", str(two_benchmarks), "--out", str(html)],
+                      cwd=tmp_path, env=cli_env(), timeout=300)
     assert made.returncode == 0, made.stderr
     probe = _probe(html, tmp_path)
     assert probe["scroll"] <= probe["client"] and probe["outside"] == [], probe

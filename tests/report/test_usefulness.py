@@ -4,12 +4,10 @@ models joined across runs of different tasks; shown by python -m wfeval.compare 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT, cli_env, run_python
 from wfeval.report.usefulness import usefulness
 
 # model -> (psnr, mse, flicker (constant), goal_success, policy_rank_correlation)
@@ -69,8 +67,8 @@ def test_compare_and_the_report_show_it(tmp_path):
         run = tmp_path / "runs" / f"{i:02d}"
         run.mkdir(parents=True)
         (run / "results.json").write_text(json.dumps(doc))
-    done = subprocess.run([sys.executable, "-m", "wfeval.compare", str(tmp_path / "runs"), "--out", str(tmp_path)],
-                          cwd=ROOT, env=cli_env(), capture_output=True, text=True, timeout=120)
+    done = run_python(["-m", "wfeval.compare", str(tmp_path / "runs"), "--out", str(tmp_path)],
+                      cwd=ROOT, env=cli_env(), timeout=120)
     assert done.returncode == 0, done.stderr
     assert "which measure predicts usefulness" in done.stdout and "open_loop:gridworld.psnr" in done.stdout
     assert "+0.80" in (tmp_path / "usefulness.md").read_text()

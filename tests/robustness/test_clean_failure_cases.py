@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SUPPORT_CONF, compose, read_jsonl
+from tests.conftest import ROOT, SUPPORT_CONF, compose, read_jsonl, run_python
 
 EXAMPLE = ROOT / "examples" / "datasets" / "gridworld_tiny"
 
@@ -264,8 +264,7 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
                 break
             time.sleep(0.02)
         if signame == "SIGTERM":  # meanwhile a second process in the same folder is refused
-            second = subprocess.run([sys.executable, "-m", "wfeval", *held], cwd=tmp_path,
-                                    env=cli_env(), capture_output=True, text=True, timeout=120)
+            second = run_python(["-m", "wfeval", *held], cwd=tmp_path, env=cli_env(), timeout=120)
         proc.send_signal(getattr(signal, signame))
         _, err = proc.communicate(timeout=60)
     finally:
@@ -280,8 +279,7 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
     if second is not None:
         assert second.returncode == 2 and f"pid {proc.pid}" in second.stderr and "Traceback" not in second.stderr
 
-    resumed = subprocess.run([sys.executable, "-m", "wfeval.resume", str(run_dir)], cwd=tmp_path, env=cli_env(),
-                             capture_output=True, text=True, timeout=300)
+    resumed = run_python(["-m", "wfeval.resume", str(run_dir)], cwd=tmp_path, env=cli_env(), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert _manifest(run_dir)["status"] == "completed"
     steps = read_jsonl(run_dir / "steps.jsonl")

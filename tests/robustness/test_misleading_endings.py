@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT, cli_env, run_python
 from tests.robustness._run import wfeval
 
 MODELS = "tests.robustness._models"
@@ -131,8 +131,7 @@ def _foreign_command_run(monkeypatch, capsys, tmp_path, sentinel):
 
 
 def _resume(run_dir, *args):
-    return subprocess.run([sys.executable, "-m", "wfeval.resume", str(run_dir), *args], capture_output=True,
-                          text=True, env=cli_env(), cwd=ROOT, timeout=300)
+    return run_python(["-m", "wfeval.resume", str(run_dir), *args], env=cli_env(), cwd=ROOT, timeout=300)
 
 
 def test_a_resume_never_runs_a_program_a_run_folder_names_without_trust(monkeypatch, capsys, tmp_path):

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT, cli_env
+from tests.conftest import ROOT, cli_env, run_python
 from tests.robustness._run import wfeval
 
 VICTIM_TEXT = "precious notes\n"
@@ -59,8 +57,7 @@ def test_a_resume_of_a_folder_with_a_planted_events_link_is_refused(monkeypatch,
     assert first.code == 0
     (first.run_dir / "events.jsonl").unlink()
     os.symlink(victim, first.run_dir / "events.jsonl")
-    proc = subprocess.run([sys.executable, "-m", "wfeval.resume", str(first.run_dir)], capture_output=True,
-                          text=True, env=cli_env(), cwd=ROOT, timeout=300)
+    proc = run_python(["-m", "wfeval.resume", str(first.run_dir)], env=cli_env(), cwd=ROOT, timeout=300)
     assert proc.returncode == 1, proc.stderr
     assert "events.jsonl" in proc.stderr and "symbolic link" in proc.stderr and "Traceback" not in proc.stderr
     assert victim.read_text() == VICTIM_TEXT

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, only_run_dir
+from tests.conftest import ROOT, only_run_dir, run_python
 from tests.robustness._trust_support import assert_refused, cli, hostile_pickle, untrusted_env
 
 MODEL = ["model=python", "model.object._target_=wfeval_test_models.RecordingModel"]
@@ -37,8 +35,7 @@ def run_copy(sweep, tmp_path):
 
 
 def _module(name, *args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", name, *map(str, args)], capture_output=True, text=True,
-                          env=env or untrusted_env(), cwd=cwd or ROOT, timeout=300)
+    return run_python(["-m", name, *map(str, args)], env=env or untrusted_env(), cwd=cwd or ROOT, timeout=300)
 
 
 def _tamper_config(run_dir, edit):
