@@ -13,6 +13,7 @@ import time
 import pytest
 
 from tests import warm_python
+from tests.conftest import ROOT
 
 PROBE = textwrap.dedent("""
     import atexit, os, sys, threading, time
@@ -81,12 +82,20 @@ def test_an_environment_a_preloaded_library_reads_gets_a_fresh_interpreter(probe
     assert result.returncode == 0 and result.stdout.startswith("preloaded False"), result.stdout
 
 
-def test_a_preloaded_package_shadowed_by_the_commands_path_gets_a_fresh_interpreter(probe):
+@pytest.mark.parametrize("package", ["yaml", "wfeval"])
+def test_a_preloaded_package_shadowed_by_the_commands_path_gets_a_fresh_interpreter(probe, package):
     folder, env = probe
-    (folder / "lib" / "yaml").mkdir()
-    (folder / "lib" / "yaml" / "__init__.py").write_text("SHADOW = True\n")
+    (folder / "lib" / package).mkdir()
+    (folder / "lib" / package / "__init__.py").write_text("SHADOW = True\n")
     result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
     assert result.stdout.startswith("preloaded False"), result.stdout
+
+
+def test_the_checkout_on_the_path_is_the_preloaded_wfeval_and_stays_warm(probe):
+    folder, env = probe
+    env["PYTHONPATH"] += os.pathsep + str(ROOT)
+    result = warm_python.run(["-m", "probe"], ROOT, env, timeout=60)
+    assert result.stdout.startswith("preloaded True"), result.stdout
 
 
 def test_a_command_past_its_timeout_is_killed_and_raises(tmp_path):

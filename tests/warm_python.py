@@ -34,12 +34,15 @@ import tempfile
 import threading
 from pathlib import Path
 
-#: imported once by the server: what every ``python -m wfeval`` run imports anyway (wfeval itself is
-#: not preloaded: a command may run another checkout's, and its own imports are a small part)
+#: imported once by the server: what every ``python -m wfeval`` run imports anyway (wfeval's own
+#: modules too: none reads the environment at import; a command whose path holds another copy of wfeval
+#: or of a library below runs in a fresh interpreter)
 PRELOAD = ("numpy", "torch", "yaml", "omegaconf", "hydra", "hydra.core.override_parser.overrides_parser",
-           "hydra._internal.config_loader_impl", "hydra._internal.utils", "scipy.stats", "jinja2", "PIL.Image")
-#: the top-level packages PRELOAD brings in that a command's own path could shadow
-PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "PIL")
+           "hydra._internal.config_loader_impl", "hydra._internal.utils", "scipy.stats", "jinja2", "PIL.Image",
+           "wfeval.cli.run", "wfeval.cli.boundary", "wfeval.config.derive", "wfeval.pipeline.runner",
+           "wfeval.metrics.base", "wfeval.benchmarks.gridworld.adapter")
+#: the top-level packages PRELOAD brings in, which a command's own path could shadow
+PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "PIL", "wfeval")
 #: environment variables read when a preloaded library is imported (or by the interpreter at start-up):
 #: a command whose value differs from the server's runs in a fresh interpreter
 SENSITIVE = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "BLIS_", "VECLIB_", "NUMEXPR_", "TORCH",
@@ -72,7 +75,8 @@ def serve(address: str) -> None:  # pragma: no cover - runs in its own process
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    Path(address + ".ready").write_text(json.dumps(_sensitive(dict(os.environ))))
+    packages = {name: os.path.realpath(os.path.dirname(sys.modules[name].__file__)) for name in PACKAGES}
+    Path(address + ".ready").write_text(json.dumps({"env": _sensitive(dict(os.environ)), "packages": packages}))
     waiting: dict[int, socket.socket] = {}
     while True:
         ready, _, _ = select.select([listener, wake_r, sys.stdin], [], [])
@@ -246,9 +250,10 @@ def _stop(proc: subprocess.Popen, folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def warm_argv(argv: list[str], cwd: str, env: dict, server_env: dict) -> bool:
-    """Whether ``python ARGV`` in ``cwd`` with ``env`` can run as a fork of the warm server."""
-    if not argv or _sensitive(env) != server_env:
+def warm_argv(argv: list[str], cwd: str, env: dict, server: dict) -> bool:
+    """Whether ``python ARGV`` in ``cwd`` with ``env`` can run as a fork of the warm server (``server``:
+    what it wrote when ready: its import-time environment and where its packages are)."""
+    if not argv or _sensitive(env) != server["env"]:
         return False
     if argv[0] == "-m":
         if len(argv) < 2 or not all(part.isidentifier() for part in argv[1].split(".")):
@@ -260,13 +265,14 @@ def warm_argv(argv: list[str], cwd: str, env: dict, server_env: dict) -> bool:
         return False
     for entry in [first, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]:
         entry = os.path.join(cwd, entry)
-        if any(os.path.exists(os.path.join(entry, name)) or os.path.exists(os.path.join(entry, name + ".py"))
-               for name in PACKAGES):
-            return False
+        for name, loaded in server["packages"].items():
+            found = os.path.join(entry, name)
+            if os.path.exists(found + ".py") or os.path.isdir(found) and os.path.realpath(found) != loaded:
+                return False
     return True
 
 
-def server_env(path: str) -> dict:
+def server_state(path: str) -> dict:
     return json.loads(Path(path + ".ready").read_text())
 
 
@@ -297,7 +303,7 @@ def run(argv: list[str], cwd, env: dict, timeout: float | None = None, stdin=Non
     """``subprocess.run([sys.executable, *argv], cwd=, env=, capture_output=True, text=True, timeout=)``,
     warm when the command allows it."""
     path = address()
-    if path is None or not warm_argv(list(argv), str(cwd), env, server_env(path)):
+    if path is None or not warm_argv(list(argv), str(cwd), env, server_state(path)):
         return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=stdin)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as nothing:
@@ -332,7 +338,7 @@ def shim_main() -> None:  # pragma: no cover - the shim's process (tests/warm_bi
     path = os.environ.get(SOCKET_VAR)
     env = {k: v for k, v in os.environ.items() if k not in (SOCKET_VAR, REAL_VAR)}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != str(SHIM_DIR))
-    if not path or not os.path.exists(path) or not warm_argv(argv, os.getcwd(), env, server_env(path)):
+    if not path or not os.path.exists(path) or not warm_argv(argv, os.getcwd(), env, server_state(path)):
         os.execve(real, [real, *argv], env)
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
         conn.connect(path)
