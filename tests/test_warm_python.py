@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +126,16 @@ def test_turned_off_every_command_gets_a_fresh_interpreter(probe, monkeypatch):
     monkeypatch.setenv("WFEVAL_TEST_WARM", "0")
     assert warm_python.run(["-m", "probe"], folder, env, timeout=60).stdout.startswith("preloaded False")
     assert warm_python.shim_env(env) == env
+
+
+def test_a_server_that_died_is_started_again_and_one_out_of_reach_leaves_the_command_to_a_fresh_one(probe, monkeypatch):
+    folder, env = probe
+    warm_python.address()
+    warm_python._server["proc"].kill()
+    warm_python._server["proc"].wait()
+    assert warm_python.run(["-m", "probe"], folder, env, timeout=60).stdout.startswith("preloaded True")
+    unreachable = folder / "gone.sock"
+    (folder / "gone.sock.ready").write_text(Path(warm_python.address() + ".ready").read_text())
+    monkeypatch.setattr(warm_python, "address", lambda: str(unreachable))
+    result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("preloaded False"), result.stdout

@@ -88,21 +88,32 @@ def serve(address: str) -> None:  # pragma: no cover - runs in its own process
             os.read(wake_r, 4096)
         if listener in ready:
             conn, _ = listener.accept()
-            message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+            try:
+                message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+                request = json.loads(message)
+            except (OSError, ValueError):  # a client gone before its request: nothing to run
+                conn.close()
+                continue
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                listener.close()
-                conn.close()
-                os.close(wake_r)
-                os.close(wake_w)
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                _child(json.loads(message), fds, base_path)
+                try:
+                    listener.close()
+                    conn.close()
+                    os.close(wake_r)
+                    os.close(wake_w)
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    _child(request, fds, base_path)
+                finally:  # the fork never returns to the server's loop, whatever went wrong before its command
+                    os._exit(70)
             for fd in fds:
                 os.close(fd)
-            conn.send(json.dumps({"pid": pid}).encode())
+            try:
+                conn.send(json.dumps({"pid": pid}).encode())
+            except OSError:  # the client is gone: so is the command's reason to run
+                _kill(pid)
             waiting[pid] = conn
         while waiting:
             try:
@@ -223,7 +234,7 @@ def address() -> str | None:
     if not enabled():
         return None
     with _lock:
-        if _server.get("pid") != os.getpid():
+        if _server.get("pid") != os.getpid() or _server["proc"].poll() is not None:  # none yet, or it died
             folder = tempfile.mkdtemp(prefix="wfeval-warm-")
             path = os.path.join(folder, "python.sock")
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
@@ -276,12 +287,19 @@ def server_state(path: str) -> dict:
     return json.loads(Path(path + ".ready").read_text())
 
 
+class Unavailable(RuntimeError):
+    """The warm server could not be reached: the command did not start (run it in a fresh interpreter)."""
+
+
 def run_warm(path: str, argv: list[str], cwd: str, env: dict, fds: tuple[int, int, int],
              timeout: float | None = None) -> int:
     """Run ``python ARGV`` as a fork of the server at ``path`` with the given stdin/stdout/stderr fds;
     its exit status (``-signum`` when a signal ended it). A timeout kills it and raises TimeoutError."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-        conn.connect(path)
+        try:
+            conn.connect(path)
+        except OSError as exc:  # no server there: nothing ran
+            raise Unavailable(str(exc)) from exc
         message = json.dumps({"argv": list(argv), "cwd": str(cwd), "env": dict(env)}).encode()
         socket.send_fds(conn, [message], list(fds))
         pid = json.loads(conn.recv(4096))["pid"]
@@ -302,14 +320,19 @@ def run_warm(path: str, argv: list[str], cwd: str, env: dict, fds: tuple[int, in
 def run(argv: list[str], cwd, env: dict, timeout: float | None = None, stdin=None) -> subprocess.CompletedProcess:
     """``subprocess.run([sys.executable, *argv], cwd=, env=, capture_output=True, text=True, timeout=)``,
     warm when the command allows it."""
-    path = address()
-    if path is None or not warm_argv(list(argv), str(cwd), env, server_state(path)):
+    def cold():
         return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=stdin)
+
+    path = address()
+    if path is None or not warm_argv(list(argv), str(cwd), env, server_state(path)):
+        return cold()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as nothing:
         source = nothing.fileno() if stdin in (None, subprocess.DEVNULL) else stdin.fileno()
         try:
             code = run_warm(path, list(argv), str(cwd), env, (source, out.fileno(), err.fileno()), timeout)
+        except Unavailable:
+            return cold()
         except TimeoutError:
             out.seek(0)
             err.seek(0)
@@ -338,10 +361,13 @@ def shim_main() -> None:  # pragma: no cover - the shim's process (tests/warm_bi
     path = os.environ.get(SOCKET_VAR)
     env = {k: v for k, v in os.environ.items() if k not in (SOCKET_VAR, REAL_VAR)}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != str(SHIM_DIR))
-    if not path or not os.path.exists(path) or not warm_argv(argv, os.getcwd(), env, server_state(path)):
+    if not path or not os.path.exists(path + ".ready") or not warm_argv(argv, os.getcwd(), env, server_state(path)):
         os.execve(real, [real, *argv], env)
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-        conn.connect(path)
+        try:
+            conn.connect(path)
+        except OSError:  # the server is gone: the real interpreter, as called
+            os.execve(real, [real, *argv], env)
         socket.send_fds(conn, [json.dumps({"argv": argv, "cwd": os.getcwd(), "env": env}).encode()], [0, 1, 2])
         pid = json.loads(conn.recv(4096))["pid"]
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # passed on to the command
