@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.conftest import MAZE_SMALL, copy_live_store, read_jsonl
@@ -57,3 +58,36 @@ def test_the_cache_refuses_an_index_whose_content_is_not_what_it_saved(tmp_path,
     text = "{not json" if damage is None else json.dumps(damage(json.loads(path.read_text())))
     path.write_text(text)
     assert cache.load(key) is None and reason in cache.refused[key]
+
+
+@pytest.mark.parametrize("window,reason", [
+    ({"image": {"sha256": "../../../../etc/passwd"}}, "is not the name of a stored object"),
+    ({"image": None}, "TypeError"),
+    ({}, "KeyError"),
+])
+def test_an_index_sealed_again_that_is_not_a_recording_is_refused_and_never_reads_outside_the_store(
+        tmp_path, window, reason):
+    """Resealed after an edit (its hash recomputed), an index whose frames are not object names is refused
+    by the reader the recorded benchmark passes, as an edited one is: never a path outside the store."""
+    from wfeval.benchmarks.recorded.adapter import _with_frames
+    from wfeval.storage.artifacts import ArtifactStore
+
+    store = ArtifactStore(tmp_path / "store")
+    cache = RecordingCache(tmp_path / "recordings")
+    key = "cd" + "0" * 62
+    sound = {k: {"sha256": store.put_array(np.zeros((2, 2), np.uint8), kind="image").sha256}
+             for k in ("image", "context", "reference")}
+    cache.save(key, {"format": "wfeval.recording/1", "key": key, "windows": [sound]})
+    assert cache.load(key, read=lambda index: _with_frames(index, store))["windows"] == [sound]
+    cache.save(key, {"format": "wfeval.recording/1", "key": key, "windows": [{**sound, **window}]
+                     if window else [window]})
+    assert cache.load(key, read=lambda index: _with_frames(index, store)) is None
+    assert "not a recording index" in cache.refused[key] and reason in cache.refused[key]
+
+
+def test_the_store_refuses_an_object_name_that_is_not_a_sha256(tmp_path):
+    from wfeval.storage.artifacts import ArtifactStore
+
+    for name in ("../x", "A" * 64, "0" * 63, None):
+        with pytest.raises(ValueError, match="not the name of a stored object"):
+            ArtifactStore(tmp_path / "store").object_path(name)

@@ -278,8 +278,8 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
     if key is not None:
         from wfeval.storage.recordings import RecordingCache
 
-        cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT)
-        kept = _kept_memory_sample(cache, key, request, store)
+        cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT, what="memory sample")
+        kept = cache.load(key, read=lambda sample: _kept_memory_sample(sample, request, store))
         if kept is not None:
             return kept
         if key in cache.refused:  # an edited or damaged entry is never trusted: planned again
@@ -315,25 +315,11 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
 MEMORY_SAMPLE_FORMAT = "wfeval.memory_sample/1"
 
 
-def _kept_memory_sample(cache: Any, key: str, request: GenerationRequest, store: ArtifactStore) -> Any:
-    """The request built from the sample kept under ``key`` (its frames still in ``store``), else None;
-    an index that is sealed but not a memory sample (a field missing or of another type, an object
-    name that is not a sha256) is refused too, the reason in ``cache.refused``."""
-    import re
-
-    sample = cache.load(key)
-    if sample is None:
-        return None
-    try:
-        names = [sample[k]["sha256"] for k in ("video", "static_mask")]
-        if not all(isinstance(n, str) and re.fullmatch(r"[0-9a-f]{64}", n) for n in names):
-            raise ValueError(f"object names {names!r} are not sha256 digests")
-        if not all(store.object_path(n).exists() for n in names):
-            return None  # the frames were pruned from the store: planned again
-        return _memory_sample(request, store, sample)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        cache.refused[key] = f"{cache.path(key)}: not a memory sample ({type(exc).__name__}: {exc})"
-        return None
+def _kept_memory_sample(sample: Mapping[str, Any], request: GenerationRequest, store: ArtifactStore) -> Any:
+    """The request built from a kept sample, or None when its frames were pruned from ``store``."""
+    if not all(store.object_path(sample[k]["sha256"]).exists() for k in ("video", "static_mask")):
+        return None  # planned again
+    return _memory_sample(request, store, sample)
 
 
 def _memory_sample(request: GenerationRequest, store: ArtifactStore, sample: Mapping[str, Any]) -> GenerationRequest:

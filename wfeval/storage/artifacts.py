@@ -120,7 +120,11 @@ class ArtifactStore:
         self.media_type = CODECS[codec]
 
     def object_path(self, sha256: str, media_type: str | None = None) -> Path:
-        """The file of an object: the existing one in any codec, else where this store writes it."""
+        """The file of an object: the existing one in any codec, else where this store writes it. A name
+        that is not a sha256 digest (from an index or a run folder someone else wrote) is refused: it
+        could name a file outside the store."""
+        if not is_sha256(sha256):
+            raise ValueError(f"{sha256!r} is not the name of a stored object (a sha256 digest)")
         folder = self.root / layout.OBJECTS / sha256[:2]
         if media_type is None:
             for kind in (self.media_type, *(m for m in MEDIA_SUFFIX if m != self.media_type)):
@@ -168,11 +172,16 @@ class ArtifactStore:
     def resolve(self, ref: ArtifactRef) -> Path:
         """The local file of ``ref``: its uri, or this store's copy of the same content (any codec)."""
         path = Path(ref.uri.removeprefix("file://"))
-        if not path.exists() and ref.sha256 and ref.media_type != FILE_MEDIA_TYPE:
+        if not path.exists() and is_sha256(ref.sha256) and ref.media_type != FILE_MEDIA_TYPE:
             local = self.object_path(ref.sha256)
             if local.exists():
                 return local
         return path
+
+
+def is_sha256(name: Any) -> bool:
+    """Whether ``name`` is an object name of a store: 64 lowercase hex digits."""
+    return isinstance(name, str) and len(name) == 64 and all(c in "0123456789abcdef" for c in name)
 
 
 def _holds(path: Path, data: bytes) -> bool:

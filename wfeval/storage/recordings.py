@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from wfeval.utils.hashing import sha256_json
 
@@ -48,17 +48,20 @@ class RecordingCache:
     """``fmt``: the format its indexes declare (a recording, or another sealed index kept the same way:
     :data:`wfeval.benchmarks.base.MEMORY_SAMPLE_FORMAT`)."""
 
-    def __init__(self, root: str | Path, fmt: str = FORMAT):
+    def __init__(self, root: str | Path, fmt: str = FORMAT, what: str = "recording index"):
         self.root = Path(root).expanduser().resolve()
         self.format = fmt
+        self.what = what  # what an index is, in a refusal
         self.refused: dict[str, str] = {}  # key -> why its index was not trusted
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def load(self, key: str) -> dict[str, Any] | None:
-        """The index recorded under ``key``, or None: absent, unreadable, of another format, or whose
-        content does not match its hash (then :attr:`refused` says why)."""
+    def load(self, key: str, read: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+        """The index recorded under ``key`` (or ``read(index)``), or None: absent, unreadable, of another
+        format, whose content does not match its hash, or sealed but not what ``read`` takes (a field
+        missing or of another type, an object name that is not a sha256): then :attr:`refused` says why.
+        ``read`` returning None (its objects pruned from the store) is a miss, not a refusal."""
         path = self.path(key)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -74,7 +77,14 @@ class RecordingCache:
             self.refused[key] = (f"{path}: its content does not match its hash (edited or damaged)" if CHECK in data
                                  else f"{path}: written without a content hash")
             return None
-        return {k: v for k, v in data.items() if k != CHECK}  # as recorded: the hash is the file's, not the index's
+        index = {k: v for k, v in data.items() if k != CHECK}  # as recorded: the hash is the file's, not the index's
+        if read is None:
+            return index
+        try:
+            return read(index)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            self.refused[key] = f"{path}: not a {self.what} ({type(exc).__name__}: {exc})"
+            return None
 
     def save(self, key: str, index: Mapping[str, Any]) -> Path:
         """Write ``index`` atomically as canonical JSON (equal content gives equal bytes)."""

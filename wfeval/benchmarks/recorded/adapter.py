@@ -244,9 +244,8 @@ class RecordedBenchmark:
             return self._trajectories[trajectory]
         key = self.recording_key(trajectory)
         cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family) if self.cache else None
-        index = cache.load(key) if cache else None
-        if index is not None and all(store.object_path(w[k]["sha256"]).exists()
-                                     for w in index["windows"] for k in ("image", "context", "reference")):
+        index = cache.load(key, read=lambda found: _with_frames(found, store)) if cache else None
+        if index is not None:
             self.stats["cached"] += 1
         else:
             if cache and key in cache.refused:  # an edited or damaged index is never trusted: recorded again
@@ -396,3 +395,9 @@ def initial_frame_of(request: GenerationRequest) -> np.ndarray:
     from wfeval.storage.artifacts import read_array
 
     return read_array(request.inputs["image"])
+
+
+def _with_frames(index: dict[str, Any], store: ArtifactStore) -> dict[str, Any] | None:
+    """A cached index whose frames are all still in ``store``, else None (recorded again)."""
+    frames = [w[k]["sha256"] for w in index["windows"] for k in ("image", "context", "reference")]
+    return index if all(store.object_path(name).exists() for name in frames) else None
