@@ -41,6 +41,9 @@ PRELOAD = ("numpy", "torch", "yaml", "omegaconf", "hydra", "hydra.core.override_
            "hydra._internal.config_loader_impl", "hydra._internal.utils", "scipy.stats", "jinja2", "PIL.Image",
            "wfeval.cli.run", "wfeval.cli.boundary", "wfeval.config.derive", "wfeval.pipeline.runner",
            "wfeval.metrics.base", "wfeval.benchmarks.gridworld.adapter")
+#: called once by the server after PRELOAD: per-process caches of package data every run fills the
+#: same way (the report page's compiled template), so each command does not build them again
+WARM_UP = (("wfeval.report.html", "page_template"),)
 #: the top-level packages PRELOAD brings in, which a command's own path could shadow
 PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "PIL", "wfeval")
 #: environment variables read when a preloaded library is imported (or by the interpreter at start-up):
@@ -67,6 +70,8 @@ def serve(address: str) -> None:  # pragma: no cover - runs in its own process
 
     for name in PRELOAD:
         importlib.import_module(name)
+    for module, function in WARM_UP:
+        getattr(importlib.import_module(module), function)()
     base_path = [p for p in sys.path[1:] if p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)

@@ -465,3 +465,19 @@ def test_runs_that_failed_before_having_a_benchmark_are_listed_not_made_columns(
     assert "1 run ended without results" in board and "ConfigError: task.protocol: no such pair" in board
     assert len(elements(page, "section", "bench")) == 1  # no column, no section for an unknown benchmark
     assert "3 runs" in page.split('<p class="sub">', 1)[1].split("</p>", 1)[0]
+
+
+def test_the_page_template_is_compiled_once_a_process_and_renders_the_page_the_command_wrote(sweep_report,
+                                                                                        tmp_path):
+    """Every job of an in-process sweep reuses one compiled template: the pages it renders are the one
+    ``python -m wfeval.report`` wrote in its own process, but for the minute each was written."""
+    from wfeval.report.html import page_template, write_report
+
+    page_template.cache_clear()
+    first = write_report([sweep_report.sweep], tmp_path / "first.html").read_text(encoding="utf-8")
+    second = write_report([sweep_report.sweep], tmp_path / "second.html").read_text(encoding="utf-8")
+    assert (page_template.cache_info().misses, page_template.cache_info().hits) == (1, 1)
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    written = stamp.sub("<t>", sweep_report.html.read_text(encoding="utf-8"))
+    assert stamp.sub("<t>", first) == stamp.sub("<t>", second) == written
+    assert len(stamp.findall(first)) >= 1

@@ -27,18 +27,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from wfeval.utils.yaml_data import load_yaml
+
 CONFIG_PACKAGE = "wfeval.conf"
 
 #: groups whose options name a class; each has a base schema of the keys the core reads
 #: (:data:`wfeval.config.schema.BASE_SCHEMAS`)
 CLASS_GROUPS = ("benchmark", "metric", "model", "protocol")
-
-
-def _yaml_load(text: str) -> Any:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster, same result
-    return yaml.load(text, Loader=loader)
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,7 +45,7 @@ def option_files(group: str) -> dict[str, dict]:
         return out
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):
-            data = _yaml_load(entry.read_text(encoding="utf-8"))
+            data = load_yaml(entry.read_text(encoding="utf-8"))
             out[entry.name.removesuffix(".yaml")] = data if isinstance(data, dict) else {}
     return out
 

@@ -63,12 +63,14 @@ def read_hydra(run_dir: Path) -> tuple[list[str] | None, str | None]:
     """(the job's overrides, the task's name) from ``.hydra/``; (None, None) where absent or unreadable."""
     import yaml  # PyYAML, a dependency of omegaconf
 
+    from wfeval.utils.yaml_data import load_yaml
+
     def load(name: str) -> Any:
         path = run_dir / FILES.hydra / name
         if not path.is_file():
             return None
         try:
-            return yaml.safe_load(path.read_text(encoding="utf-8"))
+            return load_yaml(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, OSError, UnicodeDecodeError):
             return None
 

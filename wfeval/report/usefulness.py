@@ -49,9 +49,10 @@ def _model_config(run_dir: str | None) -> Any:
     if not path.is_file():
         return None
     try:
-        from omegaconf import OmegaConf
+        from wfeval.utils.yaml_data import load_yaml
 
-        return OmegaConf.to_container(OmegaConf.load(path).get("model"), resolve=False)
+        model = load_yaml(path.read_text(encoding="utf-8")).get("model")
+        return model if isinstance(model, dict) else None
     except Exception:  # noqa: BLE001 - an unreadable config: join by name only
         return None
 

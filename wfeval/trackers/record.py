@@ -149,7 +149,9 @@ def _json(path: Path) -> dict[str, Any]:
 def _yaml(path: Path) -> Any:
     import yaml
 
+    from wfeval.utils.yaml_data import load_yaml
+
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None

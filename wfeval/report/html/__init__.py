@@ -9,6 +9,7 @@ written.
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from datetime import datetime, timezone
@@ -31,23 +32,32 @@ def _wbr(text: object):
     return Markup(re.sub(r"([_./])", r"\1<wbr>", str(escape(str(text)))))
 
 
-def render(runs: Sequence, title: str, baseline: str | None = None) -> str:
-    """The page of loaded runs (:class:`~wfeval.report.html.load.RunData`) as HTML text; ``baseline``:
-    the model every other is compared with (default: each benchmark's top-ranked one)."""
+@functools.lru_cache(maxsize=1)
+def page_template() -> tuple[Any, str, str]:
+    """The page's template compiled, its style and its script: read and compiled once a process (the
+    compilation is most of a small run's report; every job of an in-process sweep reuses it)."""
     import jinja2
-
-    import wfeval
-    from wfeval.report.html import media, page
 
     templates = resources.files("wfeval.report.html") / "templates"
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
     env.filters["wbr"] = _wbr
-    template = env.from_string((templates / "report.html.j2").read_text(encoding="utf-8"))
+    return (env.from_string((templates / "report.html.j2").read_text(encoding="utf-8")),
+            (templates / "report.css").read_text(encoding="utf-8"),
+            (templates / "report.js").read_text(encoding="utf-8"))
+
+
+def render(runs: Sequence, title: str, baseline: str | None = None) -> str:
+    """The page of loaded runs (:class:`~wfeval.report.html.load.RunData`) as HTML text; ``baseline``:
+    the model every other is compared with (default: each benchmark's top-ranked one)."""
+    import wfeval
+    from wfeval.report.html import media, page
+
+    template, css, js = page_template()
     return template.render(
         **page.context(list(runs), title, baseline),
-        css=(templates / "report.css").read_text(encoding="utf-8"),
-        js=(templates / "report.js").read_text(encoding="utf-8"),
+        css=css,
+        js=js,
         version=wfeval.__version__, diff_gain=media.DIFF_GAIN,
         written_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
