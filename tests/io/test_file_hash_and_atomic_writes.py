@@ -49,3 +49,12 @@ def test_atomic_target_replaces_a_link_instead_of_writing_through_it(tmp_path):
     with atomic_target(link) as tmp:
         tmp.write_text("new")
     assert victim.read_text() == "keep" and not link.is_symlink() and link.read_text() == "new"
+
+
+def test_only_64_lowercase_hex_digits_name_a_stored_object():
+    from wfeval.utils.hashing import is_sha256, sha256_json
+
+    assert is_sha256(sha256_json({"a": 1}))
+    for name in (sha256_json({}).upper(), sha256_json({})[:63], sha256_json({}) + "0", "../" + "0" * 61,
+                 "0" * 63 + "\n", int("1" * 64), None):
+        assert not is_sha256(name), name

@@ -32,6 +32,7 @@ import numpy as np
 from wfeval.api import ArtifactRef
 from wfeval.storage import layout
 from wfeval.storage.safe_io import atomic_write_bytes  # noqa: F401 - the name other modules import
+from wfeval.utils.hashing import is_sha256
 
 NPY_MEDIA_TYPE = "application/x-npy"
 ZSTD_MEDIA_TYPE = "application/x-npy+zstd"  # the canonical .npy bytes, one zstd frame (content checksum on)
@@ -177,11 +178,6 @@ class ArtifactStore:
             if local.exists():
                 return local
         return path
-
-
-def is_sha256(name: Any) -> bool:
-    """Whether ``name`` is an object name of a store: 64 lowercase hex digits."""
-    return isinstance(name, str) and len(name) == 64 and all(c in "0123456789abcdef" for c in name)
 
 
 def _holds(path: Path, data: bytes) -> bool:

@@ -15,7 +15,6 @@ checks the content (:func:`wfeval.storage.artifacts.read_array`).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -23,10 +22,9 @@ from wfeval.api import ArtifactRef
 from wfeval.storage import layout
 from wfeval.storage.artifacts import FileDecoder, atomic_write_bytes, content_sha256
 from wfeval.storage.artifacts import file_ref as _file_ref
-from wfeval.utils.hashing import sha256_json
+from wfeval.utils.hashing import is_sha256, sha256_json
 
 FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
-_SHA = re.compile(r"[0-9a-f]{64}")
 
 
 class DecodedCache:
@@ -45,7 +43,7 @@ class DecodedCache:
                      "dtype": str(entry["dtype"])}
         except (OSError, ValueError, TypeError, KeyError):
             return None
-        return found if entry.get("format") == FORMAT and _SHA.fullmatch(str(found["sha256"])) else None
+        return found if entry.get("format") == FORMAT and is_sha256(found["sha256"]) else None
 
     def put(self, key: str, found: Mapping[str, Any]) -> None:
         record = {"format": FORMAT, "sha256": found["sha256"], "shape": list(found["shape"]), "dtype": found["dtype"]}

@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from typing import Any
 
 _DIGESTS: dict[tuple, str] = {}  # (resolved path, size, mtime, inode, ctime) -> sha256, for this process
 _LOCK = threading.Lock()
 MAX_CACHED = 4096
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def canonical_json(data: Any) -> str:
@@ -24,6 +26,12 @@ def canonical_json(data: Any) -> str:
 
 def sha256_json(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+
+
+def is_sha256(name: Any) -> bool:
+    """Whether ``name`` is a sha256 hex digest as wfeval writes them (64 lowercase hex digits): the name
+    of a stored object; a name read from a file someone else wrote is checked with this first."""
+    return isinstance(name, str) and _HEX_DIGEST.fullmatch(name) is not None
 
 
 def file_sha256(path: str | os.PathLike[str], *, cached: bool = False, chunk: int = 1 << 20) -> str:
