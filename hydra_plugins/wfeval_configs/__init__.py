@@ -1,7 +1,7 @@
 """wfeval's configs that are not files, found through Hydra's public plugin doors.
 
 Hydra imports every module under the ``hydra_plugins`` namespace package when it starts; this one
-imports nothing of wfeval until a config is loaded. Two plugins:
+imports nothing of wfeval until a config is loaded. Three plugins:
 
 * :class:`WfevalConfigSource` (scheme ``wfeval://``) serves, each built the first time it is
   loaded: ``wfeval_schema`` (the primary config's schema), ``schema/<group>/<option>`` (each
@@ -11,19 +11,32 @@ imports nothing of wfeval until a config is loaded. Two plugins:
   wfeval's config files), after their files: the config folders installed plugin packages declare
   (entry-point group ``wfeval.configs``: :func:`wfeval.config.plugins.installed_plugins`, read from
   package metadata, no plugin imported), then that source. The source also serves a plugin's option that
-  ships no config file (its entry point: ``model/<name>`` naming the class) and its derived schema.
+  ships no config file (its entry point: ``model/<name>`` naming the class) and its derived schema;
+* :class:`WfevalFilesSource` (scheme ``wfeval-files``) serves wfeval's own config files (the package
+  ``wfeval.conf``, Hydra's ``pkg://wfeval.conf``), each file's YAML parsed once a process and kept by its
+  text: a process composes a run's config several times (the command's check, Hydra's mode, Hydra's
+  run; each job of a sweep twice more), and parsing the files was a fifth of each composition. A file
+  whose text changed is parsed again; each load hands out a copy. It stands on the search path just
+  before ``pkg://wfeval.conf``, which stays there (Hydra's main config source): the same files, in the
+  same order against every other source.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+import copy
+import io
+from typing import Any, Dict, List, Optional, Tuple
 
-from hydra.core.config_search_path import ConfigSearchPath
+from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
 from hydra.core.object_type import ObjectType
 from hydra.plugins.config_source import ConfigLoadError, ConfigResult, ConfigSource
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 SCHEME = "wfeval"
+FILES_SCHEME = "wfeval-files"
+#: the package of wfeval's config files, as Hydra's main config source names it
+FILES_PACKAGE = "wfeval.conf"
+MAIN = f"pkg://{FILES_PACKAGE}"
 
 
 def _entries() -> dict:
@@ -72,12 +85,104 @@ class WfevalConfigSource(ConfigSource):
         return sorted(set(found))
 
 
+#: config path (``metric/psnr.yaml``) -> (the file's text, its parsed node), this process
+_PARSED: Dict[Tuple[str, str], Tuple[str, Any]] = {}
+
+
+def parsed(package: str, config_path: str, text: str) -> Any:
+    """A copy of the node ``text`` parses to (OmegaConf's YAML loader, as Hydra's own file sources
+    load it), parsed once a process for the same text of the same file."""
+    from omegaconf import OmegaConf
+
+    key = (package, config_path)
+    kept = _PARSED.get(key)
+    if kept is None or kept[0] != text:
+        kept = (text, OmegaConf.load(io.StringIO(text)))
+        _PARSED[key] = kept
+    return copy.deepcopy(kept[1])
+
+
+class WfevalFilesSource(ConfigSource):
+    """wfeval's config files (``wfeval-files://wfeval.conf``: the files of ``pkg://wfeval.conf``), each
+    file read at every load and its YAML parsed once a process for the same text (:func:`parsed`)."""
+
+    def __init__(self, provider: str, path: str) -> None:
+        super().__init__(provider=provider, path=path)
+        self.path = self.path.replace("/", ".").rstrip(".")
+
+    @staticmethod
+    def scheme() -> str:
+        return FILES_SCHEME
+
+    def _files(self) -> Any:
+        from importlib import resources
+
+        return resources.files(self.path)
+
+    def load_config(self, config_path: str) -> ConfigResult:
+        name = self._normalize_file_name(config_path)
+        entry = self._files().joinpath(name)
+        if not entry.is_file():
+            raise ConfigLoadError(f"Config not found : {name}")
+        text = entry.read_text(encoding="utf-8")
+        return ConfigResult(config=parsed(self.path, name, text), path=f"{FILES_SCHEME}://{self.path}",
+                            provider=self.provider, header=self._get_header_dict(text[:512]))
+
+    def available(self) -> bool:
+        try:
+            return self._files().joinpath("__init__.py").is_file()
+        except (ValueError, ModuleNotFoundError, TypeError):
+            return False
+
+    def is_group(self, config_path: str) -> bool:
+        try:
+            return bool(self._files().joinpath(config_path).is_dir())
+        except (ValueError, ModuleNotFoundError, TypeError):
+            return False
+
+    def is_config(self, config_path: str) -> bool:
+        try:
+            return bool(self._files().joinpath(self._normalize_file_name(config_path)).is_file())
+        except (ValueError, ModuleNotFoundError, TypeError):
+            return False
+
+    def list(self, config_path: str, results_filter: Optional[ObjectType]) -> List[str]:
+        files: List[str] = []
+        for entry in self._files().joinpath(config_path).iterdir():
+            self._list_add_result(files=files, file_path=f"{config_path.rstrip('/')}/{entry.name}".lstrip("/"),
+                                  file_name=entry.name, results_filter=results_filter)
+        return sorted(set(files))
+
+
+def warm_files() -> int:
+    """Parse every wfeval config file into this process's cache (a server that forks its workers calls
+    it once, so that each worker's first composition finds them parsed); the number of files."""
+    from importlib import resources
+
+    count = 0
+    pending = [("", resources.files(FILES_PACKAGE))]
+    while pending:
+        prefix, folder = pending.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir() and entry.name != "__pycache__":
+                pending.append((f"{prefix}{entry.name}/", entry))
+            elif entry.name.endswith(".yaml"):
+                parsed(FILES_PACKAGE, f"{prefix}{entry.name}", entry.read_text(encoding="utf-8"))
+                count += 1
+    return count
+
+
 class WfevalSearchPath(SearchPathPlugin):
-    """The installed plugins' config folders, then ``wfeval://``, on the search path of an app whose search
-    path holds wfeval's config files."""
+    """On the search path of an app whose search path holds wfeval's config files: ``wfeval-files://`` just
+    before ``pkg://wfeval.conf`` (the same files, parsed once a process), and after every file source the
+    installed plugins' config folders, then ``wfeval://``."""
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         paths: Any = search_path.get_path()
+        if any(str(element.path) == MAIN for element in paths) and \
+                not any(str(element.path).startswith(f"{FILES_SCHEME}://") for element in paths):
+            search_path.prepend(provider="wfeval", path=f"{FILES_SCHEME}://{FILES_PACKAGE}",
+                                anchor=SearchPathQuery(provider=None, path=MAIN))
         if any("wfeval" in str(element.path) for element in paths) and \
                 not any(str(element.path).startswith(f"{SCHEME}://") for element in paths):
             from wfeval.config.plugins import installed_plugins

@@ -146,3 +146,141 @@ def test_without_a_renderer_a_run_stops_before_anything_is_built_naming_what_to_
     assert "MuJoCo cannot render with MUJOCO_GL=egl here" in proc.stderr
     assert "apt-get install libegl1 libopengl0 libegl-mesa0 libgl1-mesa-dri" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "store" / "recordings").exists()
+
+
+# --- built episodes kept for reuse (simulator.EPISODES) --------------------------------------------
+
+def _play(sim, request, steps: int = 12):
+    """The sample's frames and poses after ``steps`` of its actions from its saved state."""
+    sim.restore(request.metadata["simulator"]["state"])
+    out = [sim.step(a) for a in request.controls["actions"][:steps]]
+    return [s.frame for s in out], [s.info for s in out]
+
+
+def test_a_closed_simulators_episode_is_taken_back_by_the_next_restore_and_continues_byte_for_byte(
+        recorded, monkeypatch):
+    """The oracle and pose_error of a run, or the runs of a sweep, restore the same maze again: the
+    second simulator takes the first one's episode (no build) and plays as a freshly built one,
+    even after the first ran to another sample and drew other poses."""
+    from wfeval.benchmarks.memory_maze import simulator
+
+    _, _, requests = recorded
+    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
+    builds = []
+    real_build = simulator.MemoryMazeSimulator._build
+    monkeypatch.setattr(simulator.MemoryMazeSimulator, "_build",
+                        lambda self, seed: builds.append(seed) or real_build(self, seed))
+    first = simulator.make({})
+    _play(first, requests[3], steps=20)
+    first.render_pose(*first.pose()[:2], 2.0)
+    first.close()
+    assert len(builds) == 1 and len(simulator.EPISODES) == 1
+
+    second = simulator.make({})
+    kept = _play(second, requests[1])
+    assert len(builds) == 1 and len(simulator.EPISODES) == 0  # taken, not built
+    second.close()
+
+    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(0))  # nothing kept: a fresh build
+    fresh_sim = simulator.make({})
+    fresh = _play(fresh_sim, requests[1])
+    fresh_sim.close()
+    assert len(builds) == 2
+    reference = read_array(requests[1].references["video"])
+    for k, (mine, theirs) in enumerate(zip(kept[0], fresh[0]), start=1):
+        assert np.array_equal(mine, theirs) and np.array_equal(mine, reference[k]), k
+    assert kept[1] == fresh[1]
+
+
+def test_kept_episodes_are_bounded_per_config_and_seed_and_one_held_by_a_thread_is_freed(recorded, monkeypatch):
+    import threading
+
+    from wfeval.benchmarks.memory_maze import simulator
+
+    _, _, requests = recorded
+    state = requests[0].metadata["simulator"]["state"]
+    pool = simulator._Episodes(1)
+    monkeypatch.setattr(simulator, "EPISODES", pool)
+    closed = []
+    monkeypatch.setattr(simulator, "_close_env", lambda env: closed.append(env) or env.close())
+
+    other = simulator.make({"camera_resolution": 32})  # another config: never handed this maze's episode
+    other.restore(state)
+    big = simulator.make({})
+    big.restore(state)
+    small_env = other._env
+    other.close()
+    assert len(pool) == 1 and pool.take(simulator.check_config({}), state["seed"]) is None
+    big.close()  # the pool holds one: the older episode is freed
+    assert closed == [small_env] and len(pool) == 1
+
+    held = simulator.make({})
+    held.restore(state)  # takes the kept episode back
+    assert len(pool) == 0
+
+    drawn, done = threading.Event(), threading.Event()
+
+    def draw():  # another thread draws: the context is current there until that thread lets it go
+        held.render_pose(*held.pose())
+        drawn.set()
+        done.wait(60)
+        held.release_context()
+    thread = threading.Thread(target=draw)
+    thread.start()
+    assert drawn.wait(60)
+    env, config = held._env, held.config
+    assert not simulator._context_free(env) and not pool.keep(config, state["seed"], env)  # not kept
+    assert len(pool) == 0
+    done.set()
+    thread.join()
+    assert simulator._context_free(env)
+    held.close()  # now any thread may draw with it: kept
+    assert len(pool) == 1 and pool.take(config, state["seed"]) is env
+    env.close()
+
+
+def test_a_forked_child_leaves_its_parents_kept_episodes_alone(recorded, monkeypatch):
+    import os
+
+    from wfeval.benchmarks.memory_maze import simulator
+
+    _, _, requests = recorded
+    state = requests[0].metadata["simulator"]["state"]
+    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
+    sim = simulator.make({})
+    sim.restore(state)
+    sim.close()
+    assert len(simulator.EPISODES) == 1
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        simulator.EPISODES.forget_after_fork()  # what os.register_at_fork runs for the module's own pool
+        os.write(write, str(len(simulator.EPISODES)).encode())
+        os._exit(0)
+    os.close(write)
+    seen = os.read(read, 16).decode()
+    os.waitpid(pid, 0)
+    assert seen == "0" and len(simulator.EPISODES) == 1
+
+
+def test_the_next_run_in_the_process_takes_pose_errors_episode_back_with_the_same_numbers(recorded, monkeypatch,
+                                                                                            tmp_path):
+    """pose_error's simulator is closed when the run's scoring ends (the pipeline closes each metric):
+    the next run of the process restores the kept episode instead of building the maze again."""
+    from wfeval.benchmarks.memory_maze import simulator
+    from wfeval.pipeline.runner import run_from_config
+
+    store, _, _ = recorded
+    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
+    builds = []
+    real_build = simulator.MemoryMazeSimulator._build
+    monkeypatch.setattr(simulator.MemoryMazeSimulator, "_build",
+                        lambda self, seed: builds.append(seed) or real_build(self, seed))
+    values = []
+    for i in range(2):
+        cfg = compose([*MAZE_SMALL, "model=blur", "run.limit=1", "metric=[pose_error]", "metric.pose_error.stride=16",
+                       f"run.store_dir={store}", "run.progress=off", "run.report=false", "run.recompute=all"])
+        summary = run_from_config(cfg, output_dir=tmp_path / f"run{i}")
+        values.append(summary.results["memory_maze.pose_error"].diagnostics["value"])
+        assert len(simulator.EPISODES) == 1, i  # handed back when the run ended
+    assert len(builds) == 1 and values[0] == values[1] and values[0] < 1.0, (builds, values)

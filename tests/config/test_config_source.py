@@ -72,3 +72,76 @@ def test_a_schema_that_fails_to_build_says_which_one():
         assert "schema/test_only/broken" in str(exc) and "no such class" in str(exc)
     else:
         raise AssertionError("no error")
+
+
+# --- wfeval's own config files, parsed once a process (wfeval-files://) ---------------------------
+
+def _files_source():
+    from hydra_plugins.wfeval_configs import WfevalFilesSource
+
+    return WfevalFilesSource(provider="wfeval", path="wfeval-files://wfeval.conf")
+
+
+def _every_config_file(source, group=""):
+    for name in source.list(group, None):
+        path = f"{group}/{name}".lstrip("/")
+        if source.is_group(path):
+            yield from _every_config_file(source, path)
+        if source.is_config(path):
+            yield path
+
+
+def test_every_wfeval_config_file_loads_as_hydras_package_source_loads_it():
+    """The reference is Hydra's own ``pkg://`` source over the same package: the same node, types and
+    header for every file, the same listing of every group."""
+    from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
+
+    ours, hydras = _files_source(), ImportlibResourcesConfigSource(provider="main", path="pkg://wfeval.conf")
+    files = sorted(_every_config_file(ours))
+    assert files == sorted(_every_config_file(hydras)) and len(files) >= 80 and "config" in files
+    for path in files:
+        for _ in range(2):  # parsed, then served from the cache
+            mine, reference = ours.load_config(path), hydras.load_config(path)
+            assert OmegaConf.to_yaml(mine.config) == OmegaConf.to_yaml(reference.config), path
+            assert _shape(mine.config) == _shape(reference.config), path
+            assert mine.header == reference.header, path
+    for group in ("", "metric", "benchmark", "model"):
+        assert ours.list(group, None) == hydras.list(group, None), group
+    assert ours.path == "wfeval.conf" and ours.available() and not ours.is_config("metric/no_such_metric")
+    from hydra_plugins.wfeval_configs import warm_files
+
+    assert warm_files() == len(files)  # what a forking server parses once
+
+
+def test_a_file_is_parsed_once_for_its_text_and_again_when_its_text_changes(monkeypatch):
+    import hydra_plugins.wfeval_configs as source
+
+    parses = []
+    real_load = OmegaConf.load
+    monkeypatch.setattr(OmegaConf, "load", lambda stream: parses.append(1) or real_load(stream))
+    monkeypatch.setattr(source, "_PARSED", {})
+    first = source.parsed("pkg.conf", "model/x.yaml", "a: 1\nb: [1, 2]\n")
+    first.b.append(3)  # a copy: the next load does not see it
+    second = source.parsed("pkg.conf", "model/x.yaml", "a: 1\nb: [1, 2]\n")
+    assert len(parses) == 1 and OmegaConf.to_container(second) == {"a": 1, "b": [1, 2]}
+    edited = source.parsed("pkg.conf", "model/x.yaml", "a: 2\n")
+    assert len(parses) == 2 and OmegaConf.to_container(edited) == {"a": 2}
+
+
+def test_the_files_source_stands_just_before_wfevals_package_on_the_search_path():
+    cfg = _composed_with_hydra()
+    sources = [(s.provider, f"{s.schema}://{s.path}") for s in cfg.hydra.runtime.config_sources]
+    main = sources.index(("main", "pkg://wfeval.conf"))
+    assert sources[main - 1] == ("wfeval", "wfeval-files://wfeval.conf")
+    assert sum(path.startswith("wfeval-files://") for _, path in sources) == 1
+
+
+def _composed_with_hydra():
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        return hydra_compose(config_name="config", return_hydra_config=True)

@@ -53,3 +53,21 @@ def test_all_items_skipped_gives_an_invalid_aggregate_with_the_reason_not_a_nan(
     assert fvd.diagnostics["reason"] == "no item was scored: all 8 skipped or errored"
     text = (tmp_path / "run" / "results.json").read_text()
     assert "NaN" not in text and json.loads(text)["results"]["gridworld.fvd"]["valid"] is False
+
+
+def test_each_metric_is_closed_once_after_the_last_sample_and_a_failing_close_keeps_the_scores(tmp_path, store):
+    """A metric's optional close() (pose_error's: its Memory Maze simulators back to the pool) runs once
+    a run, after scoring; one that raises is an event naming it, and the run's numbers stand."""
+    from wfeval_test_plugins import CLOSED
+
+    CLOSED.clear()
+    summary = _run(tmp_path, store, ["metric=[frame_count,generated_rate]"])
+    assert CLOSED == ["frame_count"] and summary.results["gridworld.frame_count"].n_valid == 8
+    CLOSED.clear()
+    summary = run_from_config(compose([f"run.store_dir={store}", "run.progress=off", "benchmark.num_samples=8",
+                                       "metric=[frame_count,generated_rate]", "metric.frame_count.close_raises=true"],
+                                      searchpath=True), output_dir=tmp_path / "failing_close")
+    assert CLOSED == ["frame_count"]
+    assert summary.results["gridworld.frame_count"].normalized_stats["mean"] == 16.0
+    events = [e for e in read_jsonl(tmp_path / "failing_close" / "events.jsonl") if e.get("event") == "metric_close_failed"]
+    assert [(e["metric"], e["error"]) for e in events] == [("frame_count", "OSError: simulated close failure")]

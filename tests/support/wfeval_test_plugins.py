@@ -50,15 +50,26 @@ class FlakyOracle(OracleModel):
         return super().generate_one(request)
 
 
+#: ``FrameCount.close`` calls of this process (one entry per call)
+CLOSED: list = []
+
+
 class FrameCount(BaseMetric):
-    """Frames in the generated video; raises on the samples listed in ``raise_on``."""
+    """Frames in the generated video; raises on the samples listed in ``raise_on``; its ``close`` is
+    counted in :data:`CLOSED` and raises with ``close_raises``."""
 
     name = "frame_count"
     required_artifacts = ("generated_video",)
 
-    def __init__(self, raise_on=(), confidence: float = 0.95):
+    def __init__(self, raise_on=(), confidence: float = 0.95, close_raises: bool = False):
         super().__init__(confidence)
         self.raise_on = {int(i) for i in raise_on}
+        self.close_raises = bool(close_raises)
+
+    def close(self) -> None:
+        CLOSED.append(self.name)
+        if self.close_raises:
+            raise OSError("simulated close failure")
 
     def compute_sample(self, request, result) -> MetricResult:
         if int(request.sample_id.rsplit("-", 1)[1]) in self.raise_on:

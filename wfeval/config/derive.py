@@ -185,10 +185,10 @@ def register_schemas() -> None:
     ``Plugins.register`` as well (idempotent). Call before composing."""
     from hydra.core.plugins import Plugins
 
-    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalSearchPath
+    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalFilesSource, WfevalSearchPath
 
     plugins = Plugins.instance()
-    for plugin in (WfevalConfigSource, WfevalSearchPath):
+    for plugin in (WfevalConfigSource, WfevalFilesSource, WfevalSearchPath):
         plugins.register(plugin)
 
 

@@ -94,6 +94,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running(), contextlib.ExitStack() as spools:
         plan = plan_run(config, store, spool_dir=recorder.path)
+        spools.callback(close_metrics, plan.metrics, recorder.event)  # after the last sample is scored
         if plan.requests is not None:
             spools.callback(plan.requests.close)
         recorder.record_plan(**plan.manifest_entries())
@@ -160,6 +161,20 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         from wfeval.report.html import write_run_report
         write_run_report(recorder.path, event=recorder.event)
     return summary
+
+
+def close_metrics(metrics: dict, event: Callable[..., None]) -> None:
+    """Each metric's optional ``close()``, once, after the run's last sample is scored (also when the run
+    fails): what a metric holds is let go (``pose_error``: its Memory Maze simulators, whose built
+    episodes the next run in the process takes back). A metric whose ``close`` fails fails nothing: its
+    rows are written; the event ``metric_close_failed`` names it."""
+    for metric_id, metric in metrics.items():
+        close = getattr(metric, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - the scores are kept; the failure is recorded
+                event("metric_close_failed", metric=metric_id, error=f"{type(exc).__name__}: {exc}")
 
 
 class Verified:

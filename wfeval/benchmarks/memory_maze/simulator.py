@@ -14,6 +14,17 @@ the task's current target and its count, and the numpy ``RandomState`` that pick
 rebuilds the episode from the seed when another one is loaded and writes them back, so a restored
 game continues byte for byte as the original (``tests/benchmarks/test_memory_maze_recording.py``).
 
+Built episodes are kept for reuse. Building one (the maze's dm_control environment, its MuJoCo model
+and its GL context) takes ~3 s on Mesa's software renderer, and a process that scores several runs
+on one maze (a sweep in one process, ``wfeval.evaluate`` in a training loop, the oracle and
+``pose_error`` of one run) restores the same few mazes again and again. A closed simulator hands its
+episode to a small pool of this process (:data:`IDLE_EPISODES` at most, the least recently closed
+freed first); :meth:`MemoryMazeSimulator.restore` of that maze seed with the same config takes it
+back instead of building it again — a restore writes every piece of state the game reads, as it does
+for the next sample on one simulator. Only an episode whose GL context is current on no thread is
+kept (any thread may draw with it next); at exit dm_control frees their contexts as it frees every
+other, and a forked child leaves its parent's episodes alone. ``reset`` (recording) always builds afresh.
+
 Poses are in the maze's grid coordinates as Memory Maze reports them (``agent_pos``: cells, the
 outer corner of the bottom-left cell at (0, 0)), heading in radians (``atan2`` of ``agent_dir``;
 0 faces +x). :meth:`MemoryMazeSimulator.render_pose` draws the frame the agent would see at any
@@ -23,7 +34,10 @@ pose in the current state, without changing the state.
 from __future__ import annotations
 
 import base64
+import collections
 import math
+import os
+import threading
 from importlib import metadata as importlib_metadata
 from typing import Any, Mapping
 
@@ -44,6 +58,78 @@ PACKAGES = ("memory-maze", "dm-control", "mujoco", "labmaze", "numpy")
 CAMERA = "walker/egocentric"
 MAZE_KEYS = ("maze_layout", "targets_pos", "target_colors")
 XY_SCALE = 2.0  # metres per maze cell (Memory Maze's arena)
+#: built episodes a process keeps for reuse after their simulators close (each holds a MuJoCo model and a
+#: GL context: ~30 MB for a 9x9 maze at 64x64)
+IDLE_EPISODES = 4
+
+
+class _Episodes:
+    """Closed simulators' episodes by (config, maze seed), this process's (see the module's docstring)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._idle: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._inherited: list[Any] = []  # a forked child's copy of its parent's episodes: never freed here
+
+    @staticmethod
+    def key(config: Mapping[str, Any], seed: int) -> tuple:
+        return tuple(sorted(config.items())) + (("seed", int(seed)),)
+
+    def take(self, config: Mapping[str, Any], seed: int) -> Any:
+        with self._lock:
+            return self._idle.pop(self.key(config, seed), None)
+
+    def keep(self, config: Mapping[str, Any], seed: int, env: Any) -> bool:
+        """Keep ``env`` for reuse when its GL context is current on no thread; False: the caller frees it."""
+        if self.limit <= 0 or not _context_free(env):
+            return False
+        with self._lock:
+            key = self.key(config, seed)
+            freed = [self._idle.pop(key)] if key in self._idle else []
+            self._idle[key] = env
+            while len(self._idle) > self.limit:
+                freed.append(self._idle.popitem(last=False)[1])
+        for old in freed:
+            _close_env(old)
+        return True
+
+    def clear(self) -> None:
+        with self._lock:
+            idle, self._idle = list(self._idle.values()), collections.OrderedDict()
+        for env in idle:
+            _close_env(env)
+
+    def forget_after_fork(self) -> None:
+        self._inherited.extend(self._idle.values())
+        self._idle = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+
+def _context_free(env: Any) -> bool:
+    """Whether ``env``'s GL context (if it has one) is current on no thread (EGL: any thread may draw next)."""
+    contexts = getattr(env.physics, "_contexts", None)
+    if contexts is None:
+        return True
+    if os.environ.get("MUJOCO_GL") != "egl":
+        return False  # another renderer's threading rules are dm_control's: not kept
+    from dm_control._render import base
+
+    return id(contexts.gl) not in base._CURRENT_THREAD_FOR_CONTEXT
+
+
+def _close_env(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # noqa: BLE001 - freeing a GL context at exit must not fail a run
+        pass
+
+
+EPISODES = _Episodes(IDLE_EPISODES)  # at exit, dm_control frees every GL context itself (none is current)
+os.register_at_fork(after_in_child=EPISODES.forget_after_fork)
 
 
 def check_config(env: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,8 +274,14 @@ class MemoryMazeSimulator:
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         import mujoco
 
-        if self._env is None or self._seed != int(snapshot["seed"]):
-            self.reset(int(snapshot["seed"]))
+        seed = int(snapshot["seed"])
+        if self._env is None or self._seed != seed:
+            kept = EPISODES.take(self.config, seed)
+            if kept is None:
+                self.reset(seed)
+            else:
+                self.close()
+                self._env, self._seed = kept, seed
         env, physics = self._composer, self.physics
         state = _unb64(snapshot["physics"], np.float64)
         mujoco.mj_setState(physics.model.ptr, physics.data.ptr, state, mujoco.mjtState.mjSTATE_INTEGRATION)
@@ -305,12 +397,13 @@ class MemoryMazeSimulator:
             base._CURRENT_THREAD_FOR_CONTEXT.pop(id(gl), None)
 
     def close(self) -> None:
+        """Hand the episode to the pool of built episodes (its GL context released when this thread
+        holds it), or free it."""
         self._free_camera()
         if self._env is not None:
-            try:
-                self._env.close()
-            except Exception:  # noqa: BLE001 - freeing a GL context at exit must not fail a run
-                pass
+            self.release_context()
+            if not EPISODES.keep(self.config, self._seed, self._env):
+                _close_env(self._env)
         self._env, self._seed, self._last = None, None, None
 
 

@@ -1,0 +1,115 @@
+"""What a process that evaluates again and again pays twice, side by side in one process: composing
+the config (wfeval's config files parsed once a process) and a Memory Maze run's episodes (built
+once, then kept for the next run).
+
+Run: ``python perf/repeat_runs.py [--compositions 20] [--maze-runs 3] [--store DIR]`` (the maze part
+needs ``wfeval[maze3d]`` and Mesa's EGL: docs/memory-maze.md; ``--maze-runs 0`` skips it).
+
+1. Compositions: the default config composed with Hydra's compose API, rounds alternating between
+   ``wfeval-files://`` as it is (each file's YAML parsed once a process, a copy handed out per load)
+   and the same source parsing every load (what Hydra's ``pkg://`` source does); the composed
+   configs are compared, and the median seconds of one composition printed per way.
+2. Memory Maze: the same small run (``benchmark=memory_maze``, one trajectory, ``run.limit=2``, ``model=lagged``,
+   ``metric=[psnr,pose_error]``) run again in one process, alternating between the pool of built
+   episodes as it is (``simulator.EPISODES``) and no pool (every simulator builds its episode); the
+   recording is made once first and shared. Printed: seconds per run (generation and scoring; the
+   config composed once), each way, and the results of both ways, which must be equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+
+def _compose(overrides=()):
+    from hydra import compose, initialize_config_module
+
+    from wfeval.config import register_schemas
+
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+
+
+def compositions(rounds: int) -> None:
+    from omegaconf import OmegaConf
+
+    import hydra_plugins.wfeval_configs as files
+
+    kept = files.parsed
+
+    def every_load(package, config_path, text):
+        return OmegaConf.load(io.StringIO(text))
+
+    ways = {"parsed once a process": kept, "parsed every load": every_load}
+    seconds: dict[str, list[float]] = {way: [] for way in ways}
+    configs = {}
+    _compose()  # imports, plugin discovery, derived schemas: paid once either way
+    for _ in range(rounds):
+        for way, parse in ways.items():
+            files.parsed = parse
+            began = time.perf_counter()
+            cfg = _compose()
+            seconds[way].append(time.perf_counter() - began)
+            configs[way] = OmegaConf.to_yaml({k: v for k, v in cfg.items() if k != "hydra"})
+    files.parsed = kept
+    assert len(set(configs.values())) == 1, "the two ways composed different configs"
+    once, every = (statistics.median(seconds[w]) for w in ways)
+    print(f"composition of the default config, median of {rounds}: parsed once a process {once * 1000:.0f} ms, "
+          f"parsed every load {every * 1000:.0f} ms: {once / every:.2f}x (the same config both ways)")
+
+
+def maze_runs(runs: int, store: Path) -> None:
+    from conftest import compose
+    from omegaconf import OmegaConf
+
+    from wfeval.benchmarks.memory_maze import simulator
+    from wfeval.pipeline.runner import run_from_config
+
+    overrides = ["benchmark=memory_maze", "benchmark.num_trajectories=1", "run.limit=2", "model=lagged",
+                 "metric=[psnr,pose_error]", f"run.store_dir={store}", "run.progress=off", "run.report=false",
+                 "run.recompute=all"]
+    cfg = compose(overrides)
+    pools = {"episodes kept": simulator._Episodes(simulator.IDLE_EPISODES), "no pool": simulator._Episodes(0)}
+    seconds: dict[str, list[float]] = {way: [] for way in pools}
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as out:
+        run_from_config(OmegaConf.create(cfg), output_dir=Path(out) / "record")  # records the trajectory once
+        for i in range(runs):
+            for way, pool in pools.items():
+                simulator.EPISODES = pool
+                began = time.perf_counter()
+                summary = run_from_config(OmegaConf.create(cfg), output_dir=Path(out) / f"{way}-{i}")
+                seconds[way].append(time.perf_counter() - began)
+                results[way] = {k: a.diagnostics.get("value") for k, a in summary.results.items()}
+    for pool in pools.values():
+        pool.clear()
+    assert results["episodes kept"] == results["no pool"], results
+    kept, none = (statistics.median(seconds[w]) for w in pools)
+    print(f"memory_maze run (lagged, psnr + pose_error, 2 samples), median of {runs}: episodes kept {kept:.2f} s, "
+          f"no pool {none:.2f} s: {kept / none:.2f}x; results equal: {results['no pool']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--compositions", type=int, default=20)
+    parser.add_argument("--maze-runs", type=int, default=3)
+    parser.add_argument("--store", type=Path, default=None)
+    args = parser.parse_args()
+    compositions(args.compositions)
+    if args.maze_runs:
+        with tempfile.TemporaryDirectory() as folder:
+            maze_runs(args.maze_runs, args.store or Path(folder) / "store")
+
+
+if __name__ == "__main__":
+    main()
