@@ -43,7 +43,7 @@ def _compose(overrides=()):
 def compositions(rounds: int) -> None:
     from omegaconf import OmegaConf
 
-    import hydra_plugins.wfeval_configs as files
+    from wfeval.config import files
 
     kept = files.parsed
 

@@ -14,7 +14,8 @@ imports nothing of wfeval until a config is loaded. Three plugins:
   ships no config file (its entry point: ``model/<name>`` naming the class) and its derived schema;
 * :class:`WfevalFilesSource` (scheme ``wfeval-files``) serves wfeval's own config files (the package
   ``wfeval.conf``, Hydra's ``pkg://wfeval.conf``), each file's YAML parsed once a process and kept by its
-  text: a process composes a run's config several times (the command's check, Hydra's mode, Hydra's
+  text (:mod:`wfeval.config.files`, where the cache outlives Hydra's plugin scan, which runs this module
+  again): a process composes a run's config several times (the command's check, Hydra's mode, Hydra's
   run; each job of a sweep twice more), and parsing the files was a fifth of each composition. A file
   whose text changed is parsed again; each load hands out a copy. It stands on the search path just
   before ``pkg://wfeval.conf``, which stays there (Hydra's main config source): the same files, in the
@@ -23,9 +24,7 @@ imports nothing of wfeval until a config is loaded. Three plugins:
 
 from __future__ import annotations
 
-import copy
-import io
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, List, Optional
 
 from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
 from hydra.core.object_type import ObjectType
@@ -34,9 +33,8 @@ from hydra.plugins.search_path_plugin import SearchPathPlugin
 
 SCHEME = "wfeval"
 FILES_SCHEME = "wfeval-files"
-#: the package of wfeval's config files, as Hydra's main config source names it
-FILES_PACKAGE = "wfeval.conf"
-MAIN = f"pkg://{FILES_PACKAGE}"
+FILES_PACKAGE = "wfeval.conf"  # the package of wfeval's config files (wfeval.config.files.PACKAGE)
+MAIN = f"pkg://{FILES_PACKAGE}"  # Hydra's main config source of wfeval's apps
 
 
 def _entries() -> dict:
@@ -85,26 +83,10 @@ class WfevalConfigSource(ConfigSource):
         return sorted(set(found))
 
 
-#: config path (``metric/psnr.yaml``) -> (the file's text, its parsed node), this process
-_PARSED: Dict[Tuple[str, str], Tuple[str, Any]] = {}
-
-
-def parsed(package: str, config_path: str, text: str) -> Any:
-    """A copy of the node ``text`` parses to (OmegaConf's YAML loader, as Hydra's own file sources
-    load it), parsed once a process for the same text of the same file."""
-    from omegaconf import OmegaConf
-
-    key = (package, config_path)
-    kept = _PARSED.get(key)
-    if kept is None or kept[0] != text:
-        kept = (text, OmegaConf.load(io.StringIO(text)))
-        _PARSED[key] = kept
-    return copy.deepcopy(kept[1])
-
-
 class WfevalFilesSource(ConfigSource):
     """wfeval's config files (``wfeval-files://wfeval.conf``: the files of ``pkg://wfeval.conf``), each
-    file read at every load and its YAML parsed once a process for the same text (:func:`parsed`)."""
+    file read at every load and its YAML parsed once a process for the same text
+    (:func:`wfeval.config.files.parsed`)."""
 
     def __init__(self, provider: str, path: str) -> None:
         super().__init__(provider=provider, path=path)
@@ -125,7 +107,9 @@ class WfevalFilesSource(ConfigSource):
         if not entry.is_file():
             raise ConfigLoadError(f"Config not found : {name}")
         text = entry.read_text(encoding="utf-8")
-        return ConfigResult(config=parsed(self.path, name, text), path=f"{FILES_SCHEME}://{self.path}",
+        from wfeval.config import files
+
+        return ConfigResult(config=files.parsed(self.path, name, text), path=f"{FILES_SCHEME}://{self.path}",
                             provider=self.provider, header=self._get_header_dict(text[:512]))
 
     def available(self) -> bool:
@@ -152,24 +136,6 @@ class WfevalFilesSource(ConfigSource):
             self._list_add_result(files=files, file_path=f"{config_path.rstrip('/')}/{entry.name}".lstrip("/"),
                                   file_name=entry.name, results_filter=results_filter)
         return sorted(set(files))
-
-
-def warm_files() -> int:
-    """Parse every wfeval config file into this process's cache (a server that forks its workers calls
-    it once, so that each worker's first composition finds them parsed); the number of files."""
-    from importlib import resources
-
-    count = 0
-    pending = [("", resources.files(FILES_PACKAGE))]
-    while pending:
-        prefix, folder = pending.pop()
-        for entry in folder.iterdir():
-            if entry.is_dir() and entry.name != "__pycache__":
-                pending.append((f"{prefix}{entry.name}/", entry))
-            elif entry.name.endswith(".yaml"):
-                parsed(FILES_PACKAGE, f"{prefix}{entry.name}", entry.read_text(encoding="utf-8"))
-                count += 1
-    return count
 
 
 class WfevalSearchPath(SearchPathPlugin):

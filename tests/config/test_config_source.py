@@ -108,13 +108,13 @@ def test_every_wfeval_config_file_loads_as_hydras_package_source_loads_it():
     for group in ("", "metric", "benchmark", "model"):
         assert ours.list(group, None) == hydras.list(group, None), group
     assert ours.path == "wfeval.conf" and ours.available() and not ours.is_config("metric/no_such_metric")
-    from hydra_plugins.wfeval_configs import warm_files
+    from wfeval.config import files as config_files
 
-    assert warm_files() == len(files)  # what a forking server parses once
+    assert config_files.warm() == len(files)  # what a forking server parses once
 
 
 def test_a_file_is_parsed_once_for_its_text_and_again_when_its_text_changes(monkeypatch):
-    import hydra_plugins.wfeval_configs as source
+    from wfeval.config import files as source
 
     parses = []
     real_load = OmegaConf.load
@@ -145,3 +145,25 @@ def _composed_with_hydra():
     register_schemas()
     with initialize_config_module("wfeval.conf", version_base="1.3"):
         return hydra_compose(config_name="config", return_hydra_config=True)
+
+
+def test_the_parsed_files_outlive_hydras_plugin_scan_which_runs_the_plugin_module_again(monkeypatch):
+    """Hydra's plugin scan executes every ``hydra_plugins`` module again (``exec_module`` into the module
+    already imported): a cache kept there would be emptied in every process after a server warmed it."""
+    import importlib
+    import io
+
+    import hydra_plugins.wfeval_configs as plugin
+    from wfeval.config import files as config_files
+
+    config_files.warm()
+    before = dict(config_files._PARSED)
+    spec = importlib.util.find_spec("hydra_plugins.wfeval_configs")
+    spec.loader.exec_module(plugin)  # what Hydra's scan does
+    assert config_files._PARSED == before and len(before) >= 80
+    ours = []  # wfeval's files reach OmegaConf.load as text (Hydra's own hydra/*.yaml as open files)
+    real_load = OmegaConf.load
+    monkeypatch.setattr(OmegaConf, "load", lambda stream: ours.append(isinstance(stream, io.StringIO))
+                        or real_load(stream))
+    _composed_with_hydra()
+    assert ours and not any(ours)  # Hydra loaded its own files; none of wfeval's was parsed again
