@@ -58,8 +58,8 @@ PACKAGES = ("memory-maze", "dm-control", "mujoco", "labmaze", "numpy")
 CAMERA = "walker/egocentric"
 MAZE_KEYS = ("maze_layout", "targets_pos", "target_colors")
 XY_SCALE = 2.0  # metres per maze cell (Memory Maze's arena)
-#: built episodes a process keeps for reuse after their simulators close (each holds a MuJoCo model and a
-#: GL context: ~30 MB for a 9x9 maze at 64x64)
+#: built episodes a process keeps for reuse after their simulators close (each holds its MuJoCo model and
+#: data and a GL context)
 IDLE_EPISODES = 4
 
 
