@@ -157,6 +157,18 @@ def _play(sim, request, steps: int = 12):
     return [s.frame for s in out], [s.info for s in out]
 
 
+def _fresh_pool_counting_builds(monkeypatch) -> list:
+    """An empty pool of 4 for this test, and the list of maze seeds built from now on."""
+    from wfeval.benchmarks.memory_maze import simulator
+
+    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
+    builds: list = []
+    real_build = simulator.MemoryMazeSimulator._build
+    monkeypatch.setattr(simulator.MemoryMazeSimulator, "_build",
+                        lambda self, seed: builds.append(seed) or real_build(self, seed))
+    return builds
+
+
 def test_a_closed_simulators_episode_is_taken_back_by_the_next_restore_and_continues_byte_for_byte(
         recorded, monkeypatch):
     """The oracle and pose_error of a run, or the runs of a sweep, restore the same maze again: the
@@ -165,11 +177,7 @@ def test_a_closed_simulators_episode_is_taken_back_by_the_next_restore_and_conti
     from wfeval.benchmarks.memory_maze import simulator
 
     _, _, requests = recorded
-    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
-    builds = []
-    real_build = simulator.MemoryMazeSimulator._build
-    monkeypatch.setattr(simulator.MemoryMazeSimulator, "_build",
-                        lambda self, seed: builds.append(seed) or real_build(self, seed))
+    builds = _fresh_pool_counting_builds(monkeypatch)
     first = simulator.make({})
     _play(first, requests[3], steps=20)
     first.render_pose(*first.pose()[:2], 2.0)
@@ -275,11 +283,7 @@ def test_the_next_run_in_the_process_takes_pose_errors_episode_back_with_the_sam
     from wfeval.pipeline.runner import run_from_config
 
     store, _, _ = recorded
-    monkeypatch.setattr(simulator, "EPISODES", simulator._Episodes(4))
-    builds = []
-    real_build = simulator.MemoryMazeSimulator._build
-    monkeypatch.setattr(simulator.MemoryMazeSimulator, "_build",
-                        lambda self, seed: builds.append(seed) or real_build(self, seed))
+    builds = _fresh_pool_counting_builds(monkeypatch)
     values = []
     for i in range(2):
         cfg = compose([*MAZE_SMALL, "model=blur", "run.limit=1", "metric=[pose_error]", "metric.pose_error.stride=16",
