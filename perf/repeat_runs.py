@@ -30,17 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
-def _compose(overrides=()):
-    from hydra import compose, initialize_config_module
-
-    from wfeval.config import register_schemas
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
-
-
 def compositions(rounds: int) -> None:
+    from conftest import compose
     from omegaconf import OmegaConf
 
     from wfeval.config import files
@@ -53,12 +44,12 @@ def compositions(rounds: int) -> None:
     ways = {"parsed once a process": kept, "parsed every load": every_load}
     seconds: dict[str, list[float]] = {way: [] for way in ways}
     configs = {}
-    _compose()  # imports, plugin discovery, derived schemas: paid once either way
+    compose(hydra=True)  # imports, plugin discovery, derived schemas: paid once either way
     for _ in range(rounds):
         for way, parse in ways.items():
             files.parsed = parse
             began = time.perf_counter()
-            cfg = _compose()
+            cfg = compose(hydra=True)
             seconds[way].append(time.perf_counter() - began)
             configs[way] = OmegaConf.to_yaml({k: v for k, v in cfg.items() if k != "hydra"})
     files.parsed = kept

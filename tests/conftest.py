@@ -28,7 +28,9 @@ def trust_test_plugins(monkeypatch):
     monkeypatch.setenv("WFEVAL_TRUST", TEST_TRUST)
 
 
-def compose(overrides=(), searchpath: bool = False):
+def compose(overrides=(), searchpath: bool = False, hydra: bool = False):
+    """The run config for ``overrides`` (``searchpath``: with the test-only config folder; ``hydra``: with
+    the ``hydra`` node, as a command composes it)."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module
 
@@ -37,7 +39,7 @@ def compose(overrides=(), searchpath: bool = False):
     register_schemas()
     extra = [f"hydra.searchpath=[{SUPPORT_CONF}]"] if searchpath else []
     with initialize_config_module("wfeval.conf", version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=[*extra, *overrides])
+        return hydra_compose(config_name="config", overrides=[*extra, *overrides], return_hydra_config=hydra)
 
 
 def user_environ(*drop: str) -> dict:

@@ -129,22 +129,12 @@ def test_a_file_is_parsed_once_for_its_text_and_again_when_its_text_changes(monk
 
 
 def test_the_files_source_stands_just_before_wfevals_package_on_the_search_path():
-    cfg = _composed_with_hydra()
+    cfg = compose(hydra=True)
     sources = [(s.provider, f"{s.schema}://{s.path}") for s in cfg.hydra.runtime.config_sources]
     main = sources.index(("main", "pkg://wfeval.conf"))
     assert sources[main - 1] == ("wfeval", "wfeval-files://wfeval.conf")
     assert sum(path.startswith("wfeval-files://") for _, path in sources) == 1
 
-
-def _composed_with_hydra():
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
-
-    from wfeval.config import register_schemas
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        return hydra_compose(config_name="config", return_hydra_config=True)
 
 
 def test_the_parsed_files_outlive_hydras_plugin_scan_which_runs_the_plugin_module_again(monkeypatch):
@@ -165,5 +155,5 @@ def test_the_parsed_files_outlive_hydras_plugin_scan_which_runs_the_plugin_modul
     real_load = OmegaConf.load
     monkeypatch.setattr(OmegaConf, "load", lambda stream: ours.append(isinstance(stream, io.StringIO))
                         or real_load(stream))
-    _composed_with_hydra()
+    compose(hydra=True)
     assert ours and not any(ours)  # Hydra loaded its own files; none of wfeval's was parsed again

@@ -114,11 +114,16 @@ def _context_free(env: Any) -> bool:
     contexts = getattr(env.physics, "_contexts", None)
     if contexts is None:
         return True
-    if os.environ.get("MUJOCO_GL") != "egl":
+    if not _draws_with_egl():
         return False  # another renderer's threading rules are dm_control's: not kept
     from dm_control._render import base
 
     return id(contexts.gl) not in base._CURRENT_THREAD_FOR_CONTEXT
+
+
+def _draws_with_egl() -> bool:
+    """Whether MuJoCo draws with EGL here (the renderer module sets it unless the user chose another)."""
+    return os.environ.get("MUJOCO_GL") == "egl"
 
 
 def _close_env(env: Any) -> None:
@@ -378,11 +383,9 @@ class MemoryMazeSimulator:
         the collector at exit) can then free it. Without this, a context drawn with on a scoring
         thread fails to free at exit with ``EGL_BAD_ACCESS`` (issue 32, item 8). Only the EGL
         renderer (the family's) is released; another ``MUJOCO_GL`` keeps dm_control's behaviour."""
-        import os
-        import threading
 
         contexts = getattr(self.physics, "_contexts", None) if self._env is not None else None
-        if contexts is None or os.environ.get("MUJOCO_GL") != "egl":
+        if contexts is None or not _draws_with_egl():
             return
         from dm_control._render import base
         from dm_control._render.pyopengl import egl_renderer
