@@ -5,7 +5,9 @@ Run: ``python perf/maze_recording.py [--benchmarks memory_maze memory_maze_15x15
 
 1. **Per step** (in this process): one Memory Maze environment made and reset, then seconds per
    agent step (physics at 200 Hz for 0.25 s, then the 64×64 render), per ``render_pose`` (one
-   render at any pose, the state left as it was), per ``snapshot`` and per ``restore`` (same episode).
+   render at any pose, the state left as it was), per ``snapshot`` and per ``restore`` (same episode);
+   then seconds per step side by side with the targets' contact check in numpy (as wfeval runs it) and
+   with dm_control's own Python loop, taking turns (``step_time_ratio``: numpy / dm_control, best of 3).
 2. **Fresh recordings**: for each benchmark, ``--repeats`` runs of ``python -m wfeval benchmark=<b>
    model=<model>`` with the suite, each in a new process and a new store (nothing cached): the
    dataset hash of each (they must agree, and match the YAML's pin), the recording's seconds and
@@ -51,9 +53,29 @@ def per_step(n: int = 60) -> dict[str, float]:
     for s in snaps:
         sim.restore(s)
     restore = (time.perf_counter() - started) / n
+    paired = contact_check_side_by_side(sim, n)
     sim.close()
     return {"make_and_reset_s": made, "step_ms": 1000 * step, "render_pose_ms": 1000 * render,
-            "snapshot_ms": 1000 * snap, "restore_same_episode_ms": 1000 * restore}
+            "snapshot_ms": 1000 * snap, "restore_same_episode_ms": 1000 * restore, **paired}
+
+
+def contact_check_side_by_side(sim, n: int, rounds: int = 3) -> dict[str, float]:
+    """Seconds per step of the same episode (reset, then ``n`` steps) with the targets' contact check in
+    numpy (``simulator._target_touched``, as wfeval runs it) and with dm_control's own, taking turns."""
+    times: dict[str, list[float]] = {"numpy": [], "dm_control": []}
+    for _ in range(rounds):
+        for variant in times:
+            sim.reset(1)
+            if variant == "dm_control":
+                for target in sim._composer.task._targets:
+                    del target._update_activation  # the class's method again
+            started = time.perf_counter()
+            for t in range(n):
+                sim.step(1 if t % 4 else 2)
+            times[variant].append((time.perf_counter() - started) / n)
+    best = {k: 1000 * min(v) for k, v in times.items()}
+    return {"step_ms_numpy_check": best["numpy"], "step_ms_dm_control_check": best["dm_control"],
+            "step_time_ratio": best["numpy"] / best["dm_control"]}
 
 
 def run(benchmark: str, model: str, store: Path, out: Path, overrides: list[str]) -> dict:

@@ -292,3 +292,48 @@ def test_the_next_run_in_the_process_takes_pose_errors_episode_back_with_the_sam
         values.append(summary.results["memory_maze.pose_error"].diagnostics["value"])
         assert len(simulator.EPISODES) == 1, i  # handed back when the run ended
     assert len(builds) == 1 and values[0] == values[1] and values[0] < 1.0, (builds, values)
+
+
+# --- the targets' contact check (simulator._target_touched) ----------------------------------------
+
+def test_the_targets_contact_check_is_dm_controls_at_every_substep_of_walks_onto_every_target():
+    """At every physics substep of walks onto each of the maze's targets in turn, the numpy check and
+    dm_control's own ``TargetSphere._update_activation`` (run on the same state) activate the same targets
+    and leave the same colours; every target is touched at least once."""
+    from tests.conftest import require_maze
+
+    require_maze()  # sets up the renderer before MuJoCo is imported
+    from dm_control.locomotion.props.target_sphere import TargetSphere
+
+    from wfeval.benchmarks.memory_maze import memory, policy, simulator
+
+    sim = simulator.make({})
+    sim.reset(3)
+    checks, touched = [], set()
+
+    def compare(target, physics):
+        rgba = physics.bind(target._material).rgba
+        before = (target._activated, rgba.copy())
+        TargetSphere._update_activation(target, physics)
+        theirs = (target._activated, rgba.copy())
+        target._activated, rgba[:] = before
+        simulator._target_touched(target, physics)
+        assert target._activated == theirs[0] and np.array_equal(rgba, theirs[1])
+        checks.append(target._activated)
+        if target._activated and not before[0]:
+            touched.add(target._geom_id)
+
+    targets = sim._composer.task._targets
+    assert all(t._update_activation.func is simulator._target_touched for t in targets)  # set by reset
+    for t in targets:
+        t._update_activation = lambda physics, t=t: compare(t, physics)
+    layout = np.asarray(sim.state()["maze_layout"]).astype(bool)
+    actions: list[int] = []
+    for tx, ty in sim.state()["targets_pos"]:
+        x, y, _ = sim.pose()
+        for cx, cy in policy.shortest_path(layout, (int(x), int(y)), (int(tx), int(ty)))[1:]:
+            memory._drive(sim, (cx + 0.5, cy + 0.5), actions, 40, close=0.3)
+        memory._drive(sim, (tx, ty), actions, 20, close=0.1)
+    sim.close()
+    assert touched == {t._geom_id for t in targets}, (touched, len(actions))
+    assert len(checks) > 40 * len(actions) and checks.count(True) < len(checks)
