@@ -10,6 +10,15 @@ from pathlib import Path
 
 import pytest
 
+#: under pytest-xdist, each worker's libraries use one thread each unless the caller chose otherwise:
+#: the workers already fill the cores (one each), and torch's and the BLAS libraries' own pools on top of
+#: them cost more CPU than they save. Set before any test imports them (they read it once, at import);
+#: the warm server and every command inherit it. Tests of thread settings choose their own.
+ONE_THREAD_EACH = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ONE_THREAD_EACH:
+        os.environ.setdefault(_name, "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORT = ROOT / "tests" / "support"
 SUPPORT_CONF = f"file://{SUPPORT / 'conf'}"
@@ -142,6 +151,15 @@ def maze_store(tmp_path_factory):
 # chooses (0: one process).
 
 MAX_WORKERS = 4
+#: the test files that take longest (a module fixture of a minute or more: `--durations`), handed out
+#: first, longest first, so that no worker is still in one at the end while the other has nothing left;
+#: the others follow by their number of tests, as xdist orders them
+LONGEST_FIRST = ("tests/docs/test_documented_commands.py", "tests/metrics/test_sanity_ranking.py",
+                 "tests/recipes/test_learned_memory_maze.py", "tests/robustness/test_clean_failure_cases.py",
+                 "tests/benchmarks/test_memory_maze_memory.py", "tests/pipeline/test_sharding_and_sweeps.py",
+                 "tests/benchmarks/test_memory_maze_baselines.py", "tests/report/test_replay_compare_export.py",
+                 "tests/benchmarks/test_continuous_datasets_end_to_end.py",
+                 "tests/benchmarks/test_memory_maze_recording.py", "tests/pipeline/test_python_api_docs.py")
 
 
 def _workers(config) -> int:
@@ -165,6 +183,29 @@ def pytest_cmdline_main(config):
         config.option.numprocesses = workers if workers > 1 else None
     if config.option.numprocesses and config.option.dist == "no":
         config.option.dist = "loadfile"
+        config.option.loadscopereorder = False  # the workers order the files: pytest_collection_modifyitems
+        if config.option.maxworkerrestart is None:
+            # a crashed worker ends the run, naming the test it ran; pytest-xdist 3.8 hangs for good when
+            # it replaces a crashed worker under --dist loadfile (pytest-dev/pytest-xdist#1323)
+            config.option.maxworkerrestart = "0"
+
+
+def pytest_collection_modifyitems(config, items):
+    """In each worker: the files in the order they are handed out (LONGEST_FIRST, then by number of tests),
+    the tests of a file in their own order. Every worker must collect the same order: the key is total."""
+    if not hasattr(config, "workerinput") or config.getoption("dist") != "loadfile":
+        return
+    items.sort(key=file_order(items))
+
+
+def file_order(items):
+    """The sort key that hands out LONGEST_FIRST's files first, then the others by number of tests."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    counts: dict[str, int] = {}
+    for item in items:
+        file = item.nodeid.split("::")[0]
+        counts[file] = counts.get(file, 0) + 1
+    return lambda item: (rank.get(file := item.nodeid.split("::")[0], len(rank)), -counts[file], file)
 
 
 def made_once(tmp_path_factory, name: str, make):

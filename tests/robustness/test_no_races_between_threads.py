@@ -146,14 +146,24 @@ class ThreadWatcher:
 
 
 def test_scoring_never_changes_thread_settings_under_a_generating_model(tmp_path):
-    from threadpoolctl import threadpool_info
+    """The caller chose 2 threads for torch and for every BLAS library (the suite's workers run with 1:
+    tests/conftest.py), so that a change to 1 or to the machine's count would show."""
+    from threadpoolctl import threadpool_info, threadpool_limits
 
-    caller = (torch.get_num_threads(), torch.get_num_interop_threads(),
-              tuple(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info())))
-    model = ThreadWatcher()
-    results = wfeval.evaluate(model=model, metrics=["psnr", "ssim", "flicker", "lpips"], model_version=1,
-                              overrides=["benchmark.num_samples=24", "run.batch_size=4", "run.overlap=true",
-                                         f"run.store_dir={tmp_path / 'store'}"])
-    assert len(model.seen) == 24 and results["gridworld.flicker"].n_valid == 24
-    assert set(model.seen) == {caller}  # at every step: the caller's settings
-    assert (torch.get_num_threads(), torch.get_num_interop_threads()) == caller[:2]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with threadpool_limits(limits=2):
+            caller = (2, torch.get_num_interop_threads(),
+                      tuple(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info())))
+            assert all(n == 2 for _, n in caller[2])
+            model = ThreadWatcher()
+            results = wfeval.evaluate(model=model, metrics=["psnr", "ssim", "flicker", "lpips"], model_version=1,
+                                      overrides=["benchmark.num_samples=24", "run.batch_size=4", "run.overlap=true",
+                                                 f"run.store_dir={tmp_path / 'store'}"])
+            after = tuple(sorted((i["internal_api"], i["num_threads"]) for i in threadpool_info()))
+        assert len(model.seen) == 24 and results["gridworld.flicker"].n_valid == 24
+        assert set(model.seen) == {caller}  # at every step: the caller's settings
+        assert (torch.get_num_threads(), torch.get_num_interop_threads(), after) == caller
+    finally:
+        torch.set_num_threads(threads)
