@@ -21,6 +21,7 @@ PROBE = textwrap.dedent("""
     print("preloaded", "torch" in sys.modules)
     print("argv", sys.argv[1:], "cwd", os.getcwd(), "path0", sys.path[0])
     print("env", os.environ.get("PROBE_VALUE"), "main", __name__)
+    print("gl", os.environ.get("MUJOCO_GL"), any(m in sys.modules for m in ("mujoco", "OpenGL", "dm_control", "glfw")))
     print("to stderr", file=sys.stderr)
     def late():
         time.sleep(0.2)
@@ -74,13 +75,24 @@ def test_a_command_killed_by_a_signal_reports_it_as_subprocess_does(probe):
     assert warm_python.run(["-m", "probe"], folder, env, timeout=60).returncode == -9
 
 
-@pytest.mark.parametrize("change", [{"OMP_NUM_THREADS": "3"}, {"PYTHONHASHSEED": "7"}, {"MUJOCO_GL": "osmesa"},
-                                    {"LD_PRELOAD": ""}])
+@pytest.mark.parametrize("change", [{"OMP_NUM_THREADS": "3"}, {"PYTHONHASHSEED": "7"}, {"LD_PRELOAD": ""}])
 def test_an_environment_a_preloaded_library_reads_gets_a_fresh_interpreter(probe, change):
     folder, env = probe
     env.update(change)
     result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("preloaded False"), result.stdout
+
+
+@pytest.mark.parametrize("value", ["osmesa", None])
+def test_a_gl_variable_reaches_the_command_which_stays_warm_as_no_gl_library_is_preloaded(probe, value):
+    """Memory Maze's renderer sets MUJOCO_GL in a test process that drew in-process: its later commands
+    differ from the server there, and still run warm."""
+    folder, env = probe
+    env.pop("MUJOCO_GL", None)
+    if value:
+        env["MUJOCO_GL"] = value
+    result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
+    assert result.stdout.startswith("preloaded True") and f"gl {value} False" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize("package", ["yaml", "wfeval"])

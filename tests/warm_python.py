@@ -14,8 +14,11 @@ What a warm command cannot do is re-read what the preloaded libraries read when 
 So a command runs in a fresh interpreter instead (``os.execv`` of the real one, nothing else changes)
 when it is not ``python -m MODULE ...`` or ``python SCRIPT.py ...``, when its environment differs from
 the server's in a variable a library reads at import (``SENSITIVE``: thread counts, ``PYTHON*``
-except ``PYTHONPATH``, GL, allocators), or when its ``PYTHONPATH`` or working folder holds another copy
-of a preloaded package. Tests that are about the interpreter itself (start-up time, signals sent to
+except ``PYTHONPATH``, allocators), or when its ``PYTHONPATH`` or working folder holds another copy
+of a preloaded package. No GL library is preloaded (``NOT_PRELOADED``; the server refuses to start
+with one), so the GL variables (``MUJOCO_GL``, ``PYOPENGL_PLATFORM``, EGL's, ``DISPLAY``) reach the
+command's own import of MuJoCo like any other variable: Memory Maze's renderer sets them in a test
+process that drew in-process, and its later commands stay warm. Tests that are about the interpreter itself (start-up time, signals sent to
 the process, import laziness) run ``sys.executable`` directly, as before.
 
 ``WFEVAL_TEST_WARM=0`` turns it off: every command then runs in a fresh interpreter.
@@ -49,7 +52,9 @@ PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "
 #: environment variables read when a preloaded library is imported (or by the interpreter at start-up):
 #: a command whose value differs from the server's runs in a fresh interpreter
 SENSITIVE = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "BLIS_", "VECLIB_", "NUMEXPR_", "TORCH",
-             "PYTORCH", "CUDA", "NVIDIA_", "LD_", "MALLOC", "MUJOCO", "PYOPENGL", "EGL_", "DISPLAY", "LANG", "LC_")
+             "PYTORCH", "CUDA", "NVIDIA_", "LD_", "MALLOC", "LANG", "LC_")
+#: the GL libraries, whose variables are not SENSITIVE because the server never imports them
+NOT_PRELOADED = ("mujoco", "OpenGL", "dm_control", "glfw")
 HERE = Path(__file__).resolve().parent
 SHIM_DIR = HERE / "warm_bin"  # holds `python`: the shim a shell command finds first on PATH
 THIS_FILE = __file__
@@ -72,6 +77,8 @@ def serve(address: str) -> None:  # pragma: no cover - runs in its own process
         importlib.import_module(name)
     for module, function in WARM_UP:
         getattr(importlib.import_module(module), function)()
+    if loaded := [name for name in NOT_PRELOADED if name in sys.modules]:
+        raise SystemExit(f"the warm server imported {loaded}: their variables would have to be SENSITIVE")
     base_path = [p for p in sys.path[1:] if p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)
