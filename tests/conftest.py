@@ -19,6 +19,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _name in ONE_THREAD_EACH:
         os.environ.setdefault(_name, "1")
 
+#: threadpoolctl sets KMP_DUPLICATE_LIB_OK in the process's environment when it is imported, which wfeval
+#: does to score FVD in-process. Imported here, before any test, so that the environment the warm server
+#: starts with (tests/warm_python.py) is the one the commands of this process carry later: else every
+#: command after the first in-process FVD would differ from the server and run in a fresh interpreter.
+import threadpoolctl  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORT = ROOT / "tests" / "support"
 SUPPORT_CONF = f"file://{SUPPORT / 'conf'}"

@@ -95,6 +95,20 @@ def test_a_gl_variable_reaches_the_command_which_stays_warm_as_no_gl_library_is_
     assert result.stdout.startswith("preloaded True") and f"gl {value} False" in result.stdout, result.stdout
 
 
+def test_a_command_after_threadpoolctl_was_imported_in_the_test_process_stays_warm(probe):
+    """threadpoolctl sets KMP_DUPLICATE_LIB_OK when imported (wfeval imports it to score FVD in-process):
+    tests/conftest.py imports it before any server starts, so the environment stays the server's."""
+    folder, _ = probe
+    warm_python.address()
+    import threadpoolctl  # noqa: F401
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(PYTHONPATH=str(folder / "lib"))
+    assert os.environ.get("KMP_DUPLICATE_LIB_OK") == "True"
+    result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
+    assert result.stdout.startswith("preloaded True"), result.stdout
+
+
 @pytest.mark.parametrize("package", ["yaml", "wfeval"])
 def test_a_preloaded_package_shadowed_by_the_commands_path_gets_a_fresh_interpreter(probe, package):
     folder, env = probe
