@@ -21,7 +21,8 @@ PROBE = textwrap.dedent("""
     print("preloaded", "torch" in sys.modules)
     print("argv", sys.argv[1:], "cwd", os.getcwd(), "path0", sys.path[0])
     print("env", os.environ.get("PROBE_VALUE"), "main", __name__)
-    print("gl", os.environ.get("MUJOCO_GL"), any(m in sys.modules for m in ("mujoco", "OpenGL", "dm_control", "glfw")))
+    print("late", os.environ.get("MUJOCO_GL"), os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+          any(m in sys.modules for m in ("mujoco", "OpenGL", "dm_control", "glfw", "torch._dynamo")))
     print("to stderr", file=sys.stderr)
     def late():
         time.sleep(0.2)
@@ -83,16 +84,20 @@ def test_an_environment_a_preloaded_library_reads_gets_a_fresh_interpreter(probe
     assert result.returncode == 0 and result.stdout.startswith("preloaded False"), result.stdout
 
 
-@pytest.mark.parametrize("value", ["osmesa", None])
-def test_a_gl_variable_reaches_the_command_which_stays_warm_as_no_gl_library_is_preloaded(probe, value):
-    """Memory Maze's renderer sets MUJOCO_GL in a test process that drew in-process: its later commands
-    differ from the server there, and still run warm."""
+@pytest.mark.parametrize("name", ["MUJOCO_GL", "TORCHINDUCTOR_CACHE_DIR"])
+@pytest.mark.parametrize("value", ["/x", None])
+def test_a_variable_only_an_unloaded_library_reads_reaches_the_command_which_stays_warm(probe, name, value):
+    """Memory Maze's renderer sets MUJOCO_GL, and torch TORCHINDUCTOR_CACHE_DIR (when torch._dynamo is first
+    imported), in a test process: its later commands differ from the server there, and still run warm."""
     folder, env = probe
-    env.pop("MUJOCO_GL", None)
+    for late in ("MUJOCO_GL", "TORCHINDUCTOR_CACHE_DIR"):
+        env.pop(late, None)
     if value:
-        env["MUJOCO_GL"] = value
+        env[name] = value
     result = warm_python.run(["-m", "probe"], folder, env, timeout=60)
-    assert result.stdout.startswith("preloaded True") and f"gl {value} False" in result.stdout, result.stdout
+    seen = {"MUJOCO_GL": None, "TORCHINDUCTOR_CACHE_DIR": None, name: value}
+    assert result.stdout.startswith("preloaded True") and \
+        f"late {seen['MUJOCO_GL']} {seen['TORCHINDUCTOR_CACHE_DIR']} False" in result.stdout, result.stdout
 
 
 def test_a_command_after_threadpoolctl_was_imported_in_the_test_process_stays_warm(probe):

@@ -15,10 +15,13 @@ So a command runs in a fresh interpreter instead (``os.execv`` of the real one, 
 when it is not ``python -m MODULE ...`` or ``python SCRIPT.py ...``, when its environment differs from
 the server's in a variable a library reads at import (``SENSITIVE``: thread counts, ``PYTHON*``
 except ``PYTHONPATH``, allocators), or when its ``PYTHONPATH`` or working folder holds another copy
-of a preloaded package. No GL library is preloaded (``NOT_PRELOADED``; the server refuses to start
-with one), so the GL variables (``MUJOCO_GL``, ``PYOPENGL_PLATFORM``, EGL's, ``DISPLAY``) reach the
-command's own import of MuJoCo like any other variable: Memory Maze's renderer sets them in a test
-process that drew in-process, and its later commands stay warm. Tests that are about the interpreter itself (start-up time, signals sent to
+of a preloaded package. The libraries in ``NOT_PRELOADED`` are never imported by the server (it refuses
+to start with one), so the variables only they read (``NOT_SENSITIVE``: GL's, ``MUJOCO_GL``,
+``PYOPENGL_PLATFORM``, EGL's, ``DISPLAY``; torch's compiler's, ``TORCHINDUCTOR_*``) reach the
+command's own import of them like any other variable. A test process sets some of them itself
+(Memory Maze's renderer when it draws in-process; torch's ``TORCHINDUCTOR_CACHE_DIR`` when an
+optimizer's first step imports ``torch._dynamo``), and its later commands stay warm. Tests that are
+about the interpreter itself (start-up time, signals sent to
 the process, import laziness) run ``sys.executable`` directly, as before.
 
 ``WFEVAL_TEST_WARM=0`` turns it off: every command then runs in a fresh interpreter.
@@ -54,7 +57,9 @@ PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "
 SENSITIVE = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "BLIS_", "VECLIB_", "NUMEXPR_", "TORCH",
              "PYTORCH", "CUDA", "NVIDIA_", "LD_", "MALLOC", "LANG", "LC_")
 #: the GL libraries, whose variables are not SENSITIVE because the server never imports them
-NOT_PRELOADED = ("mujoco", "OpenGL", "dm_control", "glfw")
+#: the libraries the server never imports, and the variables only they read (so not sensitive)
+NOT_PRELOADED = ("mujoco", "OpenGL", "dm_control", "glfw", "torch._dynamo", "torch._inductor")
+NOT_SENSITIVE = ("TORCHINDUCTOR_", "TORCHDYNAMO_")
 HERE = Path(__file__).resolve().parent
 SHIM_DIR = HERE / "warm_bin"  # holds `python`: the shim a shell command finds first on PATH
 THIS_FILE = __file__
@@ -63,7 +68,8 @@ REAL_VAR = "WFEVAL_TEST_REAL_PYTHON"
 
 
 def _sensitive(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k.startswith(SENSITIVE) and k != "PYTHONPATH"}
+    return {k: v for k, v in env.items()
+            if k.startswith(SENSITIVE) and not k.startswith(NOT_SENSITIVE) and k != "PYTHONPATH"}
 
 
 # --- the server ------------------------------------------------------------------------------------
@@ -78,7 +84,7 @@ def serve(address: str) -> None:  # pragma: no cover - runs in its own process
     for module, function in WARM_UP:
         getattr(importlib.import_module(module), function)()
     if loaded := [name for name in NOT_PRELOADED if name in sys.modules]:
-        raise SystemExit(f"the warm server imported {loaded}: their variables would have to be SENSITIVE")
+        raise SystemExit(f"the warm server imported {loaded}: their variables would have to be sensitive")
     base_path = [p for p in sys.path[1:] if p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)
