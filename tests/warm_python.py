@@ -16,13 +16,13 @@ when it is not ``python -m MODULE ...`` or ``python SCRIPT.py ...``, when its en
 the server's in a variable a library reads at import (``SENSITIVE``: thread counts, ``PYTHON*``
 except ``PYTHONPATH``, allocators), or when its ``PYTHONPATH`` or working folder holds another copy
 of a preloaded package. The libraries in ``NOT_PRELOADED`` are never imported by the server (it refuses
-to start with one), so the variables only they read (``NOT_SENSITIVE``: GL's, ``MUJOCO_GL``,
-``PYOPENGL_PLATFORM``, EGL's, ``DISPLAY``; torch's compiler's, ``TORCHINDUCTOR_*``) reach the
-command's own import of them like any other variable. A test process sets some of them itself
-(Memory Maze's renderer when it draws in-process; torch's ``TORCHINDUCTOR_CACHE_DIR`` when an
-optimizer's first step imports ``torch._dynamo``), and its later commands stay warm. Tests that are
-about the interpreter itself (start-up time, signals sent to
-the process, import laziness) run ``sys.executable`` directly, as before.
+to start with one), so the variables only they read reach the command's own import of them like any
+other variable: GL's (``MUJOCO_GL``, ``PYOPENGL_PLATFORM``, EGL's, ``DISPLAY``: not in ``SENSITIVE``) and
+torch's compiler's (``TORCHINDUCTOR_*``, ``TORCHDYNAMO_*``: ``NOT_SENSITIVE`` takes them out of its
+``TORCH`` prefix). A test process sets some of them itself (Memory Maze's renderer when it draws
+in-process; torch ``TORCHINDUCTOR_CACHE_DIR`` when building an optimizer imports ``torch._dynamo``),
+and its later commands stay warm. Tests that are about the interpreter itself (start-up time, signals
+sent to the process, import laziness) run ``sys.executable`` directly, as before.
 
 ``WFEVAL_TEST_WARM=0`` turns it off: every command then runs in a fresh interpreter.
 """
@@ -56,8 +56,7 @@ PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "
 #: a command whose value differs from the server's runs in a fresh interpreter
 SENSITIVE = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "BLIS_", "VECLIB_", "NUMEXPR_", "TORCH",
              "PYTORCH", "CUDA", "NVIDIA_", "LD_", "MALLOC", "LANG", "LC_")
-#: the GL libraries, whose variables are not SENSITIVE because the server never imports them
-#: the libraries the server never imports, and the variables only they read (so not sensitive)
+#: the libraries the server never imports, and the variables of the TORCH prefix only they read
 NOT_PRELOADED = ("mujoco", "OpenGL", "dm_control", "glfw", "torch._dynamo", "torch._inductor")
 NOT_SENSITIVE = ("TORCHINDUCTOR_", "TORCHDYNAMO_")
 HERE = Path(__file__).resolve().parent
