@@ -335,11 +335,14 @@ def test_the_targets_contact_check_is_dm_controls_at_every_substep_of_walks_onto
         t._update_activation = lambda physics, t=t: compare(t, physics)
     layout = np.asarray(sim.state()["maze_layout"]).astype(bool)
     actions: list[int] = []
-    for tx, ty in sim.state()["targets_pos"]:
-        x, y, _ = sim.pose()
-        for cx, cy in policy.shortest_path(layout, (int(x), int(y)), (int(tx), int(ty)))[1:]:
-            memory._drive(sim, (cx + 0.5, cy + 0.5), actions, 40, close=0.3)
-        memory._drive(sim, (tx, ty), actions, 20, close=0.1)
-    sim.close()
+    try:
+        for tx, ty in sim.state()["targets_pos"]:
+            x, y, _ = sim.pose()
+            for cx, cy in policy.shortest_path(layout, (int(x), int(y)), (int(tx), int(ty)))[1:]:
+                memory._drive(sim, (cx + 0.5, cy + 0.5), actions, 40, close=0.3)
+            memory._drive(sim, (tx, ty), actions, 20, close=0.1)
+    finally:  # the episode goes to the process's pool: with its own check, as reset made it
+        simulator._check_contacts_with_numpy(sim._composer.task)
+        sim.close()
     assert touched == {t._geom_id for t in targets}, (touched, len(actions))
     assert len(checks) > 40 * len(actions) and checks.count(True) < len(checks)

@@ -187,7 +187,7 @@ def _check_contacts_with_numpy(task: Any) -> None:
     """Give each target of ``task`` (after its episode's ``reset``, which may build new targets) the contact
     check of :func:`_target_touched`: dm_control's ``TargetSphere._update_activation`` runs at every physics
     substep (50 a control step) and loops over MuJoCo's contacts in Python: about two thirds of an agent
-    step's time (``perf/maze_recording.py``: 28 ms a step with it, 10.5 ms with this one). A target of
+    step's time (``perf/maze_recording.py``: 27–28 ms a step with it, 8.6–10.5 ms with this one). A target of
     another class, or one that only counts some geoms, keeps dm_control's own."""
     from dm_control.locomotion.props.target_sphere import TargetSphere
 
