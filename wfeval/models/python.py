@@ -9,8 +9,10 @@ cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``;
 a declared accelerator that is not there stops the run before any generation. The identity
 (generation cache key) includes the code the object's class runs -- its module and the modules
 of your own it imports (wfeval/models/identity.py) -- and the content of every file or folder an
-option names (``+model.object.checkpoint=ckpt.pt``): editing your model's code or retraining its
-checkpoint in place does not serve stale generations.
+option names (``+model.object.checkpoint=ckpt.pt``), and the object's live state after it is built
+and after ``setup()`` (its arrays by content: wfeval/models/live.py): editing your model's code,
+retraining its checkpoint in place or loading other weights from a fixed path does not serve stale
+generations.
 
 The object may have ``generate``, the step interface (``start``/``step``, optional ``step_many``;
 wfeval/models/protocol.py) or both: the adapter exposes exactly what the object has, so the step
@@ -91,10 +93,16 @@ class PythonModel:
                 self.step_many = self.object.step_many
         self.name = name or str(getattr(self.object, "name", "") or type(self.object).__name__)
         self.version = str(version or getattr(self.object, "version", "") or "0")
+        self.version_given = version  # model.version / model_version=: what the user says identifies the state
         self.device_request = device
         self.device: str | None = None
         self.batch_size = batch_size or getattr(self.object, "batch_size", None)
         self.fingerprint_source = fingerprint_source
+
+    @property
+    def state_object(self) -> Any:
+        """The object whose live state is part of the model's identity (wfeval/pipeline/model.py)."""
+        return self.object
 
     @property
     def fingerprinted_options(self) -> tuple[str, ...]:

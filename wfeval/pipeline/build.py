@@ -17,6 +17,7 @@ from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.metrics.device import with_device
 from wfeval.models.latent import has_latent_interface
+from wfeval.models.live import StateUnknown
 from wfeval.models.protocol import has_generate, has_step_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
@@ -193,5 +194,7 @@ def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
     try:
         return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
     except FingerprintError as exc:
+        raise ConfigError(f"model: {exc}") from None
+    except StateUnknown as exc:
         raise ConfigError(f"model: {exc}") from None
 

@@ -29,7 +29,6 @@ from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.metric_rows import metric_digest
-from wfeval.utils.hashing import sha256_json
 
 
 @dataclass
@@ -130,11 +129,7 @@ def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHand
     policy_node = node(cfg, "policy")
     policy = build.instantiate_node("policy", policy_node) if protocol.uses_policy and policy_node is not None else None
     driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
-    identity = protocol.identity(setting)
-    if driven is handle.model and identity is None:
-        return handle
-    key = handle.key if identity is None else sha256_json({"model": handle.key, "protocol": identity})[:32]
-    return dataclasses.replace(handle, model=driven, key=key)
+    return handle.with_protocol(driven, protocol.identity(setting))
 
 
 def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,

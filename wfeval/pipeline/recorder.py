@@ -134,6 +134,11 @@ class RunRecorder:
         self._manifest.update(benchmark=dict(benchmark), rules=dict(rules), model=dict(model), metrics=dict(metrics))
         self._write()
 
+    def record_model(self, entry: Mapping[str, Any]) -> None:
+        """The model's identity as it stands after its ``setup()`` (which may load weights)."""
+        self._manifest["model"] = {**self._manifest.get("model", {}), **dict(entry)}
+        self._write()
+
     def record_runtime(self, info: Mapping[str, Any] | None) -> None:
         """What the benchmark's runtime hook reports (how the data was obtained: timings, caches)."""
         if info:

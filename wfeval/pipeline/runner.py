@@ -246,11 +246,17 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
+        settled = model.settled()  # setup() may have loaded weights: the state is hashed again
+        if settled.key != model.key:
+            recorder.record_model(settled.manifest_entry())
+            recorder.event("model_state_changed_by_setup", key_before=model.key, key=settled.key)
+            model = settled
         if started is not None:  # after setup: the scoring thread never imports beside the model's setup
             started()
         try:
             cache = GenerationCache(store, model.key, on_event=recorder.event)
             stream = generate_stream(iter(requests), model, cache, model.key, total=len(requests),
+                                     regenerate=run.regenerate,
                                      batch_size=model.batch_size or run.batch_size, on_result=on_result,
                                      sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
                                      contract=plan.contract, window=spool.CHUNK)
