@@ -43,15 +43,38 @@ class RidgeProbe:
         return self.classes[np.argmax(s, axis=1)]
 
 
+#: a latent dimension whose deviation is at most this share of its largest magnitude is constant
+CONSTANT = 1e-12
+
+
+def standardise(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each dimension's mean and deviation, computed so that they do not depend on the latents'
+    scale: every dimension is first divided by the power of two at or above its largest magnitude
+    (exact in floating point, so unscaled latents give the very same numbers), its statistics taken
+    in float64 there and scaled back. A dimension whose deviation is at most :data:`CONSTANT` of its
+    largest magnitude is constant (deviation 1: it stays 0 after centring). Latents scaled by 1e200
+    (whose squares overflow) or by 1e-15 (below any fixed threshold) hold the same information as
+    unscaled ones, and so give the same probe."""
+    peak = np.max(np.abs(z), axis=0)
+    unit = np.ldexp(1.0, np.frexp(np.where(peak > 0, peak, 1.0))[1])  # a power of two >= peak
+    unit_z = z / unit
+    mean, deviation = unit_z.mean(axis=0), unit_z.std(axis=0)
+    if not (np.isfinite(mean).all() and np.isfinite(deviation).all()):
+        raise ValueError("probe: the latents' mean or deviation is not finite")
+    deviation = np.where(deviation > CONSTANT, deviation, 1.0)
+    return mean * unit, deviation * unit
+
+
 def _features(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    z = np.asarray(z, dtype=np.float64)
+    z = np.asarray(z)
+    if z.dtype.kind not in "fiu":
+        raise ValueError(f"probe: latents must be real numbers, got {z.dtype}")
+    z = z.astype(np.float64, copy=False)
     if z.ndim != 2 or len(z) < 2:
         raise ValueError(f"probe: latents must be N×D with N >= 2, got shape {z.shape}")
     if not np.isfinite(z).all():
         raise ValueError("probe: the latents hold NaN or infinite values")
-    mean = z.mean(axis=0)
-    scale = z.std(axis=0)
-    scale = np.where(scale > 1e-12, scale, 1.0)  # a constant feature stays 0 after centring
+    mean, scale = standardise(z)
     x = (z - mean) / scale
     return np.concatenate([x, np.ones((len(x), 1))], axis=1), mean, scale
 
