@@ -24,6 +24,7 @@ from wfeval.models import latent
 from wfeval.models.protocol import Generated
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
+from wfeval.tasks import probing
 
 
 class Probing(Protocol):
@@ -32,6 +33,7 @@ class Probing(Protocol):
     driver = "probing"
     task_kinds = ("probing",)
     needs_steps = False
+    family_need = probing.NEED
 
     def __init__(self, alpha: Any = "auto", train_episodes: int = 32, horizons: Sequence[int] = (1, 2, 4, 8, 16)):
         if alpha != "auto" and not (isinstance(alpha, (int, float)) and float(alpha) >= 0):
@@ -56,10 +58,7 @@ class Probing(Protocol):
             raise ConfigError(f"task=probing reads a model's latents: model {name!r} has no latent interface "
                               "(encode(frames), predict(z, actions); docs/latent-models.md). The calibration "
                               "encoders are model=state_oracle, model=random_projection and model=pixels_pca")
-        if not callable(getattr(benchmark, "state_variables", None)) or not callable(
-                getattr(benchmark, "probe_training", None)):
-            raise ConfigError(f"task=probing: benchmark {benchmark.spec.name!r} declares no state variables "
-                              "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing)")
+        super().check(model, benchmark)
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
