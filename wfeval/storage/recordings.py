@@ -46,7 +46,7 @@ def content_sha256(index: Mapping[str, Any]) -> str:
 
 class RecordingCache:
     """``fmt``: the format its indexes declare (a recording, or another sealed index kept the same way:
-    :data:`wfeval.benchmarks.base.MEMORY_SAMPLE_FORMAT`)."""
+    :data:`wfeval.tasks.memory.MEMORY_SAMPLE_FORMAT`)."""
 
     def __init__(self, root: str | Path, fmt: str = FORMAT, what: str = "recording index"):
         self.root = Path(root).expanduser().resolve()

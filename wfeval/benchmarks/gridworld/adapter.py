@@ -142,7 +142,7 @@ class GridworldBenchmark:
 
         return memory.static_masks(request, actions)
 
-    # -- task=policy_evaluation (wfeval.benchmarks.base.PolicyEvaluationFamily) ------------------------
+    # -- task=policy_evaluation (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily) ---------------
 
     def scripted_policies(self) -> dict[str, Any]:
         """Goal-reaching policies of different skill, best first (:mod:`wfeval.benchmarks.gridworld.policies`)."""

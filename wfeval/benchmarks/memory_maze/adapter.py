@@ -74,7 +74,7 @@ class MemoryMazeBenchmark(RecordedBenchmark):
         return dataclasses.replace(request, metadata={**request.metadata, "memory": {
             **request.metadata["memory"], "measure": maze_memory.MEASURE}})
 
-    # -- task=memory (wfeval.benchmarks.base.RevisitPlanner) -----------------------------------------
+    # -- task=memory (wfeval.tasks.memory.RevisitPlanner) --------------------------------------------
 
     def revisit_plan(self, request: GenerationRequest, gaps: Sequence[int]) -> RevisitPlan:
         """Out-and-back legs from the sample's pose, closed loop on the true simulator
