@@ -62,8 +62,7 @@ class Probing(Protocol):
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
-        frames = int(((run.task.data or {}).get("probing") or {}).get("num_frames") or 17)
-        return ProbingDriver(model, benchmark, self, frames)
+        return ProbingDriver(model, benchmark, self, probing.probe_frames(run.task, 17))
 
 
 class ProbingDriver(Driver):
