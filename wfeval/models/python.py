@@ -29,7 +29,7 @@ from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
 from wfeval.models.latent import has_latent_interface
-from wfeval.models.protocol import Generated, has_generate, has_step_interface
+from wfeval.models.protocol import Generated, has_generate, has_step_interface, lacks_every_interface
 from wfeval.utils.state_identity import fingerprint_value
 
 
@@ -80,10 +80,8 @@ class PythonModel:
         fingerprint_source: bool = True,
     ):
         self.object = _build(object)
-        if not (has_generate(self.object) or has_step_interface(self.object) or has_latent_interface(self.object)):
-            raise ValueError(f"model.object: {type(self.object).__name__} has neither generate(requests), the step "
-                             "interface start(request) / step(state, actions) (see wfeval/models/protocol.py) nor the "
-                             "latent interface encode(frames) / predict(z, actions) (wfeval/models/latent.py)")
+        if (why := lacks_every_interface(self.object)) is not None:
+            raise ValueError(f"model.object: {why}")
         for method in ("encode", "predict", "decode", "reward"):  # the latent interface, exposed as the object has it
             if has_latent_interface(self.object) and callable(getattr(self.object, method, None)):
                 setattr(self, method, getattr(self.object, method))

@@ -16,9 +16,8 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.metrics.device import with_device
-from wfeval.models.latent import has_latent_interface
 from wfeval.models.live import StateUnknown
-from wfeval.models.protocol import has_generate, has_step_interface
+from wfeval.models.protocol import lacks_every_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
@@ -187,10 +186,8 @@ def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
         model = live_model(cfg.model_object, {k: v for k, v in section(cfg, "model").items() if k not in drop})
     else:
         model = instantiate_node("model", model_node, drop=drop)
-    if not has_generate(model) and not has_step_interface(model) and not has_latent_interface(model):
-        raise ConfigError(f"model: {type(model).__name__} has neither generate(requests), the step interface "
-                          "(start(request), step(state, actions)) nor the latent interface (encode(frames), "
-                          "predict(z, actions); docs/latent-models.md)")
+    if (why := lacks_every_interface(model)) is not None:
+        raise ConfigError(f"model: {why}")
     try:
         return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
     except FingerprintError as exc:
