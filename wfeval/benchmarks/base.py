@@ -6,7 +6,9 @@ A family lives in its own package ``wfeval/benchmarks/<family>/`` and the core n
 - an **adapter** (required) turns its dataset into :class:`~wfeval.api.GenerationRequest`
   objects whose inputs and references are stored artifacts; it never calls a model or a metric.
   It may offer cheap ``records()`` plus ``materialize(record, ...)`` so that only the selected
-  samples are decoded and stored (see :func:`wfeval.pipeline.select.select_requests`);
+  samples are decoded and stored (see :func:`wfeval.pipeline.select.select_requests`), and
+  ``task_records(task)`` in place of ``records()`` when which samples it has depends on the task
+  (a dataset under ``task=memory``: the windows that hold a revisit);
 - a **runtime hook** (optional, the adapter's ``runtime`` attribute): ``prepare`` runs before the
   first generation, ``finalize`` after the last one (also when generation fails);
 - a **scorer** (optional, the adapter's ``scorer`` attribute) maps the family's native output
