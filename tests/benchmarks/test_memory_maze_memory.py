@@ -216,12 +216,12 @@ def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edit
     # sealed again after the edit (its hash recomputed) but not a memory sample: refused all the same
     import json
 
-    from wfeval.storage.recordings import CHECK, content_sha256
+    from wfeval.benchmarks.base import MEMORY_SAMPLE_FORMAT
 
     for broken in ({"video": None}, {"static_mask": {"sha256": "../../../etc/passwd", "kind": "array", "shape": [1],
                                                      "dtype": "uint8"}}):
         data = {**json.loads(text), **broken}
-        index.write_text(json.dumps({**data, CHECK: content_sha256(data)}))
+        index.write_bytes(store.seal.dumps(f"{MEMORY_SAMPLE_FORMAT}/{index.stem}", data))  # with the store's key
         caplog.clear()
         with caplog.at_level("WARNING"):
             replanned = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)

@@ -42,6 +42,7 @@ from wfeval.report.markdown import results_markdown
 from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.seal import event_sink
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
@@ -91,6 +92,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                                     store_dir=store.root, shard=run.shard)
     except OSError as exc:
         raise storage_error(exc, "cannot write the run folder:") from None
+    store.seal.on_refused = event_sink(recorder.event)  # a store record refused: an event naming the file
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running(), contextlib.ExitStack() as spools:
         plan = plan_run(config, store, spool_dir=recorder.path)

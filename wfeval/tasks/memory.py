@@ -159,7 +159,7 @@ def memory_request(adapter: RevisitPlanner, request: GenerationRequest, *, store
     if key is not None:
         from wfeval.storage.recordings import RecordingCache
 
-        cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT, what="memory sample")
+        cache = RecordingCache(cache_root, fmt=MEMORY_SAMPLE_FORMAT, what="memory sample", store=store)
         kept = cache.load(key, read=lambda sample: _kept_memory_sample(sample, request, store))
         if kept is not None:
             return kept

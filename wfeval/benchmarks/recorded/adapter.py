@@ -244,7 +244,8 @@ class RecordedBenchmark:
         if trajectory in self._trajectories:
             return self._trajectories[trajectory]
         key = self.recording_key(trajectory)
-        cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family) if self.cache else None
+        cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family,
+                               store=store) if self.cache else None
         index = cache.load(key, read=lambda found: _with_frames(found, store)) if cache else None
         if index is not None:
             self.stats["cached"] += 1
