@@ -76,3 +76,26 @@ def test_an_edited_decoded_file_record_is_refused_and_reported(tmp_path):
     path.write_text(json.dumps(edited))
     assert cache.get(key) is None
     assert heard == [(path, "seal_mismatch", "decoded-file record", "decode again")]
+
+
+def test_edited_reference_statistics_are_refused_and_sound_ones_served(tmp_path, caplog):
+    import numpy as np
+
+    from wfeval.stats.frechet import FrechetStats
+    from wfeval.storage.features import ReferenceStatsCache
+
+    cache, key = ReferenceStatsCache(tmp_path), "ef" * 32
+    stats = FrechetStats().update(np.arange(20, dtype=np.float64).reshape(5, 4) ** 1.5)
+    path = cache.save(key, stats)
+    assert np.array_equal(cache.load(key).total, stats.total)
+    arrays = dict(np.load(path))
+    arrays["total"] = arrays["total"] * 2  # the FVD it gives would change: the seal is kept
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+    with caplog.at_level("WARNING"):
+        assert cache.load(key) is None
+    assert str(path) in caplog.text and "does not match" in caplog.text
+    arrays.pop(SEAL)
+    with open(path, "wb") as handle:  # statistics written before seals existed
+        np.savez(handle, **arrays)
+    assert cache.load(key) is None

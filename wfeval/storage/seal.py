@@ -82,6 +82,14 @@ def _key_of(root: Path) -> bytes:
     return _key_of(root)
 
 
+def unsealed_bytes(data: bytes) -> bytes:
+    """A sealed record's bytes without its seal (the seal is per store: two stores' records of the same
+    content differ only there)."""
+    import re
+
+    return re.sub(rb',?"seal":"hmac-sha256:[0-9a-f]{64}"', b"", data)
+
+
 class Sealer:
     """Seals and opens the records of one store (the key ``<root>/seal.key``, read once, on first use).
 
