@@ -35,6 +35,8 @@ def test_a_sealed_record_reads_back_as_written_and_only_as_written(tmp_path):
     assert _why(sealer, "generation/m/other", data) == "seal_mismatch"  # copied under another key
     assert _why(sealer, "generation/m/k", data[: len(data) // 2]) == "unreadable"
     assert _why(sealer, "generation/m/k", json.dumps(RECORD).encode()) == "unsealed"
+    rewritten = json.dumps(json.loads(data), indent=2).encode()  # a JSON tool's rewrite, the values equal
+    assert _why(sealer, "generation/m/k", rewritten) == "seal_mismatch"
     assert _why(Sealer(tmp_path / "other"), "generation/m/k", data) == "seal_mismatch"  # another store's key
 
 

@@ -141,8 +141,7 @@ class ReferenceStatsCache:
             except (ValueError, EOFError, OSError) as exc:
                 raise RecordRefused(path, UNREADABLE, f"unreadable ({type(exc).__name__})") from None
             seal = arrays.pop(SEAL, None)
-            record = {**self._digests(arrays), **({SEAL: str(seal)} if seal is not None else {})}
-            self.seal.loads(f"reference_stats/{key}", json.dumps(record), path)
+            self.seal.verify(f"reference_stats/{key}", self._digests(arrays), None if seal is None else str(seal), path)
             return FrechetStats.from_arrays(arrays)
         except RecordRefused as refusal:
             self.seal.refused(refusal, "reference statistics", "compute again")

@@ -19,8 +19,9 @@ So a rerun, a resume or a sweep rescoring the same generations costs only what c
 artifact refs (FVD's feature files) are gone or hold other bytes is recomputed, and such a row is
 never written. Every row is sealed (:mod:`wfeval.storage.seal`, as the row of that metric digest
 and key): a row edited, damaged, copied from another key or written before seals existed is refused
-(a ``record_refused`` event naming the file, through ``on_event``) and scored again. ``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their
-new rows replace the cached ones). Rows are written by a background thread (atomically, as
+(a ``record_refused`` event naming the file, through ``on_event``) and scored again.
+``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their new rows replace
+the cached ones). Rows are written by a background thread (atomically, as
 before); :meth:`ResultCache.close` waits for them, and the scoring phase closes its cache before
 the run ends.
 

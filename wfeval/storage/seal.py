@@ -1,21 +1,24 @@
 """Sealed store records: every JSON record wfeval reads back from a store carries a keyed seal.
 
 A record (a finished generation, a metric row, a decoded-file record, a recording or memory-sample
-index) is written as canonical JSON with one more field, :data:`SEAL`: ``hmac-sha256:<hex>``, the
-HMAC-SHA256 of the record's name (what it is the record *of*: its kind and key, so a sealed record
+index) is written as canonical JSON with one more field, first, :data:`SEAL`: ``hmac-sha256:<hex>``,
+the HMAC-SHA256 of the record's name (what it is the record *of*: its kind and key, so a sealed record
 copied under another key does not pass) and of its canonical JSON without the seal, keyed by the
 store's secret ``<store>/seal.key`` (32 random bytes, created with the store's first record, mode
-0600, never written anywhere else). Every read checks the seal (:meth:`Sealer.open`); a record that
+0600, never written anywhere else). Every read checks the seal (:meth:`Sealer.loads`); a record that
 fails is refused with a :class:`RecordRefused` naming the file and why, and the caller recomputes
 what it held (the model generates again, the metric scores again, the file is decoded again, the
 trajectory is recorded again) -- the record is never served and its refusal is never a failure of
 the model.
 
+A read checks the file's bytes as written (the seal first, then the canonical JSON it covers), so it
+costs one JSON parse and one HMAC, not a second serialization.
+
 What the seal protects against: accidental edits, partial or torn writes, a bad disk, a tool that
-rewrites the JSON with other values, a hand edit (a reference's checksum pasted in as a generated
-video's) -- without the key nobody can compute the seal of an edited record. What it does not: a
-person who can read ``seal.key`` (its owner, root) can seal anything, as they can change wfeval
-itself; and deleting a record only costs a recomputation. Records written before seals existed
+rewrites the JSON (even with equal values: the bytes are checked), a hand edit (a reference's
+checksum pasted in as a generated video's) -- without the key nobody can compute the seal of an
+edited record. What it does not: a person who can read ``seal.key`` (its owner, root) can seal
+anything, as they can change wfeval itself; and deleting a record only costs a recomputation. Records written before seals existed
 (no :data:`SEAL` field) are refused as ``unsealed`` once and written again, sealed.
 """
 
@@ -81,13 +84,29 @@ def _key_of(root: Path) -> bytes:
         temporary.unlink(missing_ok=True)
     return _key_of(root)
 
+_UNSEALED = "written without a content hash (no seal: by a wfeval from before records were sealed, or edited)"
+_MISMATCH = "its content does not match its hash (the seal of this store's key): edited or damaged"
+
+
+def _head(seal: str) -> bytes:
+    """How a sealed record's file begins (:meth:`Sealer.dumps`)."""
+    return b'{"' + SEAL.encode() + b'":"' + seal.encode("utf-8", "replace") + b'"'
+
+
+def _body(data: bytes, head: int) -> bytes:
+    """The canonical JSON the seal covers: the file without its first field (the seal) and newline."""
+    rest = data[head:].rstrip(b"\n")
+    return b"{" + (rest[1:] if rest.startswith(b",") else rest)
+
 
 def unsealed_bytes(data: bytes) -> bytes:
     """A sealed record's bytes without its seal (the seal is per store: two stores' records of the same
     content differ only there)."""
-    import re
-
-    return re.sub(rb',?"seal":"hmac-sha256:[0-9a-f]{64}"', b"", data)
+    try:
+        seal = json.loads(data).get(SEAL)
+    except (ValueError, AttributeError):
+        return data
+    return _body(data, len(_head(seal))) if isinstance(seal, str) and data.startswith(_head(seal)) else data
 
 
 class Sealer:
@@ -96,7 +115,8 @@ class Sealer:
     ``on_refused(refusal, record, action)``: told of every refusal (the run writes a
     ``record_refused`` event); without it a refusal is logged as a warning."""
 
-    def __init__(self, root: str | os.PathLike[str], on_refused: Callable[[RecordRefused, str, str], None] | None = None):
+    def __init__(self, root: str | os.PathLike[str],
+                 on_refused: Callable[[RecordRefused, str, str], None] | None = None):
         self.root = Path(root).expanduser().resolve()
         self.on_refused = on_refused
         self._key: bytes | None = None
@@ -107,19 +127,34 @@ class Sealer:
             self._key = _key_of(self.root)
         return self._key
 
+    def _mac(self, name: str, body: bytes) -> str:
+        return SCHEME + hmac.new(self.key, name.encode("utf-8") + b"\n" + body, hashlib.sha256).hexdigest()
+
     def seal_of(self, name: str, record: Mapping[str, Any]) -> str:
         """The seal of ``record`` (every field but :data:`SEAL`) stored as the record of ``name``."""
-        body = canonical_json({k: v for k, v in record.items() if k != SEAL})
-        return SCHEME + hmac.new(self.key, f"{name}\n{body}".encode("utf-8"), hashlib.sha256).hexdigest()
+        return self._mac(name, canonical_json({k: v for k, v in record.items() if k != SEAL}).encode("utf-8"))
+
+    def verify(self, name: str, record: Mapping[str, Any], seal: Any, path: Path) -> None:
+        """:class:`RecordRefused` unless ``seal`` (kept beside ``record``, e.g. in an ``.npz``) is the seal of
+        ``record`` as the record of ``name``."""
+        if seal is None:
+            raise RecordRefused(path, UNSEALED, _UNSEALED)
+        if not (isinstance(seal, str) and hmac.compare_digest(seal, self.seal_of(name, record))):
+            raise RecordRefused(path, MISMATCH, _MISMATCH)
 
     def dumps(self, name: str, record: Mapping[str, Any]) -> bytes:
-        """The file bytes of ``record`` sealed as the record of ``name`` (canonical JSON, one line)."""
-        sealed = {**{k: v for k, v in record.items() if k != SEAL}, SEAL: self.seal_of(name, record)}
-        return (canonical_json(sealed) + "\n").encode("utf-8")
+        """The file bytes of ``record`` sealed as the record of ``name``: its canonical JSON (one line),
+        the seal as its first field (so that a read checks the bytes as written, without writing the
+        record again)."""
+        body = canonical_json({k: v for k, v in record.items() if k != SEAL}).encode("utf-8")
+        head = b'{"' + SEAL.encode() + b'":"' + self._mac(name, body).encode() + b'"'
+        return head + (b"," + body[1:] if body != b"{}" else b"}") + b"\n"
 
     def loads(self, name: str, data: bytes | str, path: Path) -> dict[str, Any]:
         """The record in ``data`` (read from ``path``) without its seal; :class:`RecordRefused` unless
-        it is a JSON object sealed by this store as the record of ``name``."""
+        it is a JSON object sealed by this store as the record of ``name``, byte for byte as written
+        (a file rewritten by a JSON tool, even with equal values, is refused)."""
+        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         try:
             record = json.loads(data)
         except ValueError as exc:
@@ -128,11 +163,10 @@ class Sealer:
             raise RecordRefused(path, UNREADABLE, f"unreadable (a JSON {type(record).__name__}, not a record)")
         seal = record.pop(SEAL, None)
         if seal is None:
-            raise RecordRefused(path, UNSEALED, "written without a content hash (no seal: by a wfeval from before "
-                                                "records were sealed, or edited)")
-        if not (isinstance(seal, str) and hmac.compare_digest(seal, self.seal_of(name, record))):
-            raise RecordRefused(path, MISMATCH, "its content does not match its hash (the seal of this store's "
-                                                "key): edited or damaged")
+            raise RecordRefused(path, UNSEALED, _UNSEALED)
+        if not (isinstance(seal, str) and hmac.compare_digest(_head(seal), data[:len(_head(seal))])
+                and hmac.compare_digest(seal, self._mac(name, _body(data, len(_head(seal)))))):
+            raise RecordRefused(path, MISMATCH, _MISMATCH)
         return record
 
     def read(self, name: str, path: Path, data: bytes | None = None) -> dict[str, Any] | None:
