@@ -147,3 +147,35 @@ def test_records_written_before_seals_existed_are_recomputed_once_and_the_run_sa
     assert again.counts() == ((3, 0) if folder == "generations" else (0, 3))
     third = wfeval(monkeypatch, capsys, tmp_path, *STATIC, name="third")
     assert third.counts() == (0, 3) and not _refusals(third)  # written again, sealed: served
+
+
+def test_an_edited_decoded_file_record_is_decoded_again_never_blamed_on_the_data(tmp_path):
+    """A dataset folder's file is decoded once per store (a record of what it decodes to): a record
+    naming other content is refused and the file decoded again, instead of the sample being left
+    out as a file that 'changed since the run read it'."""
+    from tests.benchmarks._folder_helpers import copy_example
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+
+    root = copy_example(tmp_path / "data")
+
+    def run(name):
+        cfg = compose(["benchmark=folder", f"benchmark.dataset_root={root}", "model=static", "metric=[psnr]",
+                       f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false"])
+        summary = run_from_config(cfg, output_dir=tmp_path / name)
+        return {k: v.to_dict() for k, v in summary.results.items()}, tmp_path / name
+
+    first, _ = run("first")
+    records = _records(tmp_path / "store", "decoded")
+    assert len(records) == 8
+    other = next(json.loads(p.read_text())["sha256"] for p in records if "[16," in p.read_text())
+    edited = [p for p in records if "[16," in p.read_text() and json.loads(p.read_text())["sha256"] != other]
+    for path in edited:  # every other video record now names the first one's content
+        _edit(path, lambda record: record.update(sha256=other))
+    again, run_dir = run("again")
+    assert again == first
+    [measurement] = again
+    assert again[measurement]["n_valid"] == 4
+    refused = [e for e in read_jsonl(run_dir / "events.jsonl") if e.get("event") == "record_refused"]
+    assert sorted(e["path"] for e in refused) == sorted(map(str, edited)) and len(edited) == 3
+    assert {(e["record"], e["action"]) for e in refused} == {("decoded-file record", "decode again")}
