@@ -57,9 +57,10 @@ def test_the_store_key_is_made_once_private_and_shared_by_concurrent_sealers(tmp
     assert sorted(p.name for p in root.iterdir()) == [KEY_FILE]  # no temporary file left behind
 
 
-def test_a_store_key_that_is_not_one_is_an_error_naming_it(tmp_path):
-    (tmp_path / KEY_FILE).write_text("not a key\n")
-    with pytest.raises(OSError, match="not a store key"):
+@pytest.mark.parametrize("text", ["not a key\n", "", "ab" * 8])
+def test_a_store_key_that_is_not_one_is_an_error_naming_it(tmp_path, text):
+    (tmp_path / KEY_FILE).write_text(text)
+    with pytest.raises(OSError, match=f"{KEY_FILE}: not a store key"):
         Sealer(tmp_path).key
 
 

@@ -62,7 +62,10 @@ def _key_of(root: Path) -> bytes:
     """The store's secret, created (0600, atomically: the first writer's stays) when the store has none."""
     path = root / KEY_FILE
     try:
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+        key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        if len(key) != 32:
+            raise ValueError(f"{len(key)} bytes")
+        return key
     except FileNotFoundError:
         pass
     except ValueError:
@@ -83,6 +86,7 @@ def _key_of(root: Path) -> bytes:
     finally:
         temporary.unlink(missing_ok=True)
     return _key_of(root)
+
 
 _UNSEALED = "written without a content hash (no seal: by a wfeval from before records were sealed, or edited)"
 _MISMATCH = "its content does not match its hash (the seal of this store's key): edited or damaged"
