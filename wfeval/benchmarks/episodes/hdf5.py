@@ -27,6 +27,10 @@ from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
 
 
+def _is_frames(data: Any) -> bool:
+    return data.ndim == 4 and data.shape[-1] == 3
+
+
 def _natural(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
@@ -100,8 +104,10 @@ class HDF5Benchmark(EpisodeBenchmark):
         import h5py
 
         out: dict[str, str] = {}
-        mask = handle.get("mask")
-        if not isinstance(mask, h5py.Group) or not isinstance(handle.get("mask", getlink=True), h5py.HardLink):
+        if not isinstance(handle.get("mask", getlink=True), h5py.HardLink):  # a link is never followed
+            return out
+        mask = handle["mask"]
+        if not isinstance(mask, h5py.Group):
             return out
         for split in sorted(mask.keys()):
             data = mask[split]
@@ -150,8 +156,10 @@ class HDF5Benchmark(EpisodeBenchmark):
             if not isinstance(obs, h5py.Group):
                 raise ConfigError(f"benchmark.obs_group: {where} is not a group")
             known = list(obs)
-            images = [k for k in known if self._is_image(obs, k, f"{found.key}/{k}".strip("/"), found.file)]
+            tested = {k: self._test_member(obs, k, found.file, _is_frames) for k in known}
+        images = [k for k, (image, _) in tested.items() if image]
         if self.camera is None:
+            self._refuse_links(where, tested)
             if len(images) != 1:
                 raise ConfigError(f"benchmark.camera: {where} has {len(images)} image datasets "
                                   f"({', '.join(images) or 'none'}; it holds {', '.join(known) or 'nothing'}); "
@@ -161,22 +169,35 @@ class HDF5Benchmark(EpisodeBenchmark):
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
 
-    def _is_image(self, group: Any, name: str, key: str, file: Path) -> bool:
-        """Whether ``group[name]`` is a T×H×W×3 dataset; a link counts only when it resolves inside."""
+    def _test_member(self, group: Any, name: str, file: Path, test: Any) -> tuple[bool, list[str]]:
+        """(whether ``test`` holds for the dataset ``group[name]``, why it cannot be looked at). A link
+        is followed only as :mod:`.hdf5_files` follows it, never by HDF5: one that leaves the dataset's
+        folder, dangles or cycles is not opened, and its problems say where it points."""
         import h5py
 
+        key = f"{group.name}/{name}".lstrip("/")
         try:
             if isinstance(group.get(name, getlink=True), h5py.HardLink):
                 data = group[name]
-            else:
-                found, problems = self._resolve_in(file, key)
-                if problems:
-                    return False
-                with h5py.File(found.file, "r") as other:
-                    return self._is_image(other["/"], found.key, found.key, found.file) if found.key else False
-            return isinstance(data, h5py.Dataset) and data.ndim == 4 and data.shape[-1] == 3
-        except (OSError, RuntimeError, KeyError, ValueError):
-            return False
+                return isinstance(data, h5py.Dataset) and bool(test(data)), []
+            found, problems = self._resolve_in(file, key)
+            if problems:
+                return False, problems
+            with h5py.File(found.file, "r") as other:
+                data = other[found.key] if found.key else other["/"]
+                return isinstance(data, h5py.Dataset) and bool(test(data)), []
+        except (OSError, RuntimeError, KeyError, ValueError) as exc:
+            return False, [f"{file.name}[{key}]: cannot be read ({exc})"]
+
+    @staticmethod
+    def _refuse_links(where: str, tested: dict[str, tuple[bool, list[str]]]) -> None:
+        """ConfigError when the camera must be chosen and a member of ``where`` is a link that cannot
+        be read: it may be the camera, so the choice cannot be made without it."""
+        problems = [p for _, found in tested.values() for p in found]
+        if problems:
+            raise ConfigError(f"benchmark.camera: {where} cannot be searched for its camera: "
+                              f"{'; '.join(dict.fromkeys(problems))} (give benchmark.camera=<key> to read "
+                              "another of its datasets)")
 
     def _episode(self, handle: Any, name: str, split: str) -> Episode:
         import h5py

@@ -53,31 +53,45 @@ def _follow(path: Path, key: str) -> tuple[Path, str, list[Dependency]]:
     import h5py
 
     file, parts, deps = Path(path), [p for p in key.split("/") if p], []
+    trail: list[str] = []  # each link crossed, as "file[/key]"
+    seen: dict[tuple[str, str], int] = {}
     for _ in range(MAX_HOPS):
         if not file.is_file():
             raise HDF5LinkError(f"{file}: file not found")
+        state = (str(file), "/".join(parts))
+        if state in seen:  # back where a link already led: a cycle, named link by link
+            loop = trail[seen[state]:] + [trail[seen[state]]]
+            raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way: the links form a "
+                                f"cycle, {' -> '.join(loop)}")
+        seen[state] = len(trail)
         with h5py.File(file, "r") as handle:
             node, done = handle["/"], []
             for index, name in enumerate(parts):
                 if not isinstance(node, h5py.Group) or name not in node:
-                    raise HDF5LinkError(f"{file.name}[{'/'.join(done + [name])}]: no such dataset")
+                    link = node.get(name, getlink=True) if isinstance(node, h5py.Group) else None
+                    if not isinstance(link, (h5py.ExternalLink, h5py.SoftLink)):
+                        raise HDF5LinkError(f"{file.name}[{'/'.join(done + [name])}]: no such dataset")
                 link = node.get(name, getlink=True)
                 rest = parts[index + 1:]
+                here = f"{file.name}[/{'/'.join(done + [name])}]"
                 if isinstance(link, h5py.ExternalLink):
                     target = _next_to(file, _text(link.filename))
                     deps.append(Dependency("external link", target, f"{file.name}[{'/'.join(done + [name])}]"))
+                    trail.append(here)
                     file, parts = target, [p for p in _text(link.path).split("/") if p] + rest
                     break
                 if isinstance(link, h5py.SoftLink):
                     soft = _text(link.path)
                     base = [] if soft.startswith("/") else done
+                    trail.append(here)
                     parts = [p for p in PurePosixPath(*base, soft).parts if p != "/"] + rest
                     break
                 node = node[name]
                 done.append(name)
             else:
                 return file, "/".join(parts), deps
-    raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way (a cycle?)")
+    raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way (a cycle?): "
+                        f"{' -> '.join(trail[:4])} -> ...")
 
 
 def resolve(path: Path, key: str, depth: int = 0) -> Resolved:
@@ -128,7 +142,8 @@ def problems(resolved: Resolved, root: Path | None) -> list[str]:
         elif root is not None and not _inside(dep.path, root):
             out.append(f"{dep.where}: its {dep.kind} {dep.path} lies outside the dataset's folder {root}; set "
                        "benchmark.allow_outside_root=true to read it")
-    if root is not None and not _inside(resolved.file, root):
+    named = {d.path for d in resolved.dependencies}
+    if root is not None and not _inside(resolved.file, root) and resolved.file not in named:
         out.append(f"{resolved.file}: outside the dataset's folder {root}; set benchmark.allow_outside_root=true "
                    "to read it")
     return list(dict.fromkeys(out))
