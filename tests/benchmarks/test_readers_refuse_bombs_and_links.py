@@ -279,3 +279,17 @@ def test_a_frame_of_a_frame_folder_linking_out_is_that_samples_input_error(tmp_p
     assert list(errors) == ["episode_000000-t00000"]
     assert (f"its frame frame_00003.png resolves to {tmp_path / 'outside.png'}, outside the dataset root"
             in errors["episode_000000-t00000"])
+
+
+def test_an_external_link_out_of_the_folder_is_refused_without_opening_its_target(tmp_path):
+    """The target is not even an HDF5 file: the refusal names the link, so it was never opened."""
+    (tmp_path / "elsewhere.h5").write_bytes(b"not an HDF5 file")
+    path = write_hdf5(tmp_path / "ds" / "demos.hdf5", episodes())
+    with h5py.File(path, "a") as handle:
+        del handle["data/demo_1/obs/agentview_image"]
+        handle["data/demo_1/obs/agentview_image"] = h5py.ExternalLink(str(tmp_path / "elsewhere.h5"), "/frames")
+    errors = _errors(HDF5Benchmark(str(path), fps=10, camera="agentview_image"), tmp_path)
+    assert sorted(errors) == ["demo_1-t00000", "demo_1-t00017"]
+    assert errors["demo_1-t00000"] == (f"demos.hdf5[data/demo_1/obs/agentview_image]: its external link "
+                                       f"{tmp_path / 'elsewhere.h5'} lies outside the dataset's folder "
+                                       f"{tmp_path / 'ds'}; set benchmark.allow_outside_root=true to read it")

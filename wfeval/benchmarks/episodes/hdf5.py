@@ -134,11 +134,12 @@ class HDF5Benchmark(EpisodeBenchmark):
     def _resolve_in(self, path: Path, key: str) -> tuple[Any, list[str]]:
         from wfeval.benchmarks.episodes import hdf5_files
 
+        root = None if self.allow_outside_root else self.folder
         try:
-            found = hdf5_files.resolve(path, key)
+            found = hdf5_files.resolve(path, key, root=root)
         except (OSError, ValueError, KeyError) as exc:
             return None, [str(exc) if isinstance(exc, hdf5_files.HDF5LinkError) else f"{self.root.name}[{key}]: {exc}"]
-        return found, hdf5_files.problems(found, None if self.allow_outside_root else self.folder)
+        return found, hdf5_files.problems(found, root)
 
     def _choose_camera(self, handle: Any, first: str) -> None:
         import h5py
@@ -146,7 +147,8 @@ class HDF5Benchmark(EpisodeBenchmark):
         where = f"{self.root.name}[{self._key(first, self.obs_group)}]"
         found, problems = self._resolve(self._key(first, self.obs_group))
         if problems:
-            node = handle[self._key(first)]
+            hard = isinstance(handle.get(self._key(first), getlink=True), h5py.HardLink)
+            node = handle[self._key(first)] if hard else None  # a link is not followed by HDF5
             held = sorted(node.keys()) if isinstance(node, h5py.Group) else []
             hint = " (Minari's layout: benchmark=minari reads it)" if "observations" in held else ""
             raise ConfigError(f"benchmark.obs_group: {'; '.join(problems)}; {self._key(first)} holds "

@@ -48,8 +48,9 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def _follow(path: Path, key: str) -> tuple[Path, str, list[Dependency]]:
-    """The file and key the object ``key`` of ``path`` really is, with the external links crossed."""
+def _follow(path: Path, key: str, root: Path | None = None) -> tuple[Path, str, list[Dependency]]:
+    """The file and key the object ``key`` of ``path`` really is, with the external links crossed (never
+    one leading out of ``root``: that file is not opened)."""
     import h5py
 
     file, parts, deps = Path(path), [p for p in key.split("/") if p], []
@@ -67,16 +68,17 @@ def _follow(path: Path, key: str) -> tuple[Path, str, list[Dependency]]:
         with h5py.File(file, "r") as handle:
             node, done = handle["/"], []
             for index, name in enumerate(parts):
-                if not isinstance(node, h5py.Group) or name not in node:
-                    link = node.get(name, getlink=True) if isinstance(node, h5py.Group) else None
-                    if not isinstance(link, (h5py.ExternalLink, h5py.SoftLink)):
-                        raise HDF5LinkError(f"{file.name}[{'/'.join(done + [name])}]: no such dataset")
-                link = node.get(name, getlink=True)
+                link = node.get(name, getlink=True) if isinstance(node, h5py.Group) else None  # never followed
+                if link is None:
+                    raise HDF5LinkError(f"{file.name}[{'/'.join(done + [name])}]: no such dataset")
                 rest = parts[index + 1:]
                 here = f"{file.name}[/{'/'.join(done + [name])}]"
                 if isinstance(link, h5py.ExternalLink):
                     target = _next_to(file, _text(link.filename))
                     deps.append(Dependency("external link", target, f"{file.name}[{'/'.join(done + [name])}]"))
+                    if root is not None and not _inside(target, root):
+                        raise HDF5LinkError(f"{deps[-1].where}: its external link {target} lies outside the dataset's "
+                                            f"folder {root}; set benchmark.allow_outside_root=true to read it")
                     trail.append(here)
                     file, parts = target, [p for p in _text(link.path).split("/") if p] + rest
                     break
@@ -94,11 +96,12 @@ def _follow(path: Path, key: str) -> tuple[Path, str, list[Dependency]]:
                         f"{' -> '.join(trail[:4])} -> ...")
 
 
-def resolve(path: Path, key: str, depth: int = 0) -> Resolved:
-    """Where the dataset ``key`` of ``path`` is and every other file its rows come from."""
+def resolve(path: Path, key: str, depth: int = 0, root: Path | None = None) -> Resolved:
+    """Where the dataset ``key`` of ``path`` is and every other file its rows come from; ``root``: no
+    file outside this folder is opened on the way (HDF5LinkError for a link; :func:`problems` for the rest)."""
     import h5py
 
-    file, inner, deps = _follow(path, key)
+    file, inner, deps = _follow(path, key, root)
     found = Resolved(file, inner, deps)
     with h5py.File(file, "r") as handle:
         data = handle[inner] if inner else handle["/"]
@@ -115,9 +118,9 @@ def resolve(path: Path, key: str, depth: int = 0) -> Resolved:
                 target = file if name == "." else _next_to(file, name)
                 if target != file:
                     found.dependencies.append(Dependency("virtual source", target, where))
-                if not target.is_file():
-                    continue  # reported by the caller (a missing source would read as the fill value)
-                found.dependencies += resolve(target, _text(source.dset_name), depth + 1).dependencies
+                if not target.is_file() or (root is not None and not _inside(target, root)):
+                    continue  # reported by problems() (a missing source would read as the fill value)
+                found.dependencies += resolve(target, _text(source.dset_name), depth + 1, root).dependencies
     return found
 
 
