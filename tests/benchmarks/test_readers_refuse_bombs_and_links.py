@@ -197,6 +197,11 @@ def test_a_minari_main_file_linking_out_of_its_folder_exits_2_naming_the_link_an
     assert "victim-v0.psnr" not in ran.out and not (tmp_path / "run" / "results.json").exists()
     opted = MinariBenchmark(str(mine.parent), fps=10, allow_outside_root=True)
     assert opted.spec.name == "mine-v0" and len(opted.records()) == 4  # named after the folder given
+    with pytest.raises(ConfigError, match="is a symbolic link to .*victim-v0"):  # named itself: still the layout's
+        MinariBenchmark(str(mine / "main_data.hdf5"), fps=10)
+    linked = tmp_path / "linked-v0"
+    linked.symlink_to(victim)  # dataset_root itself a link to a dataset folder: that folder is the dataset
+    assert MinariBenchmark(str(linked), fps=10).spec.name == "victim-v0"
 
 
 def test_a_minari_metadata_file_linking_out_of_its_folder_is_refused(tmp_path):
