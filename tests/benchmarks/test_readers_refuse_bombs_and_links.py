@@ -298,3 +298,19 @@ def test_an_external_link_out_of_the_folder_is_refused_without_opening_its_targe
     assert errors["demo_1-t00000"] == (f"demos.hdf5[data/demo_1/obs/agentview_image]: its external link "
                                        f"{tmp_path / 'elsewhere.h5'} lies outside the dataset's folder "
                                        f"{tmp_path / 'ds'}; set benchmark.allow_outside_root=true to read it")
+
+
+def test_a_minari_dict_camera_of_jpeg_rows_is_chosen_and_read_encoded(tmp_path):
+    from PIL import Image
+
+    def jpeg_rows(handle, key, folder):
+        rows = handle.create_dataset(key, (len(frames),), dtype=h5py.vlen_dtype(np.uint8))
+        for t, frame in enumerate(frames):
+            out = io.BytesIO()
+            Image.fromarray(frame).save(out, "JPEG")
+            rows[t] = np.frombuffer(out.getvalue(), np.uint8)
+
+    frames = episodes()[0][0]
+    bench = MinariBenchmark(str(_minari(tmp_path / "ds-v0", jpeg_rows)), fps=10, episodes=["episode_0"])
+    assert bench.camera == "front" and bench.encoded
+    assert not _errors(bench, tmp_path) and len(bench.records()) == 2

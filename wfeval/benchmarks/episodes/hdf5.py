@@ -171,8 +171,8 @@ class HDF5Benchmark(EpisodeBenchmark):
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
 
-    def _test_member(self, group: Any, name: str, file: Path, test: Any) -> tuple[bool, list[str]]:
-        """(whether ``test`` holds for the dataset ``group[name]``, why it cannot be looked at). A link
+    def _test_member(self, group: Any, name: str, file: Path, test: Any) -> tuple[Any, list[str]]:
+        """(``test`` of the dataset ``group[name]``, None if not a dataset; why it cannot be looked at). A link
         is followed only as :mod:`.hdf5_files` follows it, never by HDF5: one that leaves the dataset's
         folder, dangles or cycles is not opened, and its problems say where it points."""
         import h5py
@@ -181,18 +181,18 @@ class HDF5Benchmark(EpisodeBenchmark):
         try:
             if isinstance(group.get(name, getlink=True), h5py.HardLink):
                 data = group[name]
-                return isinstance(data, h5py.Dataset) and bool(test(data)), []
+                return (test(data) if isinstance(data, h5py.Dataset) else None), []
             found, problems = self._resolve_in(file, key)
             if problems:
-                return False, problems
+                return None, problems
             with h5py.File(found.file, "r") as other:
                 data = other[found.key] if found.key else other["/"]
-                return isinstance(data, h5py.Dataset) and bool(test(data)), []
+                return (test(data) if isinstance(data, h5py.Dataset) else None), []
         except (OSError, RuntimeError, KeyError, ValueError) as exc:
-            return False, [f"{file.name}[{key}]: cannot be read ({exc})"]
+            return None, [f"{file.name}[{key}]: cannot be read ({exc})"]
 
     @staticmethod
-    def _refuse_links(where: str, tested: dict[str, tuple[bool, list[str]]]) -> None:
+    def _refuse_links(where: str, tested: dict[str, tuple[Any, list[str]]]) -> None:
         """ConfigError when the camera must be chosen and a member of ``where`` is a link that cannot
         be read: it may be the camera, so the choice cannot be made without it."""
         problems = [p for _, found in tested.values() for p in found]
