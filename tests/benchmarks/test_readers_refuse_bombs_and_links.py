@@ -314,3 +314,13 @@ def test_a_minari_dict_camera_of_jpeg_rows_is_chosen_and_read_encoded(tmp_path):
     bench = MinariBenchmark(str(_minari(tmp_path / "ds-v0", jpeg_rows)), fps=10, episodes=["episode_0"])
     assert bench.camera == "front" and bench.encoded
     assert not _errors(bench, tmp_path) and len(bench.records()) == 2
+
+
+def test_a_lerobot_info_json_linking_out_is_refused_before_it_is_read(tmp_path):
+    root = write_lerobot(tmp_path / "lr", episodes())
+    (tmp_path / "other.json").write_text("{ not json")  # read, it would fail as unreadable JSON instead
+    (root / "meta" / "info.json").unlink()
+    (root / "meta" / "info.json").symlink_to(tmp_path / "other.json")
+    with pytest.raises(ConfigError, match=rf"meta/info.json resolves to {tmp_path / 'other.json'}, outside the "
+                                          "dataset's folder"):
+        LeRobotBenchmark(str(root))
