@@ -111,7 +111,7 @@ class MinariBenchmark(HDF5Benchmark):
     def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "actions",
                  **options: Any):
         main = locate(_named(Path(dataset_root).expanduser()))
-        self.named_file = main  # as the dataset names it (a symlink's target is checked, never its name)
+        self.named_file = main  # its place in the dataset folder (a link's target is checked, never named)
         self.dataset_folder = main.parent.parent if main.parent.name == "data" else main.parent
         if not options.get("allow_outside_root"):
             _inside_folder(self.dataset_folder, main, main.parent / METADATA)
@@ -150,12 +150,12 @@ class MinariBenchmark(HDF5Benchmark):
 
     @property
     def folder(self) -> Path:
-        """The dataset folder as ``dataset_root`` names it (its files never lead the reader out of it)."""
+        """The dataset's folder (``dataset_root`` resolved; its files never lead the reader out of it)."""
         return self.dataset_folder
 
     def default_name(self) -> str:
-        """Minari's dataset id (the folder ``<name>-v<k>`` the user named, never a symlink's target):
-        canonical by Minari's own convention."""
+        """Minari's dataset id (the dataset's folder ``<name>-v<k>``, never the folder a linked
+        ``main_data.hdf5`` leads to): canonical by Minari's own convention."""
         return self.folder.name if self.named_file.parent.name == "data" else self.named_file.stem
 
     def _no_group(self, handle: Any) -> str:  # pragma: no cover - group is the root
