@@ -19,7 +19,7 @@ import numpy as np
 
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
-from wfeval.functional.probing import accuracy, choose_alpha, fit_ridge, majority_share, r2_term
+from wfeval.functional.probing import accuracy, choose_alphas, fit_ridge, majority_share, r2_term
 from wfeval.models import latent
 from wfeval.models.protocol import Generated
 from wfeval.protocols.base import Protocol, ProtocolRun
@@ -86,10 +86,10 @@ class ProbingDriver(Driver):
         z = np.concatenate([self._encode(e.frames, e.states) for e in episodes])
         states = np.concatenate([np.asarray(e.states, dtype=np.float64) for e in episodes])
         groups = np.concatenate([np.full(len(e.frames), i) for i, e in enumerate(episodes)])
-        self.train, self.alphas = states, []
-        for j, d in enumerate(self.discrete):  # auto: the penalty by cross-validation over training episodes
-            alpha = self.options.alpha
-            self.alphas.append(choose_alpha(z, states[:, j], groups, discrete=d) if alpha == "auto" else alpha)
+        self.train = states
+        alpha = self.options.alpha  # auto: each penalty by cross-validation over training episodes
+        self.alphas = choose_alphas(z, states, groups, self.discrete) if alpha == "auto" else \
+            [alpha] * len(self.discrete)
         self.probes = [fit_ridge(z, states[:, j], alpha=a, discrete=d)
                        for j, (a, d) in enumerate(zip(self.alphas, self.discrete))]
 
