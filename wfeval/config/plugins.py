@@ -5,7 +5,7 @@ files ``conf/<group>/<option>.yaml`` (the package ``wfeval.conf``); each names i
 ``_target_``, read without importing anything. Installed packages add classes through entry
 points named after the kind (``wfeval.metrics``, ``wfeval.decoders``), read from package metadata
 only. Nothing here imports a plugin until a caller asks for its class
-(:func:`import_target`); ``wfeval.config`` imports no plugin package.
+(:func:`wfeval.config.code.import_target`); ``wfeval.config`` imports no plugin package.
 
 From this one listing:
 
@@ -20,7 +20,6 @@ From this one listing:
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -80,12 +79,6 @@ def metric_ids(listed: Any) -> list[str]:
 def metric_versions(listed: Any) -> dict[str, str]:
     """The versions a benchmark's ``metrics`` pins (``psnr==1.0``)."""
     return {m: v for m, v in map(metric_entry, listed or ()) if v is not None}
-
-
-def import_target(target: str) -> Any:
-    """The object ``module.attr`` (or ``module:attr``) names, importing its module."""
-    module, sep, attr = target.rpartition(":") if ":" in target else target.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
 
 
 def entry_points(group: str) -> dict[str, Any]:

@@ -5,15 +5,15 @@ run to aggregate its stored rows. A run folder is a file anyone could have writt
 ``.hydra/config.yaml`` is read as *data*: the recorded class path is only a key to look up in
 the registry (built-ins and installed ``wfeval.metrics`` entry points), and the recorded
 parameters must be plain values the metric's schema accepts. A parameter that names code (a
-nested ``_target_`` or an import path for a locator) is accepted only when it equals the
-metric's own default. Nothing named by the run folder is imported or called.
+nested ``_target_``, or an import path given to a parameter typed
+:data:`~wfeval.config.code.ImportPath`) is accepted only when it equals the metric's own default. Nothing named by the run folder is imported or called.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wfeval.config.trust import LOCATOR_KEYS, TARGET_KEY
+from wfeval.config.code import TARGET_KEY
 
 
 class MetricRecordError(ValueError):
@@ -42,10 +42,12 @@ def registry_class(metric_id: str, target: str | None = None) -> type:
         raise MetricRecordError(f"metric {metric_id!r}: {exc}") from None
 
 
-def _code_refusal(value: Any, default: Any, key: str) -> str | None:
+def _code_refusal(value: Any, default: Any, key: str, import_paths: tuple[str, ...] = ()) -> str | None:
     """Why a recorded parameter value that names code is refused (None: plain, the metric's
     default, or one of wfeval's own classes / an installed wfeval.* entry point, the targets any
-    config file may name)."""
+    config file may name). ``import_paths``: the parameters (of the class whose node holds ``key``)
+    typed :data:`~wfeval.config.code.ImportPath`."""
+    from wfeval.config.code import import_path_parameters_of
     from wfeval.config.trust import TrustPolicy
 
     def named_code_ok(target: Any) -> bool:
@@ -55,9 +57,11 @@ def _code_refusal(value: Any, default: Any, key: str) -> str | None:
     if isinstance(value, Mapping):
         if TARGET_KEY in value and not named_code_ok(value[TARGET_KEY]):
             return f"{key}._target_={value[TARGET_KEY]!r} names code"
+        inner = import_path_parameters_of(value[TARGET_KEY], key, TrustPolicy()) if TARGET_KEY in value else ()
         for k, v in value.items():
             if k != TARGET_KEY:
-                reason = _code_refusal(v, default.get(k) if isinstance(default, Mapping) else None, f"{key}.{k}")
+                reason = _code_refusal(v, default.get(k) if isinstance(default, Mapping) else None, f"{key}.{k}",
+                                       tuple(f"{key}.{p}" for p in inner))
                 if reason:
                     return reason
     elif isinstance(value, (list, tuple)):
@@ -65,7 +69,7 @@ def _code_refusal(value: Any, default: Any, key: str) -> str | None:
             reason = _code_refusal(v, None, f"{key}[{i}]")
             if reason:
                 return reason
-    elif isinstance(value, str) and key.rsplit(".", 1)[-1] in LOCATOR_KEYS and not named_code_ok(value):
+    elif isinstance(value, str) and key in import_paths and not named_code_ok(value):
         return f"{key}={value!r} is an import path (code)"
     return None
 
@@ -86,6 +90,7 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from wfeval.config.code import import_path_parameters
     from wfeval.config.derive import schema_of
     from wfeval.config.schema import METRIC_CORE_KEYS
 
@@ -111,8 +116,9 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     except OmegaConfBaseException as exc:
         raise MetricRecordError(f"metric {metric_id!r}: recorded parameters do not fit its schema: "
                                 f"{str(exc).splitlines()[0]}") from None
+    import_paths = import_path_parameters(cls)
     for key, value in list(params.items()):
-        reason = _code_refusal(value, defaults.get(key), key)
+        reason = _code_refusal(value, defaults.get(key), key, import_paths)
         if reason and code_left_out is not None:
             code_left_out.append(reason)
             del params[key]

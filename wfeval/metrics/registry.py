@@ -21,9 +21,9 @@ import difflib
 from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
+from wfeval.config.code import import_target as _import
 from wfeval.config.plugins import builtin_targets as _builtin_targets
 from wfeval.config.plugins import entry_points
-from wfeval.config.plugins import import_target as _import
 from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
 
 ENTRY_POINT_GROUP = "wfeval.metrics"

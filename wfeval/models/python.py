@@ -26,6 +26,7 @@ import inspect
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
+from wfeval.config.code import ImportPath, resolve
 from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
 from wfeval.models.latent import has_latent_interface
@@ -34,16 +35,10 @@ from wfeval.utils.state_identity import fingerprint_value
 
 
 def _build(obj: Any) -> Any:
-    """The object itself, or (for a dotted path or an un-instantiated node) what it names."""
-    if isinstance(obj, Mapping) and "_target_" in obj:
-        from hydra.utils import instantiate
-
-        return instantiate(dict(obj), _convert_="all")
-    if isinstance(obj, str):
-        from hydra.utils import get_object
-
-        target = get_object(obj)
-        return target() if inspect.isclass(target) else target
+    """The object itself, or (for an import path or an un-instantiated node) what it names, through
+    the door (:func:`wfeval.config.code.resolve`: trust checked before anything is imported)."""
+    if isinstance(obj, str) or (isinstance(obj, Mapping) and "_target_" in obj):
+        return resolve(obj, "model.object")
     return obj
 
 
@@ -72,7 +67,7 @@ def resolve_device(device: str) -> str:
 class PythonModel:
     def __init__(
         self,
-        object: Any,  # noqa: A002 - the config key users write
+        object: ImportPath,  # noqa: A002 - the config key users write
         name: str | None = None,
         version: str | None = None,
         device: str = "auto",

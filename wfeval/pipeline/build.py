@@ -54,13 +54,16 @@ def build_protocol_class(cfg: DictConfig | RunConfig) -> Any:
 
 
 def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
-    """``hydra.utils.instantiate`` with an error that names the key and the ``_target_``.
+    """Hydra's ``instantiate`` through the door (:func:`wfeval.config.code.instantiate`: every
+    ``_target_`` and import path in the node trust-checked first) with an error that names the key
+    and the ``_target_``.
 
     ``drop``: keys the core reads itself (benchmark rules, a metric's aggregation) and the
     instantiated class never sees; the node is resolved first, so interpolations still work.
     """
     from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
+
+    from wfeval.config.code import instantiate
 
     if not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
         raise ConfigError(f"{key}: needs a _target_ (the import path of the class to build)")
@@ -72,7 +75,7 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
     if drop:
         node = {k: v for k, v in to_plain(node).items() if k not in drop}
     try:
-        return instantiate(node, _convert_="all")
+        return instantiate(node, key)
     except InstantiationException as exc:
         cause = exc.__cause__
         detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
@@ -116,7 +119,7 @@ def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> Metric
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
     these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device)."""
     metrics, aggregation, on_failure = {}, {}, {}
-    for metric_id, metric_node in ((m, with_device(n, device)) for m, n in nodes.items()):
+    for metric_id, metric_node in ((m, with_device(n, device, f"metric.{m}")) for m, n in nodes.items()):
         has_aggregation = isinstance(metric_node, (DictConfig, Mapping)) and "aggregation" in metric_node
         drop = [k for k in METRIC_RULE_KEYS if isinstance(metric_node, (DictConfig, Mapping)) and k in metric_node]
         metric = instantiate_node(f"metric.{metric_id}", metric_node, drop=drop)
