@@ -10,6 +10,8 @@ wfeval imports a module named by a value.
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.abc
 import sys
 import textwrap
 from pathlib import Path
@@ -71,6 +73,7 @@ def every_class_path() -> list[str]:
     return sorted(t for t in found if not t.startswith(("hydra.", "hydra_plugins.")))
 
 
+@functools.lru_cache(maxsize=1)
 def every_class() -> dict[str, type]:
     out = {}
     for path in every_class_path():
@@ -107,6 +110,65 @@ def test_an_untrusted_import_path_at_any_import_path_parameter_is_refused_before
         findings = find_untrusted({"model": {"_target_": path, name: f"{PAYLOAD}:Payload"}}, TrustPolicy())
     assert [(f.key, f.target) for f in findings] == [(f"model.{name}", f"{PAYLOAD}:Payload")]
     assert PAYLOAD not in sys.modules and not (payload / "IMPORTED").exists()
+
+
+class ImportSpy(importlib.abc.MetaPathFinder):
+    """Records every attempt to import a module under ``root`` (finds nothing itself)."""
+
+    def __init__(self, root: str):
+        self.root, self.seen = root, []
+
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == self.root:
+            self.seen.append(name)
+        return None
+
+
+@pytest.fixture
+def spy():
+    finder = ImportSpy("wfeval_door_probe")
+    sys.meta_path.insert(0, finder)
+    yield finder
+    sys.meta_path.remove(finder)
+
+
+@functools.lru_cache(maxsize=1)
+def _option_values() -> dict[str, dict]:
+    """The values each class's own option file gives it (its required parameters among them)."""
+    out: dict[str, dict] = {}
+    for path in sorted(CONF.rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if isinstance(data, dict) and isinstance(data.get("_target_"), str):
+            out.setdefault(data["_target_"], {k: v for k, v in data.items() if v != "???"})
+    return out
+
+
+def test_the_import_spy_sees_an_import_the_door_lets_through(spy):
+    from wfeval.metrics.controllability import IDMAccuracy
+
+    with activated(TrustPolicy(prefixes=("wfeval_door_probe.",))), pytest.raises(ValueError, match="cannot import"):
+        IDMAccuracy(idm="wfeval_door_probe.Payload")
+    assert spy.seen == ["wfeval_door_probe"]
+
+
+@pytest.mark.parametrize("path", sorted(every_class()))
+def test_no_parameter_of_any_class_imports_the_value_it_is_given(path, spy, tmp_path, monkeypatch):
+    """Each parameter in turn given an import path (the others from the class's option file): the
+    class is built through the door with nothing trusted; whatever it does with the string, nothing
+    imports it (an ImportPath parameter is refused by the door, any other holds it as data)."""
+    monkeypatch.chdir(tmp_path)  # a tracker or benchmark that writes writes here
+    cls = every_class()[path]
+    params = [p.name for p in code.init_parameters(cls)]
+    given = {k: v for k, v in _option_values().get(path, {}).items() if k in params}
+    with activated(TrustPolicy()):
+        for name in params:
+            try:
+                code.instantiate({"_target_": path, **given, name: "wfeval_door_probe.Payload"}, "node")
+            except UntrustedTargetError:
+                assert name in import_path_parameters(cls), name
+            except Exception:  # noqa: BLE001 - refused as a value: what matters is that nothing was imported
+                pass
+    assert spy.seen == [], path
 
 
 def test_the_door_imports_an_import_path_given_on_the_command_line_or_trusted(payload):
@@ -188,7 +250,12 @@ def _origin(func: ast.expr, names: dict[str, str]) -> str | None:
     return ".".join([base, *reversed(parts)]) if base else None
 
 
-def _importing_calls():
+@functools.lru_cache(maxsize=1)
+def _importing_calls() -> tuple[tuple[str, str, int], ...]:
+    return tuple(_scan())
+
+
+def _scan():
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         if rel == "config/code.py":

@@ -1,25 +1,33 @@
-"""The one door for code: every config value that names code becomes an object here, trust checked
-at the moment of import (docs/trust.md).
+"""The one door for code: the trust rule, and every config value that names code becoming an object
+through it, checked at the moment of import (docs/trust.md).
 
 A config names code in two ways: a ``_target_`` (Hydra builds it), or an import path given to a
-parameter whose type says it takes one -- :data:`ImportPath` in the class's ``__init__``
-(``idm: ImportPath``, ``locator: ImportPath``, ``object: ImportPath``). No list of key names: the
-parameters are read from the annotations the derived schemas come from
-(:func:`import_path_parameters`, over the parameters the schemas are derived from: :func:`init_parameters`).
+parameter whose type says it takes code -- :data:`ImportPath` in the class's ``__init__``
+(``idm: ImportPath``, ``locator: ImportPath``, ``object: ImportPath``). There is no list of key
+names: :func:`import_path_parameters` reads the annotations of the parameters the config schemas
+are derived from (:func:`init_parameters`, used by :mod:`wfeval.config.derive`).
 
-* :func:`load` -- the object an import path names: the policy in force
-  (:func:`wfeval.config.trust.current_policy`) is asked first, and an untrusted path is refused
-  (:class:`~wfeval.config.trust.UntrustedTargetError`, exit 2) before its module is imported.
-* :func:`instantiate` -- Hydra's ``instantiate`` of a node, after every ``_target_`` in it (nested ones
-  too) and every import-path parameter of the classes it builds passed the same check.
-* :func:`resolve` -- what an import-path parameter holds, as an object: a callable as it is, a
-  ``{_target_: ...}`` mapping built (:func:`instantiate`), an import path loaded (:func:`load`;
-  a class is built without arguments).
-* :func:`code_values` -- the same walk without importing anything untrusted: what the boundary's
-  check of a composed config (:func:`wfeval.config.trust.find_untrusted`) reports, naming the files.
+The rule (:class:`TrustPolicy`): code may be imported when it is wfeval's own class, an installed
+``wfeval.*`` entry point, given on the command line at that key, or under a prefix trusted on the
+command line (``run.trust``) or in the environment (``WFEVAL_TRUST``); the policy in force is the
+command's (:func:`in_force`, :func:`activated`, :func:`current_policy`).
 
-This is the only module of wfeval that imports a module named by a config value
-(``tests/config/test_code_door.py`` checks the source).
+The door:
+
+* :func:`load` -- the object an import path names, once the policy in force allows it at its key;
+  an untrusted path is refused (:class:`UntrustedTargetError`, exit 2) before its module is imported.
+  :func:`import_target` is the same for a built-in option's class or an entry point's object.
+* :func:`instantiate` -- Hydra's ``instantiate`` of a node, once every ``_target_`` in it (nested
+  ones too) and every import path its classes' ``ImportPath`` parameters hold passed the rule.
+* :func:`resolve` -- what an ``ImportPath`` parameter holds, as an object: a callable as it is, a
+  ``{_target_: ...}`` mapping built (:func:`instantiate`), an import path loaded (:func:`load`; a
+  class is built without arguments). A class with such a parameter calls it in its ``__init__``.
+* :func:`code_values` -- the same walk, importing nothing untrusted: what the check of a whole
+  composed config (:func:`wfeval.config.trust.find_untrusted`, at the command's boundary) reports,
+  naming the file each value came from.
+
+This is the only module of wfeval that imports a module a value names (``tests/config/test_code_door.py``
+reads the sources to check it).
 """
 
 from __future__ import annotations
@@ -28,9 +36,9 @@ import contextlib
 import contextvars
 import functools
 import importlib
+import inspect
 import json
 import os
-import inspect
 import re
 import types
 import typing
@@ -40,105 +48,6 @@ from typing import Annotated, Any, Callable, Iterable, Iterator, Mapping, Sequen
 from wfeval.config.errors import ConfigError
 
 TARGET_KEY = "_target_"
-
-
-class ImportPathMarker:
-    """The marker of :data:`ImportPath` (``typing.Annotated`` metadata)."""
-
-    def __repr__(self) -> str:
-        return "ImportPath"
-
-
-IMPORT_PATH = ImportPathMarker()
-
-#: the type of a parameter that takes code: a callable, a ``{_target_: ...}`` mapping or an import
-#: path ``pkg.module:name`` / ``pkg.module.name`` (its schema field stays ``Any``)
-ImportPath = Annotated[Any, IMPORT_PATH]
-
-#: import paths the enclosing :func:`instantiate` already checked at their full keys
-_CHECKED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("wfeval_checked_code", default=frozenset())
-
-
-def _split(path: str) -> tuple[str, str]:
-    return path.rpartition(":")[::2] if ":" in path else path.rpartition(".")[::2]
-
-
-def _import(path: str) -> Any:
-    """The object ``module:attr`` / ``module.attr`` names (the one import of a named module)."""
-    module, attr = _split(path)
-    if not module or not attr:
-        raise ImportError(f"{path!r} is not an import path (pkg.module:name or pkg.module.name)")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _policy(policy: Any = None) -> Any:
-    return policy if policy is not None else current_policy()
-
-
-def _refuse(findings: list) -> None:
-    if findings:
-        raise UntrustedTargetError(findings)
-
-
-def refusal(key: str, path: Any, policy: Any = None) -> str | None:
-    """None when ``path`` may be imported at ``key`` under ``policy`` (default: the one in force);
-    else why not (``""``: not trusted)."""
-    if isinstance(path, str) and path in _CHECKED.get():
-        return None
-    policy = _policy(policy)
-    reason = policy.refusal(key, path)
-    if reason is not None and isinstance(path, str) and ":" in path:  # an entry point's module:attr
-        return reason if policy.refusal(key, path.replace(":", ".")) is not None else None
-    return reason
-
-
-def load(path: str, key: str, policy: Any = None) -> Any:
-    """The object the import path ``path`` names, after the trust check at ``key`` (nothing is
-    imported when it is refused: :class:`~wfeval.config.trust.UntrustedTargetError`)."""
-    reason = refusal(key, path, policy)
-    if reason is not None:
-        _refuse([Finding(key, str(path), reason)])
-    return _import(path)
-
-
-def import_target(target: str, key: str = "") -> Any:
-    """The object ``module.attr`` (or ``module:attr``) names -- a built-in option's class or an
-    installed entry point's object -- through :func:`load` (``key``: the option it is the
-    ``_target_`` of, e.g. ``metric.psnr``)."""
-    return load(target, f"{key}._target_" if key else TARGET_KEY)
-
-
-def builtin_object(path: str) -> Any:
-    """The object a path under ``wfeval.`` names (wfeval's own code: what the trust rule asks of it,
-    whether it is a class); anything else is refused without importing it."""
-    if not path.startswith("wfeval.") and not path.startswith("wfeval:"):
-        raise ValueError(f"{path!r} is not under wfeval.")
-    return _import(path)
-
-
-def resolve(value: Any, key: str) -> Any:
-    """What an :data:`ImportPath` parameter holds, as an object: ``None`` and callables as they are,
-    a ``{_target_: ...}`` mapping built, an import path loaded (a class is built without arguments)."""
-    if value is None or callable(value):
-        return value
-    if isinstance(value, Mapping) and TARGET_KEY in value:
-        return instantiate(value, key)
-    if isinstance(value, str) and value:
-        try:
-            obj = load(value, key)
-        except UntrustedTargetError:
-            raise
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise ValueError(f"{key}: cannot import {value!r}: {exc}") from exc
-        return obj() if isinstance(obj, type) else obj
-    raise TypeError(f"{key}: expected a callable, a _target_ mapping or an import path, got {value!r}")
-
-
-# --- the rule: what may be imported (docs/trust.md) -----------------------------------------------
-
 ENV_VAR = "WFEVAL_TRUST"
 #: the policy of a CLI process, handed to its worker processes (joblib launcher); internal
 ACTIVE_ENV_VAR = "_WFEVAL_TRUST_ACTIVE"
@@ -362,7 +271,20 @@ def in_force(policy: TrustPolicy) -> Iterator[None]:
             os.environ[ACTIVE_ENV_VAR] = previous_env
 
 
-# --- which values of a config name code -----------------------------------------------------------
+# --- which parameters take code ----------------------------------------------------------------
+
+class ImportPathMarker:
+    """The marker of :data:`ImportPath` (``typing.Annotated`` metadata)."""
+
+    def __repr__(self) -> str:
+        return "ImportPath"
+
+
+IMPORT_PATH = ImportPathMarker()
+
+#: the type of a parameter that takes code: a callable, a ``{_target_: ...}`` mapping or an import
+#: path ``pkg.module:name`` / ``pkg.module.name`` (its schema field stays ``Any``)
+ImportPath = Annotated[Any, IMPORT_PATH]
 
 def init_parameters(cls: type) -> list[inspect.Parameter]:
     """``__init__``'s parameters, followed through ``**kwargs`` to the base classes."""
@@ -399,6 +321,92 @@ def import_path_parameters(cls: type) -> tuple[str, ...]:
             names.append(param.name)
     return tuple(names)
 
+
+# --- the door --------------------------------------------------------------------------------------
+
+#: import paths the enclosing :func:`instantiate` already checked at their full keys
+_CHECKED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("wfeval_checked_code", default=frozenset())
+
+
+def _split(path: str) -> tuple[str, str]:
+    return path.rpartition(":")[::2] if ":" in path else path.rpartition(".")[::2]
+
+
+def _import(path: str) -> Any:
+    """The object ``module:attr`` / ``module.attr`` names (the one import of a named module)."""
+    module, attr = _split(path)
+    if not module or not attr:
+        raise ImportError(f"{path!r} is not an import path (pkg.module:name or pkg.module.name)")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _policy(policy: Any = None) -> Any:
+    return policy if policy is not None else current_policy()
+
+
+def _refuse(findings: list) -> None:
+    if findings:
+        raise UntrustedTargetError(findings)
+
+
+def refusal(key: str, path: Any, policy: Any = None) -> str | None:
+    """None when ``path`` may be imported at ``key`` under ``policy`` (default: the one in force);
+    else why not (``""``: not trusted)."""
+    if isinstance(path, str) and path in _CHECKED.get():
+        return None
+    policy = _policy(policy)
+    reason = policy.refusal(key, path)
+    if reason is not None and isinstance(path, str) and ":" in path:  # an entry point's module:attr
+        return reason if policy.refusal(key, path.replace(":", ".")) is not None else None
+    return reason
+
+
+def load(path: str, key: str, policy: Any = None) -> Any:
+    """The object the import path ``path`` names, after the trust check at ``key`` (nothing is
+    imported when it is refused: :class:`UntrustedTargetError`)."""
+    reason = refusal(key, path, policy)
+    if reason is not None:
+        _refuse([Finding(key, str(path), reason)])
+    return _import(path)
+
+
+def import_target(target: str, key: str = "") -> Any:
+    """The object ``module.attr`` (or ``module:attr``) names -- a built-in option's class or an
+    installed entry point's object -- through :func:`load` (``key``: the option it is the
+    ``_target_`` of, e.g. ``metric.psnr``)."""
+    return load(target, f"{key}._target_" if key else TARGET_KEY)
+
+
+def builtin_object(path: str) -> Any:
+    """The object a path under ``wfeval.`` names (wfeval's own code: what the trust rule asks of it,
+    whether it is a class); anything else is refused without importing it."""
+    if not path.startswith("wfeval.") and not path.startswith("wfeval:"):
+        raise ValueError(f"{path!r} is not under wfeval.")
+    return _import(path)
+
+
+def resolve(value: Any, key: str) -> Any:
+    """What an :data:`ImportPath` parameter holds, as an object: ``None`` and callables as they are,
+    a ``{_target_: ...}`` mapping built, an import path loaded (a class is built without arguments)."""
+    if value is None or callable(value):
+        return value
+    if isinstance(value, Mapping) and TARGET_KEY in value:
+        return instantiate(value, key)
+    if isinstance(value, str) and value:
+        try:
+            obj = load(value, key)
+        except UntrustedTargetError:
+            raise
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ValueError(f"{key}: cannot import {value!r}: {exc}") from exc
+        return obj() if isinstance(obj, type) else obj
+    raise TypeError(f"{key}: expected a callable, a _target_ mapping or an import path, got {value!r}")
+
+
+# --- which values of a config name code -------------------------------------------------------------
 
 @functools.lru_cache(maxsize=512)
 def _parameters_of(target: str) -> tuple[str, ...]:
@@ -448,50 +456,40 @@ def code_values(node: Any, prefix: str = "",
             yield from code_values(v, f"{prefix[:-1]}[{i}]." if prefix else f"[{i}].", parameters)
 
 
-def findings(node: Any, key: str = "", policy: Any = None) -> list:
-    """The refused code values of a plain config node at ``key`` (see :func:`code_values`)."""
-    policy = _policy(policy)
+def _checked_values(node: Any, key: str, policy: Any) -> list[tuple[str, Any, str | None]]:
+    """(full key, value, refusal or None) of every code value of a plain config node at ``key``."""
     prefix = f"{key}." if key else ""
-    out = []
-    for full, value in code_values(node, prefix, lambda t, k: import_path_parameters_of(t, k, policy)):
-        reason = refusal(full, value, policy)
-        if reason is not None:
-            out.append(Finding(full, str(value), reason))
-    return out
+    return [(full, value, refusal(full, value, policy))
+            for full, value in code_values(node, prefix, lambda t, k: import_path_parameters_of(t, k, policy))]
 
 
-@contextlib.contextmanager
-def _checked(values: Iterator[str]) -> Iterator[None]:
-    token = _CHECKED.set(_CHECKED.get() | frozenset(values))
-    try:
-        yield
-    finally:
-        _CHECKED.reset(token)
+def findings(node: Any, key: str = "", policy: Any = None) -> list[Finding]:
+    """The refused code values of a plain config node at ``key`` (see :func:`code_values`)."""
+    return [Finding(k, str(v), reason) for k, v, reason in _checked_values(node, key, _policy(policy))
+            if reason is not None]
 
 
 def instantiate(node: Any, key: str) -> Any:
     """Hydra's ``instantiate`` of the config node at ``key`` (``_convert_="all"``) once every
     ``_target_`` in it and every import path its classes' :data:`ImportPath` parameters hold passed
-    the trust check (:class:`~wfeval.config.trust.UntrustedTargetError` before anything is imported)."""
+    the trust check (:class:`UntrustedTargetError` before anything is imported). A refusal raised
+    inside a constructor (its own :func:`resolve`) comes out as the refusal, not as a build error."""
+    from hydra.errors import InstantiationException
     from hydra.utils import instantiate as hydra_instantiate
     from omegaconf import DictConfig, ListConfig, OmegaConf
 
     plain = OmegaConf.to_container(node, resolve=True) if isinstance(node, (DictConfig, ListConfig)) else node
-    policy = _policy()
-    refused = findings(plain, key, policy)
-    _refuse(refused)
-    prefix = f"{key}." if key else ""
-    approved = [str(v) for _, v in code_values(plain, prefix, lambda t, k: import_path_parameters_of(t, k, policy))
-                if isinstance(v, str)]
-    from hydra.errors import InstantiationException
-
-    with _checked(approved):
-        try:
-            return hydra_instantiate(plain, _convert_="all")
-        except InstantiationException as exc:  # a refusal inside a constructor (resolve) is the refusal
-            cause = exc.__cause__
-            while cause is not None and not isinstance(cause, UntrustedTargetError):
-                cause = cause.__cause__
-            if cause is not None:
-                raise cause from None
-            raise
+    checked = _checked_values(plain, key, _policy())
+    _refuse([Finding(k, str(v), reason) for k, v, reason in checked if reason is not None])
+    token = _CHECKED.set(_CHECKED.get() | frozenset(str(v) for _, v, _ in checked if isinstance(v, str)))
+    try:
+        return hydra_instantiate(plain, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, UntrustedTargetError):
+            cause = cause.__cause__
+        if cause is not None:
+            raise cause from None
+        raise
+    finally:
+        _CHECKED.reset(token)

@@ -1,22 +1,17 @@
-"""Code only from where the user chose it: which ``_target_`` a run may build (docs/trust.md).
+"""Code only from where the user chose it: the check of a whole composed config (docs/trust.md).
 
 Hydra's ``instantiate`` builds any importable callable a config names, and any config file on
 the search path can write any key (``# @package _global_``). So before anything is built, the
-whole composed config (nested nodes, the ``hydra`` node, import paths held by parameters typed
-:data:`~wfeval.config.code.ImportPath` such as ``model.object=my_pkg.Model``) is checked once, and
-every import of a named module goes through the door (:mod:`wfeval.config.code`), which asks this
-rule again at the moment of import; a target is built only if it
+whole composed config -- nested nodes, the ``hydra`` node, the import paths held by parameters
+typed :data:`~wfeval.config.code.ImportPath` (``model.object=my_pkg.Model``,
+``metric.idm_accuracy.idm``) -- is checked once against the trust rule
+(:class:`~wfeval.config.code.TrustPolicy`), and every refusal is reported at once with the config
+file that wrote it (:func:`check_config`, :func:`locate_sources`). The import itself happens only
+in the door, :mod:`wfeval.config.code`, which asks the same rule again at the moment of import.
 
-* is a class under ``wfeval.`` (wfeval's own functions are not targets: some write files),
-* belongs to an installed entry point of a ``wfeval.*`` group (``wfeval.metrics``, ...),
-* was given on the command line, as the value of an override at that key (``…_target_=x``,
-  ``model.object=x``) -- the override strings themselves, never a config file's value,
-* or matches a prefix the user trusted where no file can write: ``run.trust=[my_pkg.]`` *on the
-  command line*, or the environment variable ``WFEVAL_TRUST=my_pkg.,other.``.
-
-Anything else stops the run with :class:`UntrustedTargetError` (a :class:`ConfigError`: exit 2)
-naming the key, the target, the file it came from and how to trust it. A ``run.trust`` value
-or a ``hydra.job.env_set.WFEVAL_TRUST`` entry written by a config file is refused the same way.
+A ``run.trust`` value or a ``hydra.job.env_set.WFEVAL_TRUST`` entry written by a config file is
+refused the same way; a run folder's overrides never count as the user's command line
+(:func:`refused_overrides`).
 """
 
 from __future__ import annotations
@@ -24,8 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-# the rule and the policy in force live with the door that applies them (wfeval.config.code)
-from wfeval.config.code import (  # noqa: F401 - this module's public names since the rule was written
+# the rule and the policy in force live with the door that applies them; imported under these names too
+from wfeval.config.code import (  # noqa: F401
     _DOTTED, ACTIVE_ENV_VAR, BUILTIN_PREFIX, ENV_VAR, HOW_TO_TRUST, HYDRA_PREFIXES, LOGGING_PREFIXES, TARGET_KEY,
     TRUST_KEY, Finding, TrustPolicy, UntrustedTargetError, _given, _matches, _strings, activated, code_values,
     current_policy, env_prefixes, import_path_parameters_of, in_force)
