@@ -296,3 +296,14 @@ def test_the_allowed_imports_take_only_wfeval_s_own_fixed_names():
         assert "imports" not in __import__("inspect").signature(cls).parameters, metric_id
     source = (ROOT / "pipeline" / "overlap.py").read_text(encoding="utf-8")
     assert 'getattr(metric, "imports", ())' in source and "importlib.import_module(name)" in source
+
+
+def test_a_run_folder_override_shaped_like_an_import_path_needs_the_user_s_trust():
+    """Read without its config, a resumed folder's override that could name code (any key) is refused
+    unless trusted; plain values pass."""
+    from wfeval.config.trust import refused_overrides
+
+    overrides = ["metric.idm_accuracy.idm=evil.Payload", "benchmark.num_samples=2", "model=oracle",
+                 "run.device=cuda:0", "run.store_dir=/tmp/a.b/store", "metric.action_following.locator=wfeval.functional.control.ColorLocator"]
+    assert refused_overrides(overrides, ()) == ["metric.idm_accuracy.idm=evil.Payload  (evil.Payload is not trusted)"]
+    assert refused_overrides(overrides, ("evil.",)) == []

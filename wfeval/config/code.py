@@ -286,6 +286,7 @@ IMPORT_PATH = ImportPathMarker()
 #: path ``pkg.module:name`` / ``pkg.module.name`` (its schema field stays ``Any``)
 ImportPath = Annotated[Any, IMPORT_PATH]
 
+
 def init_parameters(cls: type) -> list[inspect.Parameter]:
     """``__init__``'s parameters, followed through ``**kwargs`` to the base classes."""
     out: dict[str, inspect.Parameter] = {}
@@ -303,9 +304,8 @@ def init_parameters(cls: type) -> list[inspect.Parameter]:
 
 
 def import_path_parameters(cls: type) -> tuple[str, ...]:
-    """The parameters of ``cls`` (its ``__init__``, followed through ``**kwargs`` as the schema is) whose
-    type is :data:`wfeval.config.code.ImportPath`: the values of a config that name code besides
-    ``_target_`` (the door, :mod:`wfeval.config.code`, checks them before importing)."""
+    """The parameters of ``cls`` (:func:`init_parameters`, as its schema has them) typed
+    :data:`ImportPath` (or ``ImportPath | None``): where a config's string names code besides ``_target_``."""
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         try:
