@@ -15,6 +15,11 @@ runs' generated videos of that sample; other votes are counted as stale and left
   decided votes (``a`` or ``b``) where the measure's per-sample values prefer the same video
   (Wilson interval; votes where the measure ties or has no value are not counted), and Kendall's τ
   between the models' Elo ratings and the measure's headline values (3 models or more).
+
+A model that lost (or won) every vote it was in has no finite maximum-likelihood rating: its
+rating and interval come from the prior alone, and the summary flags it (``prior_only``); so does
+a set of votes that does not connect the models both ways (the distance between the groups is the
+prior's). Rater names are shown as one inert line (:func:`wfeval.report.escape.plain`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from wfeval.report.escape import plain
 from wfeval.report.numbers import fmt
 from wfeval.report.runs import Entry, column_key
 from wfeval.storage.rundir import FILES
@@ -79,6 +85,8 @@ class ArenaSummary:
     kappa: dict[str, Any] | None
     agreement: list[dict[str, Any]] = field(default_factory=list)
     level: float = 0.95
+    prior_only: dict[str, str] = field(default_factory=dict)  # model id -> why its rating is the prior's
+    groups: list[list[str]] = field(default_factory=list)  # models the votes connect both ways, when more than one
 
     def __bool__(self) -> bool:
         return self.used > 0
@@ -211,8 +219,34 @@ def summarize(entries: Sequence[Entry], votes: Sequence[Vote], *, n_resamples: i
     raters: dict[str, int] = {}
     for vote, _, _ in kept:
         raters[vote.rater] = raters.get(vote.rater, 0) + 1
+    prior_only, groups = _prior_only(ids, winners, losers, ties)
     return ArenaSummary(labels, order, elo, len(kept), stale, raters, _kappa(kept),
-                        _agreement(kept, entries, elo, confidence) if kept else [], confidence)
+                        _agreement(kept, entries, elo, confidence) if kept else [], confidence,
+                        prior_only, [sorted(g, key=lambda m: -elo[m][0]) for g in groups] if len(groups) > 1 else [])
+
+
+def _prior_only(ids: Sequence[str], winners: Sequence[int], losers: Sequence[int],
+                ties: Sequence[bool]) -> tuple[dict[str, str], list[list[str]]]:
+    """The models whose rating the votes do not bound (lost or won every vote they were in), and
+    the groups of models the votes connect both ways (a half win each way for a tie)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = len(ids)
+    beat = np.zeros((n, n), bool)  # beat[i, j]: i won (or tied) a vote against j
+    for w, lo, tie in zip(winners, losers, ties):
+        beat[w, lo] = True
+        if tie:
+            beat[lo, w] = True
+    flags = {}
+    for i, m in enumerate(ids):
+        if not beat[i].any():
+            flags[m] = "lost every vote"
+        elif not beat[:, i].any():
+            flags[m] = "won every vote"
+    _, label = connected_components(csr_matrix(beat), directed=True, connection="strong")
+    groups = [[ids[i] for i in range(n) if label[i] == g] for g in sorted(set(label.tolist()))]
+    return flags, groups
 
 
 def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **kw: Any) -> ArenaSummary | None:
@@ -227,8 +261,9 @@ def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **
 
 def ratings_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
     pct = f"{round(s.level * 100)}%"
-    body = [[str(i), s.labels[m], f"{s.elo[m][0]:.0f}", f"[{s.elo[m][1]:.0f}, {s.elo[m][2]:.0f}]", str(s.elo[m][3])]
-            for i, m in enumerate(s.order, 1)]
+    mark = lambda m: " (prior)" if m in s.prior_only else ""  # noqa: E731
+    body = [[str(i), s.labels[m], f"{s.elo[m][0]:.0f}{mark(m)}", f"[{s.elo[m][1]:.0f}, {s.elo[m][2]:.0f}]{mark(m)}",
+             str(s.elo[m][3])] for i, m in enumerate(s.order, 1)]
     return ["rank", "model", "Elo", f"{pct} interval", "votes"], body
 
 
@@ -241,9 +276,17 @@ def agreement_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
 
 
 def notes(s: ArenaSummary) -> list[str]:
-    out = [f"{s.used} votes by {len(s.raters)} rater{'s' if len(s.raters) != 1 else ''} "
-           f"({', '.join(f'{r}: {n}' for r, n in sorted(s.raters.items()))})"
-           + (f"; {s.stale} stale votes left out (their runs or videos are not the ones read)" if s.stale else "")]
+    out = [plain(f"{s.used} votes by {len(s.raters)} rater{'s' if len(s.raters) != 1 else ''} "
+                 f"({', '.join(f'{r}: {n}' for r, n in sorted(s.raters.items()))})"  # names from a votes file
+                 + (f"; {s.stale} stale votes left out (their runs or videos are not the ones read)" if s.stale else ""))]
+    for m, why in sorted(s.prior_only.items(), key=lambda item: s.order.index(item[0])):
+        out.append(plain(f"{s.labels[m]} {why} it was in: its rating and interval (marked \"prior\") come from "
+                         "the prior alone, not from the votes; votes against closer models would bound it"))
+    unexplained = [g for g in s.groups if not (len(g) == 1 and g[0] in s.prior_only)]
+    if len(unexplained) > 1:
+        shown = "; ".join(", ".join(s.labels[m] for m in g) for g in unexplained)
+        out.append(plain(f"the votes do not connect every model both ways (groups: {shown}): the distance between "
+                         "the groups comes from the prior alone"))
     if s.kappa:
         value = fmt(s.kappa["value"]) if s.kappa["value"] is not None else "undefined"
         out.append(f"rater agreement: {s.kappa['method']} = {value} on {s.kappa['items']} pairs judged by all "
