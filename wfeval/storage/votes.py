@@ -81,9 +81,10 @@ class VoteStore:
         self._lock = threading.Lock()
         self._db = _open_for_writing(self.path)
         try:
+            _check_schema(self._db, self.path)  # before anything is written
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            _check_schema(self._db, self.path)
+            _upgrade(self._db)
             self._db.execute(_CREATE)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             _refuse_side_links(self.path)  # the -wal and -shm SQLite made are its own files
@@ -195,10 +196,15 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
     if "votes" not in tables:
         return
     columns = tuple(row[1] for row in db.execute("PRAGMA table_info(votes)"))
+    if columns not in (FIELDS, FIELDS_V1):
+        raise ValueError(f"{path}: not a votes file (its votes table has the columns {', '.join(columns)}); {ADVICE}")
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """A votes file of schema 1 gains the client column (its votes: ``""``)."""
+    columns = tuple(row[1] for row in db.execute("PRAGMA table_info(votes)"))
     if columns == FIELDS_V1:
         db.execute("ALTER TABLE votes ADD COLUMN client TEXT NOT NULL DEFAULT ''")
-    elif columns != FIELDS:
-        raise ValueError(f"{path}: not a votes file (its votes table has the columns {', '.join(columns)}); {ADVICE}")
 
 
 def read_votes(path: str | Path) -> list[Vote]:
