@@ -30,9 +30,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from wfeval.report.escape import plain
-from wfeval.report.numbers import fmt
 from wfeval.report.runs import Entry, column_key
+from wfeval.report.vote_tables import agreement_table, notes, ratings_table, render_text, section  # noqa: F401
 from wfeval.storage.rundir import FILES
 from wfeval.storage.votes import Vote, read_votes
 
@@ -198,7 +197,7 @@ def _agreement(kept, entries, elo, level) -> list[dict[str, Any]]:
 def summarize(entries: Sequence[Entry], votes: Sequence[Vote], *, n_resamples: int = 1000,
               confidence: float = 0.95, seed: int = 0) -> ArenaSummary:
     """Ratings, rater agreement and measure agreement of the votes attached to ``entries``."""
-    from wfeval.stats.ratings import bootstrap_ratings
+    from wfeval.stats.ratings import bootstrap_ratings, unbounded, win_matrix
 
     kept, stale = _attached(votes, entries)
     ids = sorted({model_id(e) for _, a, b in kept for e in (a, b)})
@@ -219,34 +218,11 @@ def summarize(entries: Sequence[Entry], votes: Sequence[Vote], *, n_resamples: i
     raters: dict[str, int] = {}
     for vote, _, _ in kept:
         raters[vote.rater] = raters.get(vote.rater, 0) + 1
-    prior_only, groups = _prior_only(ids, winners, losers, ties)
+    flags, groups = unbounded(win_matrix(winners, losers, ties, len(ids)))
     return ArenaSummary(labels, order, elo, len(kept), stale, raters, _kappa(kept),
                         _agreement(kept, entries, elo, confidence) if kept else [], confidence,
-                        prior_only, [sorted(g, key=lambda m: -elo[m][0]) for g in groups] if len(groups) > 1 else [])
-
-
-def _prior_only(ids: Sequence[str], winners: Sequence[int], losers: Sequence[int],
-                ties: Sequence[bool]) -> tuple[dict[str, str], list[list[str]]]:
-    """The models whose rating the votes do not bound (lost or won every vote they were in), and
-    the groups of models the votes connect both ways (a half win each way for a tie)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = len(ids)
-    beat = np.zeros((n, n), bool)  # beat[i, j]: i won (or tied) a vote against j
-    for w, lo, tie in zip(winners, losers, ties):
-        beat[w, lo] = True
-        if tie:
-            beat[lo, w] = True
-    flags = {}
-    for i, m in enumerate(ids):
-        if not beat[i].any():
-            flags[m] = "lost every vote"
-        elif not beat[:, i].any():
-            flags[m] = "won every vote"
-    _, label = connected_components(csr_matrix(beat), directed=True, connection="strong")
-    groups = [[ids[i] for i in range(n) if label[i] == g] for g in sorted(set(label.tolist()))]
-    return flags, groups
+                        {ids[i]: why for i, why in flags.items()},
+                        [sorted((ids[i] for i in g), key=lambda m: -elo[m][0]) for g in groups] if len(groups) > 1 else [])
 
 
 def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **kw: Any) -> ArenaSummary | None:
@@ -255,62 +231,6 @@ def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **
     votes = [v for f in files for v in read_votes(f)]
     unique = list({v.vote_id: v for v in votes}.values())
     return summarize(entries, unique, **kw) if unique else None
-
-
-# -- tables ------------------------------------------------------------------------------------
-
-def ratings_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
-    pct = f"{round(s.level * 100)}%"
-    mark = lambda m: " (prior)" if m in s.prior_only else ""  # noqa: E731
-    body = [[str(i), s.labels[m], f"{s.elo[m][0]:.0f}{mark(m)}", f"[{s.elo[m][1]:.0f}, {s.elo[m][2]:.0f}]{mark(m)}",
-             str(s.elo[m][3])] for i, m in enumerate(s.order, 1)]
-    return ["rank", "model", "Elo", f"{pct} interval", "votes"], body
-
-
-def agreement_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
-    pct = f"{round(s.level * 100)}%"
-    body = [[r["measure"], f"{r['agree']}/{r['decided']}", fmt(r["share"]),
-             f"[{fmt(r['low'])}, {fmt(r['high'])}]" if r["low"] is not None else "-", str(r["tied"]),
-             fmt(r["tau"]) if r["tau"] is not None else "-"] for r in s.agreement]
-    return ["measure", "agrees", "share", f"{pct} interval", "measure tied", "Kendall τ"], body
-
-
-def notes(s: ArenaSummary) -> list[str]:
-    out = [plain(f"{s.used} votes by {len(s.raters)} rater{'s' if len(s.raters) != 1 else ''} "
-                 f"({', '.join(f'{r}: {n}' for r, n in sorted(s.raters.items()))})"  # names from a votes file
-                 + (f"; {s.stale} stale votes left out (their runs or videos are not the ones read)" if s.stale else ""))]
-    for m, why in sorted(s.prior_only.items(), key=lambda item: s.order.index(item[0])):
-        out.append(plain(f"{s.labels[m]} {why} it was in: its rating and interval (marked \"prior\") come from "
-                         "the prior alone, not from the votes; votes against closer models would bound it"))
-    unexplained = [g for g in s.groups if not (len(g) == 1 and g[0] in s.prior_only)]
-    if len(unexplained) > 1:
-        shown = "; ".join(", ".join(s.labels[m] for m in g) for g in unexplained)
-        out.append(plain(f"the votes do not connect every model both ways (groups: {shown}): the distance between "
-                         "the groups comes from the prior alone"))
-    if s.kappa:
-        value = fmt(s.kappa["value"]) if s.kappa["value"] is not None else "undefined"
-        out.append(f"rater agreement: {s.kappa['method']} = {value} on {s.kappa['items']} pairs judged by all "
-                   f"{s.kappa['raters']} raters")
-    return out
-
-
-def render_text(s: ArenaSummary) -> str:
-    from wfeval.report.leaderboard import wrap_table
-
-    return "\n".join(["People's ratings (arena; Bradley–Terry, Elo scale, bootstrap over votes):",
-                      wrap_table(*ratings_table(s), 200, keep=2), *notes(s), "",
-                      "Which measure agrees with people (share of decided votes where it prefers the same video;"
-                      " Kendall τ of its model ranking with the ratings):",
-                      wrap_table(*agreement_table(s), 200, keep=1)])
-
-
-def section(s: ArenaSummary | None) -> dict[str, Any] | None:
-    """The HTML report's section: two tables and the notes."""
-    if not s:
-        return None
-    header, rows = ratings_table(s)
-    a_header, a_rows = agreement_table(s)
-    return {"header": header, "rows": rows, "agreement_header": a_header, "agreement_rows": a_rows, "notes": notes(s)}
 
 
 def add_column(board, s: ArenaSummary | None) -> None:
