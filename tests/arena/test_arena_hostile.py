@@ -106,7 +106,8 @@ class TestOnlyStoreObjectsOfTheRunsAreShown:
         oracle = _run(arena_sweep, "oracle")
 
         def point_outside(i, record):
-            ref = record["result"]["artifacts"]["generated_video"] if i < 4 else record["request"]["references"]["video"]
+            request, artifacts = record["request"], record["result"]["artifacts"]
+            ref = artifacts["generated_video"] if i < 4 else request["references"]["video"]
             if i < 6:  # four generated videos, then two references
                 ref.update(uri=str(secret), sha256="", media_type="application/x-npy")
             return record
