@@ -54,6 +54,11 @@ class TestTheVotesFileIsNeverOpenedThroughALink:
         assert "arena.sqlite" in err and "symbolic link" in err and "Traceback" not in err
         assert target.read_bytes() == before
         assert not (tmp_path / "other.db-wal").exists()
+        from wfeval.cli.compare import main as compare
+
+        assert compare([str(arena_sweep)]) == 2  # nor read through it by compare (or report)
+        assert "symbolic link" in capsys.readouterr().err
+        assert target.read_bytes() == before and not (tmp_path / "other.db-shm").exists()
 
     @pytest.mark.parametrize("side", ["-wal", "-shm", "-journal"])
     def test_a_link_at_a_side_file_is_refused_and_its_target_unchanged(self, arena_sweep, tmp_path, side):

@@ -5,8 +5,11 @@ given to listen beyond this machine) and opens it in a browser (``--no-browser``
 to ``--db`` (default: ``arena.sqlite`` in the first PATH), where ``python -m wfeval.compare`` and
 ``python -m wfeval.report`` find them. Without serving: ``--simulate N`` casts N votes by a
 simulated rater (``--noise``, ``--rater``, ``--seed``), ``--export FILE`` / ``--import FILE``
-(``.jsonl`` or ``.csv``) move votes between machines without duplicates, ``--ratings`` prints the
-ratings and which measure agrees with people.
+(``.jsonl`` or ``.csv``) move votes between machines without duplicates (an import: one
+transaction), ``--ratings`` prints the ratings and which measure agrees with people.
+
+Exit 2, naming why: a votes file that is a link or not a votes file, an import's bad line, two run
+folders with one run id, runs without videos, no pair to judge (docs/arena.md, the threat model).
 """
 
 from __future__ import annotations

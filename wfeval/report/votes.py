@@ -40,12 +40,16 @@ MIN_MODELS_TAU = 3
 
 
 def votes_near(run_dirs: Iterable[Path | None]) -> list[Path]:
-    """The votes files of the runs' folders or of the sweep folders holding them."""
+    """The votes files of the runs' folders or of the sweep folders holding them (one that is a
+    symbolic link: ValueError, as SQLite could write beside its target)."""
     found: list[Path] = []
     for run_dir in run_dirs:
         if run_dir is None:
             continue
         for folder in (Path(run_dir), Path(run_dir).parent):
+            if (folder / FILES.arena).is_symlink():
+                raise ValueError(f"{folder / FILES.arena}: a votes file that is a symbolic link is not read; "
+                                 "replace the link by the file")
             path = (folder / FILES.arena).resolve()
             if path.is_file() and path not in found:
                 found.append(path)
