@@ -42,6 +42,26 @@ def registry_class(metric_id: str, target: str | None = None) -> type:
         raise MetricRecordError(f"metric {metric_id!r}: {exc}") from None
 
 
+def _measurement_of_a_former_class(metric_id: str, target: str | None) -> tuple[str, dict[str, Any]] | None:
+    """``(metric id, options)`` for a measurement a run folder recorded as a metric of its own, under a
+    class that is no longer registered, which a registered metric now serves among several
+    (``imagined_probe_r2_k1`` of ``ImaginedProbeR2K1`` -> ``imagined_probe_r2`` with ``horizons: [1]``);
+    None otherwise. The former class is only compared, never imported."""
+    from wfeval.metrics.registry import REGISTRY, builtin_targets
+
+    if not target:
+        return None
+    path = target.replace(":", ".")
+    if any(location.replace(":", ".") == path for location in builtin_targets().values()) or any(
+            ep.value.replace(":", ".").replace(" ", "") == path for ep in REGISTRY.entry_points().values()):
+        return None
+    found = REGISTRY.measurement(metric_id)
+    if found is None or found[0] not in builtin_targets():
+        return None
+    module = builtin_targets()[found[0]].replace(":", ".").rpartition(".")[0]
+    return found if path.rpartition(".")[0] == module else None  # the same module: wfeval's own former class
+
+
 def _code_refusal(value: Any, default: Any, key: str, import_paths: tuple[str, ...] = ()) -> str | None:
     """Why a recorded parameter value that names code is refused (None: plain, the metric's
     default, or one of wfeval's own classes / an installed wfeval.* entry point, the targets any
@@ -99,7 +119,13 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     if configured and target and str(configured).replace(":", ".") != str(target).replace(":", "."):
         raise MetricRecordError(f"metric {metric_id!r}: the run records class {target!r} but its config names "
                                 f"{configured!r}; the folder is inconsistent, nothing is rebuilt from it")
-    cls = registry_class(metric_id, configured or target)
+    migrated = _measurement_of_a_former_class(metric_id, configured or target)
+    if migrated is not None:  # imagined_probe_r2_k1 of ImaginedProbeR2K1: imagined_probe_r2, horizons [1]
+        from wfeval.metrics.registry import REGISTRY
+
+        cls, params = REGISTRY.load(migrated[0]), {**params, **migrated[1]}
+    else:
+        cls = registry_class(metric_id, configured or target)
     path = f"{cls.__module__}.{cls.__qualname__}"
     try:
         schema = schema_of("metric", metric_id, cls, path)

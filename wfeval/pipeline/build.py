@@ -117,8 +117,13 @@ METRIC_RULE_KEYS = METRIC_CORE_KEYS  # read by the core, never seen by the metri
 def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> MetricSet:
     """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
-    these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device)."""
-    metrics, aggregation, on_failure = {}, {}, {}
+    these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device).
+    A metric serving several measurements (``measurements()``: ``imagined_probe_r2``) gives one entry
+    per measurement, each with its node's choices; a measurement two nodes give is scored once (the
+    first; ``MetricSet.node_of`` says which node each measurement came from)."""
+    from wfeval.metrics.base import measurements_of
+
+    metrics, aggregation, on_failure, node_of = {}, {}, {}, {}
     for metric_id, metric_node in ((m, with_device(n, device, f"metric.{m}")) for m, n in nodes.items()):
         has_aggregation = isinstance(metric_node, (DictConfig, Mapping)) and "aggregation" in metric_node
         drop = [k for k in METRIC_RULE_KEYS if isinstance(metric_node, (DictConfig, Mapping)) and k in metric_node]
@@ -129,14 +134,26 @@ def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> Metric
                 "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
             )
         try:
-            aggregation[metric_id] = resolve_aggregation(metric, to_plain(metric_node["aggregation"]) if has_aggregation
-                                                         else None)
+            measured = measurements_of(metric_id, metric)
         except ValueError as exc:
-            raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+            raise ConfigError(f"metric.{metric_id}: {exc}") from exc
         choice = metric_node.get("on_failure") if isinstance(metric_node, (DictConfig, Mapping)) else None
-        on_failure[metric_id] = check_on_failure(metric_id, metric, choice if choice is not None else "exclude")
-        metrics[metric_id] = metric
-    return MetricSet(metrics, aggregation, on_failure)
+        for measurement, one in measured.items():
+            if measurement in metrics:  # an id is never scored twice
+                continue
+            if not isinstance(one, Metric):
+                raise ConfigError(f"metric.{metric_id}: its measurement {measurement!r} is a {type(one).__name__}, "
+                                  "which does not implement the Metric protocol")
+            try:
+                aggregation[measurement] = resolve_aggregation(
+                    one, to_plain(metric_node["aggregation"]) if has_aggregation else None)
+            except ValueError as exc:
+                raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+            on_failure[measurement] = check_on_failure(metric_id, one, choice if choice is not None else "exclude")
+            metrics[measurement], node_of[measurement] = one, metric_id
+    metric_set = MetricSet(metrics, aggregation, on_failure)
+    metric_set.node_of = node_of
+    return metric_set
 
 
 def check_on_failure(metric_id: str, metric: Any, choice: Any) -> str:

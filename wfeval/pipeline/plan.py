@@ -65,6 +65,9 @@ class RunPlan:
                              "identity": metric_digest(metric),  # a resume keeps rows only of the same code
                              "aggregator": aggregation.aggregator if aggregation else None,
                              "statistics": list(aggregation.statistics) if aggregation else []}
+            node = self.metrics.node_of.get(m_id, m_id)
+            if node != m_id:  # one of several measurements of the config node metric.<node>
+                metrics[m_id]["node"] = node
         return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
                 "metrics": metrics, "source_run": self.source_run, "protocol": self.protocol_entry,
                 "metric_selection": self.metric_selection}
@@ -76,6 +79,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     driver.check_task(setting)
     nodes, selection = metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
+    selection = measurement_rules(metrics, selection)
     recompute = cfg.run.recompute_of(metrics)
     for metric_id in recompute:  # FVD: its features and reference statistics too
         if callable(force := getattr(metrics[metric_id], "force_recompute", None)):
@@ -118,6 +122,17 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
                    model_entry=model_entry, benchmark=bench, requests=requests, model=model, contract=contract,
                    protocol_entry=driver.record(setting), metric_selection=selection,
                    finalize=getattr(model.model, "finalize", None), recompute=recompute)
+
+
+def measurement_rules(metrics: MetricSet, rules: Mapping[str, str]) -> dict[str, str]:
+    """The rule that selected each measurement: its own (a resumed run's record), else its config
+    node's (``imagined_probe_r2`` selects ``imagined_probe_r2_k1`` …)."""
+    out = {}
+    for m in metrics:
+        rule = rules.get(m, rules.get(metrics.node_of.get(m, m)))
+        if rule is not None:
+            out[m] = rule
+    return out
 
 
 def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,
