@@ -124,3 +124,24 @@ def test_a_run_records_each_measurement_with_its_node_and_its_folder_rebuilds_ol
     config_file.write_text(yaml.safe_dump(config))
     (run / "manifest.json").write_text(json.dumps(manifest))
     assert rebuild_results(run)[3]["results"] == document["results"]
+
+
+def test_metric_and_extra_metrics_still_take_the_former_ids_and_score_the_same_numbers(tmp_path):
+    """``metrics=[probe_r2, imagined_probe_r2_k1]`` (a command's ``metric=``) and ``extra_metrics`` name
+    measurements as before; each is the metric with that horizon alone, and its value is the one the
+    metric of every horizon gives."""
+    import wfeval
+    from tests.models.test_latent_models import CellEncoder
+
+    common = [f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=2",
+              "protocol.train_episodes=3", "task.data.probing.num_frames=6", "protocol.horizons=[1,4]"]
+    by_id = wfeval.evaluate(CellEncoder(), "gridworld", ["probe_r2", "imagined_probe_r2_k1"], task="probing",
+                            model_version="v1", overrides=[*common, "extra_metrics=[imagined_probe_r2_k4]"],
+                            run_dir=tmp_path / "by_id")
+    whole = wfeval.evaluate(CellEncoder(), "gridworld", task="probing", model_version="v1", overrides=common,
+                            run_dir=tmp_path / "whole")
+    assert sorted(by_id) == ["gridworld.imagined_probe_r2_k1", "gridworld.imagined_probe_r2_k4", "gridworld.probe_r2"]
+    for key in by_id:
+        assert by_id[key].value == whole[key].value
+    selection = json.loads((tmp_path / "by_id" / "results.json").read_text())["metric_selection"]
+    assert selection == {"probe_r2": "metric", "imagined_probe_r2_k1": "metric", "imagined_probe_r2_k4": "extra_metrics"}

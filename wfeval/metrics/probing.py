@@ -105,7 +105,7 @@ class ImaginedProbeR2(ProbeR2):
     display_name = "Probe R² (imagined)"
     description = "probe_r2 on latents the model imagined k steps ahead from the true actions, one measurement per k."
 
-    def __init__(self, horizons: Sequence[int] = HORIZONS, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, horizons: Sequence[int] = (1, 2, 4, 8, 16), confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence=confidence, seed=seed)
         ks = [int(k) for k in horizons or ()]
         if not ks or any(k < 1 for k in ks) or len(set(ks)) != len(ks):
