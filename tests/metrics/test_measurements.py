@@ -17,7 +17,6 @@ from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.metrics.registry import REGISTRY
 from wfeval.pipeline import build
 from wfeval.pipeline.metric_nodes import metric_nodes_with_rules
-from wfeval.pipeline.runner import run_from_config
 from wfeval.pipeline.stored import rebuild_results
 
 IDS = [f"imagined_probe_r2_k{k}" for k in (1, 2, 4, 8, 16)]
@@ -88,17 +87,26 @@ def test_a_run_folder_recorded_before_the_probes_were_one_metric_is_rebuilt_from
         build_metric_from_record("imagined_probe_r2_k8", {"_target_": "evil.ImaginedProbeR2K8"}, target="evil.ImaginedProbeR2K8")
 
 
-def _probing_run(tmp_path):
-    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false", "task=probing",
-                   "model=state_oracle", "model.predictor=static", "benchmark.num_samples=4",
-                   "protocol.train_episodes=4", "task.data.probing.num_frames=9", "protocol.horizons=[1,4]",
-                   "metric=[imagined_probe_r2,probe_accuracy,probe_r2]", "metric.imagined_probe_r2.horizons=[1,4]"])
-    run_from_config(cfg, output_dir=tmp_path / "run")
+@pytest.fixture(scope="module")
+def probing_run(tmp_path_factory):
+    """One command's run: a folder that replay, merge and resume read."""
+    from tests.conftest import run_cli
+
+    tmp_path = tmp_path_factory.mktemp("measurements")
+    proc = run_cli([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+                    "model=state_oracle", "model.predictor=static", "benchmark.num_samples=4",
+                    "protocol.train_episodes=4", "task.data.probing.num_frames=9", "protocol.horizons=[1,4]",
+                    "metric=[imagined_probe_r2,probe_accuracy,probe_r2]", "metric.imagined_probe_r2.horizons=[1,4]",
+                    f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     return tmp_path / "run"
 
 
-def test_a_run_records_each_measurement_with_its_node_and_its_folder_rebuilds_old_and_new(tmp_path):
-    run = _probing_run(tmp_path)
+def test_a_run_records_each_measurement_with_its_node_and_its_folder_rebuilds_old_and_new(probing_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(probing_run, run)
     document = json.loads((run / "results.json").read_text())
     assert list(document["results"]) == ["gridworld.imagined_probe_r2_k1", "gridworld.imagined_probe_r2_k4",
                                          "gridworld.probe_accuracy", "gridworld.probe_r2"]
@@ -145,3 +153,21 @@ def test_metric_and_extra_metrics_still_take_the_former_ids_and_score_the_same_n
         assert by_id[key].value == whole[key].value
     selection = json.loads((tmp_path / "by_id" / "results.json").read_text())["metric_selection"]
     assert selection == {"probe_r2": "metric", "imagined_probe_r2_k1": "metric", "imagined_probe_r2_k4": "extra_metrics"}
+
+
+def test_a_resumed_run_keeps_every_measurements_rows_and_results(probing_run, tmp_path):
+    import shutil
+
+    from tests.conftest import cli_env, run_python
+
+    run = tmp_path / "run"
+    shutil.copytree(probing_run, run)
+    (run / "results.json").unlink()
+    proc = run_python(["-m", "wfeval.resume", str(run)], cwd=tmp_path, env=cli_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    before = json.loads((probing_run / "results.json").read_text())
+    after = json.loads((run / "results.json").read_text())
+    assert after["results"] == before["results"] and after["metric_selection"] == before["metric_selection"]
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    score = [e for e in events if e.get("event") == "phase_started" and e.get("phase") == "score"][-1]
+    assert score["reused"] == 4 * 4  # 4 samples x (k1, k4, probe_accuracy, probe_r2): nothing scored again
