@@ -1,14 +1,14 @@
-"""What a process that evaluates again and again pays twice, side by side in one process: composing
-the config (wfeval's config files parsed once a process) and a Memory Maze run's episodes (built
+"""What a process that evaluates again and again pays each time, in one process: composing the config
+(once a command, :func:`wfeval.pipeline.compose.compose_run`) and a Memory Maze run's episodes (built
 once, then kept for the next run).
 
 Run: ``python perf/repeat_runs.py [--compositions 20] [--maze-runs 3] [--store DIR]`` (the maze part
 needs ``wfeval[maze3d]`` and Mesa's EGL: docs/memory-maze.md; ``--maze-runs 0`` skips it).
 
-1. Compositions: the default config composed with Hydra's compose API, rounds alternating between
-   ``wfeval-files://`` as it is (each file's YAML parsed once a process, a copy handed out per load)
-   and the same source parsing every load (what Hydra's ``pkg://`` source does); the composed
-   configs are compared, and the median seconds of one composition printed per way.
+1. Compositions: the run config of the default command line and of ``task=controllability
+   extra_metrics=[mse]`` made by ``compose_run`` (Hydra's compose API), each round counted at Hydra's
+   config loader (one composition each: the metric nodes the task and ``extra_metrics`` add are part of
+   it); the median seconds of one ``compose_run`` printed per command line.
 2. Memory Maze: the same small run (``benchmark=memory_maze``, one trajectory, ``run.limit=2``, ``model=lagged``,
    ``metric=[psnr,pose_error]``) run again in one process, alternating between the pool of built
    episodes as it is (``simulator.EPISODES``) and no pool (every simulator builds its episode); the
@@ -19,7 +19,6 @@ needs ``wfeval[maze3d]`` and Mesa's EGL: docs/memory-maze.md; ``--maze-runs 0`` 
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import sys
 import tempfile
@@ -31,32 +30,31 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
 def compositions(rounds: int) -> None:
-    from conftest import compose
-    from omegaconf import OmegaConf
+    from hydra import initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
 
-    from wfeval.config import files
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.compose import compose_run
 
-    kept = files.parsed
-
-    def every_load(package, config_path, text):
-        return OmegaConf.load(io.StringIO(text))
-
-    ways = {"parsed once a process": kept, "parsed every load": every_load}
-    seconds: dict[str, list[float]] = {way: [] for way in ways}
-    configs = {}
-    compose(hydra=True)  # imports, plugin discovery, derived schemas: paid once either way
-    for _ in range(rounds):
-        for way, parse in ways.items():
-            files.parsed = parse
-            began = time.perf_counter()
-            cfg = compose(hydra=True)
-            seconds[way].append(time.perf_counter() - began)
-            configs[way] = OmegaConf.to_yaml({k: v for k, v in cfg.items() if k != "hydra"})
-    files.parsed = kept
-    assert len(set(configs.values())) == 1, "the two ways composed different configs"
-    once, every = (statistics.median(seconds[w]) for w in ways)
-    print(f"composition of the default config, median of {rounds}: parsed once a process {once * 1000:.0f} ms, "
-          f"parsed every load {every * 1000:.0f} ms: {once / every:.2f}x (the same config both ways)")
+    register_schemas()
+    commands = {"default": [], "task=controllability extra_metrics=[mse]": ["task=controllability",
+                                                                            "extra_metrics=[mse]"]}
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        load, counted = loader.load_configuration, []
+        loader.load_configuration = lambda *a, **k: counted.append(1) or load(*a, **k)  # this loader only
+        for overrides in commands.values():
+            compose_run(overrides)  # imports, plugin discovery, derived schemas: paid once
+        for name, overrides in commands.items():
+            seconds = []
+            for _ in range(rounds):
+                counted.clear()
+                began = time.perf_counter()
+                compose_run(overrides)
+                seconds.append(time.perf_counter() - began)
+                assert len(counted) == 1, f"{name}: {len(counted)} compositions"
+            print(f"compose_run of {name}: one composition, median of {rounds}: "
+                  f"{statistics.median(seconds) * 1000:.0f} ms")
 
 
 def maze_runs(runs: int, store: Path) -> None:

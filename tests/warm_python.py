@@ -49,7 +49,7 @@ PRELOAD = ("numpy", "torch", "yaml", "omegaconf", "hydra", "hydra.core.override_
            "wfeval.metrics.base", "wfeval.benchmarks.gridworld.adapter")
 #: called once by the server after PRELOAD: per-process caches of package data every run fills the
 #: same way (the report page's compiled template), so each command does not build them again
-WARM_UP = (("wfeval.report.html", "page_template"), ("wfeval.config.files", "warm"))
+WARM_UP = (("wfeval.report.html", "page_template"),)
 #: the top-level packages PRELOAD brings in, which a command's own path could shadow
 PACKAGES = ("numpy", "torch", "yaml", "omegaconf", "hydra", "scipy", "jinja2", "PIL", "wfeval")
 #: environment variables read when a preloaded library is imported (or by the interpreter at start-up):

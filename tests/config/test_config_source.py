@@ -74,86 +74,15 @@ def test_a_schema_that_fails_to_build_says_which_one():
         raise AssertionError("no error")
 
 
-# --- wfeval's own config files, parsed once a process (wfeval-files://) ---------------------------
-
-def _files_source():
-    from hydra_plugins.wfeval_configs import WfevalFilesSource
-
-    return WfevalFilesSource(provider="wfeval", path="wfeval-files://wfeval.conf")
-
-
-def _every_config_file(source, group=""):
-    for name in source.list(group, None):
-        path = f"{group}/{name}".lstrip("/")
-        if source.is_group(path):
-            yield from _every_config_file(source, path)
-        if source.is_config(path):
-            yield path
-
-
-def test_every_wfeval_config_file_loads_as_hydras_package_source_loads_it():
-    """The reference is Hydra's own ``pkg://`` source over the same package: the same node, types and
-    header for every file, the same listing of every group."""
-    from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
-
-    ours, hydras = _files_source(), ImportlibResourcesConfigSource(provider="main", path="pkg://wfeval.conf")
-    files = sorted(_every_config_file(ours))
-    assert files == sorted(_every_config_file(hydras)) and len(files) >= 80 and "config" in files
-    for path in files:
-        for _ in range(2):  # parsed, then served from the cache
-            mine, reference = ours.load_config(path), hydras.load_config(path)
-            assert OmegaConf.to_yaml(mine.config) == OmegaConf.to_yaml(reference.config), path
-            assert _shape(mine.config) == _shape(reference.config), path
-            assert mine.header == reference.header, path
-    for group in ("", "metric", "benchmark", "model"):
-        assert ours.list(group, None) == hydras.list(group, None), group
-    assert ours.path == "wfeval.conf" and ours.available() and not ours.is_config("metric/no_such_metric")
-    from wfeval.config import files as config_files
-
-    assert config_files.warm() == len(files)  # what a forking server parses once
-
-
-def test_a_file_is_parsed_once_for_its_text_and_again_when_its_text_changes(monkeypatch):
-    from wfeval.config import files as source
-
-    parses = []
-    real_load = OmegaConf.load
-    monkeypatch.setattr(OmegaConf, "load", lambda stream: parses.append(1) or real_load(stream))
-    monkeypatch.setattr(source, "_PARSED", {})
-    first = source.parsed("pkg.conf", "model/x.yaml", "a: 1\nb: [1, 2]\n")
-    first.b.append(3)  # a copy: the next load does not see it
-    second = source.parsed("pkg.conf", "model/x.yaml", "a: 1\nb: [1, 2]\n")
-    assert len(parses) == 1 and OmegaConf.to_container(second) == {"a": 1, "b": [1, 2]}
-    edited = source.parsed("pkg.conf", "model/x.yaml", "a: 2\n")
-    assert len(parses) == 2 and OmegaConf.to_container(edited) == {"a": 2}
-
-
-def test_the_files_source_stands_just_before_wfevals_package_on_the_search_path():
-    cfg = compose(hydra=True)
-    sources = [(s.provider, f"{s.schema}://{s.path}") for s in cfg.hydra.runtime.config_sources]
-    main = sources.index(("main", "pkg://wfeval.conf"))
-    assert sources[main - 1] == ("wfeval", "wfeval-files://wfeval.conf")
-    assert sum(path.startswith("wfeval-files://") for _, path in sources) == 1
-
-
-
-def test_the_parsed_files_outlive_hydras_plugin_scan_which_runs_the_plugin_module_again(monkeypatch):
-    """Hydra's plugin scan executes every ``hydra_plugins`` module again (``exec_module`` into the module
-    already imported): a cache kept there would be emptied in every process after a server warmed it."""
-    import importlib
-    import io
-
-    import hydra_plugins.wfeval_configs as plugin
-    from wfeval.config import files as config_files
-
-    config_files.warm()
-    before = dict(config_files._PARSED)
-    spec = importlib.util.find_spec("hydra_plugins.wfeval_configs")
-    spec.loader.exec_module(plugin)  # what Hydra's scan does
-    assert config_files._PARSED == before and len(before) >= 80
-    ours = []  # wfeval's files reach OmegaConf.load as text (Hydra's own hydra/*.yaml as open files)
-    real_load = OmegaConf.load
-    monkeypatch.setattr(OmegaConf, "load", lambda stream: ours.append(isinstance(stream, io.StringIO))
-                        or real_load(stream))
-    compose(hydra=True)
-    assert ours and not any(ours)  # Hydra loaded its own files; none of wfeval's was parsed again
+def test_the_metrics_a_protocol_or_task_adds_are_served_for_the_composition_under_metric_added():
+    nodes = {name: WfevalConfigSource(provider="wfeval", path="wfeval://").load_config(name).config
+             for name in ("added_metrics/protocol/counterfactual", "added_metrics/task/memory",
+                          "added_metrics/protocol/open_loop")}
+    assert list(nodes["added_metrics/protocol/counterfactual"].defaults) == [
+        "/metric/action_sensitivity@_global_.metric._added_.action_sensitivity",
+        "/metric/idm_accuracy@_global_.metric._added_.idm_accuracy"]  # the group's ids, sorted by name
+    assert "/metric/revisit_error@_global_.metric._added_.revisit_error" in nodes["added_metrics/task/memory"].defaults
+    assert list(nodes["added_metrics/protocol/open_loop"].defaults) == []
+    cfg = compose(["task=controllability"])
+    assert list(cfg.metric._added_) == ["action_sensitivity", "idm_accuracy"]
+    assert "action_sensitivity" not in cfg.metric  # the chosen metrics (the benchmark's suite) stay apart

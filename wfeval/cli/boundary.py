@@ -1,26 +1,18 @@
-"""Where a command's config enters wfeval: the command line read, the config composed with Hydra's
-compose API and trust-checked before Hydra builds anything from it (docs/trust.md).
-
-Hydra builds code a config names before a job starts -- ``hydra.callbacks``, the logging factories
-of ``hydra.*_logging`` -- and a config file on the search path can write those keys. So before
-``hydra.main`` runs, :func:`checked` composes every job of the command line (one; or each job of a
-basic ``-m`` sweep, its values expanded as Hydra's basic sweeper expands them) through the public
-compose API and refuses the command (:class:`~wfeval.config.trust.UntrustedTargetError`, exit 2)
-when one names code the user did not choose, naming the file the value came from. The composed job
-configs are kept: the job reads its config from here (:func:`composed_job`), so wfeval's config is
-composed once; Hydra composes its own copy for its own machinery (run folder, callbacks, launcher).
-Nothing here reaches into Hydra's internals.
-"""
+"""Where a command's config enters wfeval: the command line read, each job's config composed once
+(:func:`wfeval.pipeline.compose.compose_run`; a ``-m`` sweep's jobs expanded as Hydra's basic sweeper does)
+and trust-checked before anything is built from it (docs/trust.md: Hydra builds the code ``hydra.callbacks``
+and ``hydra.*_logging`` name before a job starts, and any config file can write them). A plain run then runs
+on that composition (:mod:`wfeval.cli.job`); a sweep goes to ``hydra.main``, each job reading its run config
+from here (:func:`composed_job`)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import itertools
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-#: job configs composed and checked at the boundary, by their override list (this process)
-_COMPOSED: dict[tuple[str, ...], Any] = {}
+_COMPOSED: dict[tuple[str, ...], Any] = {}  # run configs composed and checked here, by the job's overrides
 
 
 def command_parser() -> argparse.ArgumentParser:
@@ -48,8 +40,8 @@ def command_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 def builds_nothing(args: argparse.Namespace | None) -> bool:
     """--help, --cfg, --info, ... print and exit: no policy, no check."""
-    return args is None or bool(args.help or args.hydra_help or args.cfg or args.info or args.shell_completion
-                                or args.version or args.experimental_rerun)
+    return args is None or any((args.help, args.hydra_help, args.cfg, args.info, args.shell_completion, args.version,
+                                args.experimental_rerun))
 
 
 def job_override_lists(overrides: Sequence[str], multirun: bool) -> list[list[str]]:
@@ -69,74 +61,90 @@ def job_override_lists(overrides: Sequence[str], multirun: bool) -> list[list[st
     return [list(combination) for combination in itertools.product(*choices)]
 
 
+MAIN, CONFIG = "pkg://wfeval.conf", "config"  # wfeval's own app
+
+
 @contextlib.contextmanager
-def _initialized(config_path: str) -> Iterator[None]:
+def initialized(config_path: str = MAIN) -> Iterator[None]:
+    """Hydra's compose API on ``config_path`` for the block (``hydra.job.name``: run, as ``hydra.main``'s)."""
     from hydra import initialize_config_dir, initialize_config_module
 
     from wfeval.config import register_schemas
 
     register_schemas()
-    if config_path.startswith("pkg://"):
-        with initialize_config_module(config_path[len("pkg://"):], version_base="1.3"):
-            yield
-    else:
-        with initialize_config_dir(config_path, version_base="1.3"):
-            yield
+    start = initialize_config_module if config_path.startswith("pkg://") else initialize_config_dir
+    with start(config_path.removeprefix("pkg://"), version_base="1.3", job_name="run"):
+        yield
 
 
-def compose_checked(overrides: Sequence[str], policy: Any, config_path: str = "pkg://wfeval.conf",
-                    config_name: str = "config") -> Any:
-    """The config of one job composed (with its ``hydra`` node) and trust-checked; the job config
-    (without ``hydra``) is returned. Raises :class:`~wfeval.config.trust.UntrustedTargetError`."""
-    from hydra import compose
+def _check(policy: Any, overrides: Sequence[str], config_name: str) -> Callable[[Any], None]:
+    """The check of one composed job config (its ``hydra`` node included): trust, then plugin conflicts."""
     from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import open_dict
 
     from wfeval.config import trust
     from wfeval.config.plugin_refusals import refuse_composed_conflicts
 
-    with _initialized(config_path):
-        cfg = compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+    def check(cfg: Any) -> None:
         loader = GlobalHydra.instance().config_loader()
-
-        def locate(found: list) -> list:
-            return trust.locate_sources(loader, config_name, list(overrides), cfg, found)
-
-        trust.check_config(cfg, policy, locate=locate)
+        trust.check_config(cfg, policy, lambda found: trust.locate_sources(loader, config_name, list(overrides),
+                                                                           cfg, found))
         refuse_composed_conflicts(cfg)  # a chosen option two packages offer: exit 2, naming both
-    with open_dict(cfg):
-        del cfg["hydra"]
-    return cfg
+    return check
+
+
+def compose_checked(overrides: Sequence[str], policy: Any, config_path: str = MAIN, config_name: str = CONFIG) -> Any:
+    """The run config of a job of wfeval's app (:func:`~wfeval.pipeline.compose.compose_run`), checked with its
+    ``hydra`` node; another app's config (``wfeval.recipes.train``) checked and returned as composed."""
+    from hydra import compose
+
+    from wfeval.pipeline.compose import compose_run
+
+    with initialized(config_path):
+        if (config_path, config_name) == (MAIN, CONFIG):
+            return compose_run(overrides, config_name, check=_check(policy, overrides, config_name))
+        cfg = compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
+        _check(policy, overrides, config_name)(cfg)
+        return cfg
 
 
 @contextlib.contextmanager
-def checked(argv: Sequence[str], config_path: str = "pkg://wfeval.conf", config_name: str = "config",
-            keep: bool = False) -> Iterator[None]:
+def checked(argv: Sequence[str], config_path: str = MAIN, config_name: str = CONFIG, keep: bool = False,
+            task: Callable[[Any], Any] | None = None) -> Iterator[Callable[[], None] | None]:
     """The block of a command that builds: its trust policy in force (and handed to worker processes),
-    every job config composed and checked first. ``keep``: keep the job configs for :func:`composed_job`.
-    A command that builds nothing (--help, --cfg, ...) or does not compose is left to Hydra as it is."""
+    every job config composed and checked first (``keep``: its run config kept for :func:`composed_job`).
+    ``task``: wfeval's job function; a plain run's block gets the function running it on the composition
+    made here (:mod:`wfeval.cli.job`), else None: Hydra runs the command (so one that builds nothing)."""
     from wfeval.config import trust
     from wfeval.config.plugin_refusals import PluginError
 
     args = command_args(argv)
     if builds_nothing(args):
-        yield
+        yield None
         return
-    policy = trust.TrustPolicy.from_overrides(args.overrides or [])
-    with trust.in_force(policy):
-        if not (args.config_path or args.config_name or args.config_dir):  # Hydra composes another app's config
-            for overrides in job_override_lists(args.overrides or [], args.multirun):
-                try:
-                    cfg = compose_checked(overrides, policy, config_path, config_name)
-                except (trust.UntrustedTargetError, PluginError):
-                    raise
-                except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
-                    break
-                if keep:
-                    _COMPOSED[tuple(overrides)] = cfg
-        yield
+    overrides, main = args.overrides or [], (config_path, config_name) == (MAIN, CONFIG)
+    with trust.in_force(policy := trust.TrustPolicy.from_overrides(overrides)):
+        if args.config_path or args.config_name or args.config_dir:  # Hydra composes another app's config
+            yield None
+            return
+        if task is not None and main and not args.multirun:
+            from wfeval.cli.job import plain_run
+
+            with initialized(config_path):
+                if (run := plain_run(overrides, task, _check(policy, overrides, config_name), _COMPOSED)) is not None:
+                    yield run
+                    return
+        for job in job_override_lists(overrides, args.multirun):
+            try:
+                config = compose_checked(job, policy, config_path, config_name)
+            except (trust.UntrustedTargetError, PluginError):
+                raise
+            except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
+                break
+            if keep:  # by the job's own overrides (Hydra's hydra.overrides.task: no hydra.* key)
+                _COMPOSED[tuple(config.job.overrides)] = config
+        yield None
 
 
 def composed_job(overrides: Sequence[str]) -> Any | None:
-    """The job config the boundary composed and checked for this override list, if it did."""
+    """The run config the boundary composed and checked for this override list, if it did."""
     return _COMPOSED.get(tuple(str(o) for o in overrides))

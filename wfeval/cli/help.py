@@ -40,34 +40,30 @@ def print_help(argv: list[str]) -> bool:
 
 
 def help_text(argv: list[str]) -> str:
-    """The help of ``python -m wfeval ARGV`` (composed now)."""
+    """The help of ``python -m wfeval ARGV`` (composed now: :func:`wfeval.pipeline.compose.compose_run`)."""
     import string
 
-    from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import OmegaConf
 
-    from wfeval.cli.boundary import command_args
-    from wfeval.config import register_schemas
+    from wfeval.cli.boundary import command_args, initialized
+    from wfeval.pipeline.compose import compose_run
 
-    register_schemas()
     args = command_args(argv)
     overrides = list(args.overrides or []) if args is not None else []
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    with initialized():
+        config = compose_run(overrides)
         groups = group_listing(GlobalHydra.instance().config_loader(), overrides)
-    template = str(cfg.hydra.help.template)
-    with open_dict(cfg):
-        del cfg["hydra"]
-    text = string.Template(template).substitute(
+    text = string.Template(str(config.hydra.help.template)).substitute(
         FLAGS_HELP="", HYDRA_CONFIG_GROUPS="", APP_CONFIG_GROUPS=groups,
-        CONFIG=OmegaConf.to_yaml(cfg, resolve=bool(args is not None and args.resolve)))
+        CONFIG=OmegaConf.to_yaml(config.cfg, resolve=bool(args is not None and args.resolve)))
     return text + "\n"
 
 
 def group_listing(loader: Any, overrides: list[str]) -> str:
     """``group: option, option`` for every config group with options, ``hydra/*`` and ``schema/*`` left
-    out (Hydra's public ``ConfigLoader.list_groups`` / ``get_group_options``)."""
+    out, and ``added_metrics/*`` (what a protocol or task adds, not an option either; Hydra's public
+    ``ConfigLoader.list_groups`` / ``get_group_options``)."""
     from hydra.core.object_type import ObjectType
 
     searchpath = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") == "hydra.searchpath"]
@@ -76,7 +72,7 @@ def group_listing(loader: Any, overrides: list[str]) -> str:
         found = []
         for group in loader.list_groups(parent):
             name = f"{parent}/{group}" if parent else group
-            if name.split("/")[0] in ("hydra", "schema"):
+            if name.split("/")[0] in ("hydra", "schema", "added_metrics"):
                 continue
             if loader.get_group_options(name, results_filter=ObjectType.CONFIG, overrides=searchpath):
                 found.append(name)

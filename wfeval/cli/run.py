@@ -66,8 +66,8 @@ def run_config_of_job(cfg: Any, hydra_cfg: Any) -> Any:
                      searchpath=tuple(str(p) for p in hydra_cfg.searchpath), known=True)
     from wfeval.cli.boundary import composed_job
 
-    checked = composed_job(job.overrides)  # the boundary's composition of this job, when it made one
-    config = RunConfig.resolve(checked if checked is not None else cfg, job=job)
+    checked = composed_job(job.overrides)  # the boundary's run config of this job, when it made one
+    config = checked if checked is not None else RunConfig.resolve(cfg, job=job)
     if RESUMED:  # python -m wfeval.resume: the metric nodes the run folder recorded, none composed again
         recorded, rules = RESUMED[-1]
         return with_recorded_metric_nodes(config, recorded, rules)
@@ -118,6 +118,7 @@ def main() -> None:
     from wfeval.cli.exits import exits, hydra_raises
     from wfeval.pipeline.failure import signals_raise
 
-    with exits(), hydra_raises(), signals_raise(), checked(argv, keep=True):  # composed and trust-checked
+    # composed once and trust-checked; a plain run runs on that composition, anything else through hydra.main
+    with exits(), hydra_raises(), signals_raise(), checked(argv, keep=True, task=_job) as run_composed:
         check_run_dir(argv)
-        hydra_app()()
+        run_composed() if run_composed is not None else hydra_app()()

@@ -173,10 +173,10 @@ def register_schemas() -> None:
     ``Plugins.register`` as well (idempotent). Call before composing."""
     from hydra.core.plugins import Plugins
 
-    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalFilesSource, WfevalSearchPath
+    from hydra_plugins.wfeval_configs import WfevalConfigSource, WfevalSearchPath
 
     plugins = Plugins.instance()
-    for plugin in (WfevalConfigSource, WfevalFilesSource, WfevalSearchPath):
+    for plugin in (WfevalConfigSource, WfevalSearchPath):
         plugins.register(plugin)
 
 

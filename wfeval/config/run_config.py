@@ -187,14 +187,21 @@ class RunConfig:
     metric_written: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     #: the unresolved config to record in place of the composed node's (wfeval.evaluate: with the model's class)
     written: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: metric id -> its node as composed under ``metric._added_`` (the metrics the protocol, the task and
+    #: ``extra_metrics`` may add, composed with the config), laid aside from ``metric`` by :meth:`resolve`
+    metric_added: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Hydra's own node of the composition (run folder, logging, callbacks): the CLI runs its job with it
+    hydra: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, cfg: Any, model_object: Any = None, job: JobChoices | None = None) -> "RunConfig":
         from omegaconf import DictConfig, OmegaConf
 
+        cfg, added = _without_added(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else copy.deepcopy(dict(cfg))
         plain.pop("hydra", None)
-        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object, job or JobChoices())
+        return cls(cfg, plain, RunSettings.from_mapping(plain.get("run") or {}), model_object, job or JobChoices(),
+                   metric_added=added)
 
     def section(self, key: str, default: Any = None) -> Any:
         """A copy of one top-level section of the resolved config (``model``, ``task``, ...)."""
@@ -223,3 +230,25 @@ class RunConfig:
             written = self.metric_written or {}
             out["metric"] = {m: copy.deepcopy(written.get(m, node)) for m, node in self.metric_nodes.items()}
         return out
+
+
+ADDED = "_added_"  # wfeval.metrics.selection.ADDED: where the composition puts the metrics a run may add
+
+
+def _without_added(cfg: Any) -> tuple[Any, dict[str, Any]]:
+    """``cfg`` without ``metric._added_`` (a copy when it has one), and that node's metric nodes."""
+    metric = cfg.get("metric") if hasattr(cfg, "get") else None
+    if not metric or ADDED not in metric:
+        return cfg, {}
+    from omegaconf import DictConfig, OmegaConf, open_dict
+
+    if isinstance(cfg, DictConfig):
+        readonly, cfg = OmegaConf.is_readonly(cfg), copy.deepcopy(cfg)
+        OmegaConf.set_readonly(cfg, False)
+        with open_dict(cfg):
+            added = cfg.metric.pop(ADDED)
+        OmegaConf.set_readonly(cfg, readonly)
+        return cfg, {str(k): added._get_node(k) for k in added}
+    cfg = copy.deepcopy(dict(cfg))
+    cfg["metric"] = dict(cfg["metric"])
+    return cfg, dict(cfg["metric"].pop(ADDED) or {})

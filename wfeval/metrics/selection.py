@@ -111,3 +111,54 @@ def metric_choice_is_explicit(cfg: Any) -> bool:
     declared = metric_ids((cfg.get("benchmark") or {}).get("metrics"))
     chosen = sorted(str(k) for k in (cfg.get("metric") or {}))
     return bool(chosen) and chosen != sorted(declared)  # none chosen: the benchmark's own (no suite file)
+
+
+#: where the metric nodes a protocol or task adds are composed: ``metric._added_.<id>``, laid aside
+#: from the chosen ``metric`` node when the run config is made (:meth:`RunConfig.resolve`)
+ADDED = "_added_"
+#: the config group whose options add a built-in protocol's or task's metrics to the composition
+#: (``conf/config.yaml``'s defaults: ``added_metrics/protocol@_global_: ${protocol}``, ``.../task: ${task}``)
+ADDED_GROUP = "added_metrics"
+
+
+@functools.lru_cache(maxsize=None)
+def added_metric_configs() -> dict[str, Any]:
+    """``added_metrics/<protocol|task>/<name>`` -> a function building its config: a defaults list
+    composing, under ``metric._added_``, every metric file the built-in protocol's or task's ``metric_ids``
+    and ``metric_groups`` name (served by ``hydra_plugins.wfeval_configs``; built when first loaded). The
+    rules above still decide which of them a run scores; a metric without a built-in file, or a value
+    overridden on the command line, is composed after (:mod:`wfeval.pipeline.metric_nodes`)."""
+    from wfeval.config.derive import Served
+    from wfeval.config.plugins import option_files
+
+    out = {}
+    for kind in ("protocol", "task"):
+        for name, data in option_files(kind).items():
+            path = f"{ADDED_GROUP}/{kind}/{name}"
+            out[path] = Served(path, functools.partial(_added_defaults, kind, data))
+    return out
+
+
+def _added_defaults(kind: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    from wfeval.config.plugins import option_files
+
+    try:
+        ids = [m for m, _ in expand(list(data.get("metric_ids") or ()), list(data.get("metric_groups") or ()), kind)]
+    except ValueError:  # an unknown group: refused by the selection, with its message
+        ids = []
+    files = option_files("metric")
+    return {"defaults": [f"/metric/{m}@_global_.metric.{ADDED}.{m}" for m in dict.fromkeys(ids) if m in files]}
+
+
+def extra_metric_overrides(overrides: Sequence[str], options: Sequence[str]) -> list[str]:
+    """The overrides composing, under ``metric._added_``, the metric files an ``extra_metrics=`` override of
+    ``overrides`` names (``options``: the metric group's options); an id without a file (an alias, a registry
+    metric) is left to the selection."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    wanted: list[str] = []
+    for override in OverridesParser.create().parse_overrides([str(o) for o in overrides]):
+        if override.key_or_group == "extra_metrics" and not override.is_delete() and not override.is_sweep_override():
+            value = override.value()
+            wanted = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return [f"+metric@metric.{ADDED}.{m}={m}" for m in dict.fromkeys(wanted) if m in set(options)]

@@ -5,11 +5,12 @@
                               overrides=["benchmark.num_samples=8"], model_version=step)
     results["gridworld.psnr"].value, results["gridworld.psnr"].interval, results.run_dir
 
-The config is composed with Hydra's compose API exactly as ``python -m wfeval`` composes it
-(``model=python`` with the object's class as ``model.object._target_``; every override of the
-command line works), resolved once into a :class:`~wfeval.config.run_config.RunConfig` that
-carries the object, and run by :func:`wfeval.pipeline.runner.run_from_config`: the same run
-folder, caches, output contract and statistics, so the same numbers as the CLI. The object's
+The config is composed once with Hydra's compose API exactly as ``python -m wfeval`` composes it
+(:func:`wfeval.pipeline.compose.compose_run`; ``model=python`` with the object's class as
+``model.object._target_``; every override of the command line works), resolved once into a
+:class:`~wfeval.config.run_config.RunConfig` that carries the object, and run by
+:func:`wfeval.pipeline.runner.run_from_config`: the same run folder, caches, output contract and
+statistics, so the same numbers as the CLI. The object's
 identity (what the generation cache keys on) is its class's code plus its state: every array
 reachable from it hashed, its ``fingerprint()``, the ``model_version`` given (:mod:`wfeval.models.live`).
 
@@ -65,35 +66,30 @@ def _composed(overrides: tuple[str, ...]) -> Any:
     selected), composed once per process: this call's boundary, as the CLI's job is the command's."""
     with _LOCK:
         if overrides not in _COMPOSED:
-            from hydra import compose
-            from omegaconf import OmegaConf, open_dict
+            from omegaconf import OmegaConf
 
             from wfeval.config import ConfigError, register_schemas
             from wfeval.config.errors import friendly_message
             from wfeval.config.plugin_refusals import refuse_conflicts
-            from wfeval.config.run_config import JobChoices, RunConfig
-            from wfeval.pipeline.metric_nodes import with_metric_nodes
+            from wfeval.pipeline.compose import compose_run
 
             if not _SCHEMAS:
                 register_schemas()
                 _SCHEMAS.append(True)
             with _wfeval_hydra():
                 try:
-                    node = compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+                    config = compose_run(overrides)  # composed once, the metric nodes it may add included
+                except ConfigError:
+                    raise
                 except Exception as exc:  # the CLI's paragraph for a config error (wfeval/config/errors.py)
                     message = friendly_message(exc)
                     if message is None:
                         raise
                     raise ConfigError(message.removeprefix("Config error: ")) from None
-                job = JobChoices(choices=OmegaConf.to_container(node.hydra.runtime.choices, resolve=False),
-                                 overrides=tuple(overrides), searchpath=tuple(str(p) for p in node.hydra.searchpath),
-                                 known=True)
-                with open_dict(node):
-                    del node["hydra"]
-                OmegaConf.set_readonly(node, True)
-                config = with_metric_nodes(RunConfig.resolve(node, job=job))
-                refuse_conflicts(job.choices, config.metric_nodes or {})  # a name two packages offer
-            _COMPOSED[overrides] = dataclasses.replace(config, written=OmegaConf.to_container(node, resolve=False))
+                OmegaConf.set_readonly(config.cfg, True)
+                refuse_conflicts(config.job.choices, config.metric_nodes or {})  # a name two packages offer
+            _COMPOSED[overrides] = dataclasses.replace(config, hydra=None,  # Hydra's node: the CLI's job only
+                                                       written=OmegaConf.to_container(config.cfg, resolve=False))
         return _COMPOSED[overrides]
 
 

@@ -1,8 +1,11 @@
 """Which metrics a run scores, as config nodes: the metric group's choice (``metric=``), else the
 benchmark's own list, plus what the protocol, the task and ``extra_metrics`` add
-(:mod:`wfeval.metrics.selection` decides; each node remembers the rule that selected it). Metrics
-not in the composed config are composed from their config files on the run's search path, or
-built from the metric registry (aliases, entry-point metrics) with their defaults.
+(:mod:`wfeval.metrics.selection` decides; each node remembers the rule that selected it). The nodes
+come from the run's one composition (:func:`wfeval.pipeline.compose.compose_run`): the chosen ``metric``
+node, and those the protocol, the task and a command-line ``extra_metrics`` add, composed under
+``metric._added_`` (:attr:`RunConfig.metric_added`). Only what that composition could not know is
+composed after, from the config files on the run's search path (:func:`compose_metric_nodes`), or built
+from the metric registry (aliases, entry-point metrics) with their defaults.
 
 Selected once, where the config enters (:func:`with_metric_nodes`): the result lives in the
 :class:`~wfeval.config.run_config.RunConfig` and the run folder records it; this module reads no
@@ -46,10 +49,11 @@ def metric_nodes_with_rules(cfg: DictConfig | RunConfig) -> tuple[dict[str, Any]
 
 def with_metric_nodes(config: RunConfig) -> RunConfig:
     """``config`` holding every metric node its run scores, each with the rule that selected it: done
-    once, where the config enters (the CLI's job, ``wfeval.evaluate``, the runner for a config composed
-    elsewhere). Metrics the composed config does not hold are composed from their config files on the
-    run's search path (``config.job.searchpath``) or built from the metric registry; the run folder
-    records them all (:meth:`RunConfig.recorded`), so nothing is composed for this run again."""
+    once, where the config enters (:func:`wfeval.pipeline.compose.compose_run`, the runner for a config
+    composed elsewhere). Each node comes from the composition (``metric``, ``metric._added_``); one it
+    lacks is composed from its config file on the run's search path (``config.job.searchpath``) or
+    built from the metric registry; the run folder records them all (:meth:`RunConfig.recorded`), so
+    nothing is composed for this run again."""
     import dataclasses
 
     from wfeval.config.plugins import metric_ids
@@ -78,11 +82,17 @@ def with_metric_nodes(config: RunConfig) -> RunConfig:
     picked = {s.metric_id: s.rule for s in selection}  # a task may leave the benchmark's suite out
     nodes = {k: v for k, v in chosen.items() if k in picked}
     rules = {m: picked[m] for m in nodes}
+    composed_with = dict(config.metric_added or {})  # composed with the config (metric._added_)
     for rule in ("protocol", "task", "extra_metrics"):
         wanted = [s.metric_id for s in selection if s.rule == rule and s.metric_id not in nodes]
         if wanted:
             before = set(nodes)
-            added = {k: v for k, v in compose_metric_nodes(wanted, job.searchpath).items() if k not in before}
+            # composed again only for what the composition could not know: a metric_ids / metric_groups value
+            # overridden, a protocol or task of the user's own, extra_metrics written in a file, an alias
+            later = [m for m in wanted if m not in composed_with]
+            found = {**{m: composed_with[m] for m in wanted if m in composed_with},
+                     **(compose_metric_nodes(later, job.searchpath) if later else {})}
+            added = {k: found[k] for k in [*wanted, *found] if k in found and k not in before}
             added = {k: OmegaConf.merge(v, options[k]) if k in options else v for k, v in added.items()}
             nodes.update(added)
             rules.update({k: rule for k in nodes if k not in before})

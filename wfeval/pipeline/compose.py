@@ -1,0 +1,93 @@
+"""One composition per command: :func:`compose_run` turns a command line's overrides into the run config.
+
+The CLI's boundary (:mod:`wfeval.cli.boundary`, which trust-checks what it composes), ``wfeval.evaluate``
+(:mod:`wfeval.pipeline.evaluate`) and ``--help`` (:mod:`wfeval.cli.help`) all call it. Hydra composes the
+config once, the metric nodes the run may add included: the protocol's and the task's (their
+``metric_ids`` and ``metric_groups``, through ``conf/config.yaml``'s ``added_metrics`` defaults) and those
+``extra_metrics=`` names on the command line (composed through an override), all under ``metric._added_``;
+the rules of :mod:`wfeval.metrics.selection` then pick from what was composed
+(:func:`wfeval.pipeline.metric_nodes.with_metric_nodes`). Hydra's compose API must be initialized by the
+caller (process-wide state belongs to it); nothing here reads Hydra's job state.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Sequence
+
+from wfeval.config.run_config import ADDED, JobChoices, RunConfig
+
+
+def composition_overrides(overrides: Sequence[str], config_name: str = "config") -> list[str]:
+    """``overrides`` and, for each metric an ``extra_metrics=`` override names that is an option of the
+    metric group (on the run's search path), one override composing it under ``metric._added_``."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from wfeval.metrics.selection import extra_metric_overrides
+
+    overrides = [str(o) for o in overrides]
+    if not any(o.lstrip("+~").startswith("extra_metrics=") for o in overrides):
+        return overrides
+    searchpath = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") == "hydra.searchpath"]
+    options = GlobalHydra.instance().config_loader().get_group_options("metric", config_name=config_name,
+                                                                        overrides=searchpath)
+    return [*overrides, *extra_metric_overrides(overrides, options)]
+
+
+def compose_node(overrides: Sequence[str], config_name: str = "config") -> Any:
+    """The composed config of ``overrides`` with its ``hydra`` node (Hydra's compose API, initialized by
+    the caller), the metrics a run may add composed under ``metric._added_``; ``hydra.overrides.task``
+    keeps the command line's own overrides."""
+    from hydra import compose
+    from omegaconf import open_dict, read_write
+
+    given = [str(o) for o in overrides]
+    extra = composition_overrides(given, config_name)[len(given):]
+    node = compose(config_name=config_name, overrides=[*given, *extra], return_hydra_config=True)
+    if extra:  # Hydra's record of the job as if the command line alone had composed it
+        with read_write(node.hydra), open_dict(node.hydra):
+            node.hydra.overrides.task = [o for o in node.hydra.overrides.task if o not in extra]
+            for key in [k for k in node.hydra.runtime.choices if str(k).startswith(f"metric@metric.{ADDED}.")]:
+                del node.hydra.runtime.choices[key]
+            node.hydra.job.override_dirname = _override_dirname(list(node.hydra.overrides.task), node.hydra.job.config)
+    return node
+
+
+def _override_dirname(task: list[str], job_config: Any) -> str:
+    """``hydra.job.override_dirname`` of the job's overrides ``task`` (as Hydra writes it: the overrides'
+    texts sorted, ``exclude_keys`` left out, joined by ``item_sep``, ``=`` written as ``kv_sep``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    options = job_config.override_dirname
+    lines = sorted(str(o.input_line) for o in OverridesParser.create().parse_overrides(task)
+                   if o.key_or_group not in options.exclude_keys)
+    return str(options.item_sep).join(lines).replace("=", str(options.kv_sep))
+
+
+def run_config_of(node: Any) -> RunConfig:
+    """The run config of a node :func:`compose_node` composed: what Hydra knows of the job kept (the
+    choices, the job's overrides, the search path; its ``hydra`` node aside), its metrics selected."""
+    import dataclasses
+
+    from omegaconf import OmegaConf, open_dict
+
+    from wfeval.pipeline.metric_nodes import with_metric_nodes
+
+    job = JobChoices(choices=OmegaConf.to_container(node.hydra.runtime.choices, resolve=False),
+                     overrides=tuple(str(o) for o in node.hydra.overrides.task),
+                     searchpath=tuple(str(p) for p in node.hydra.searchpath), known=True)
+    hydra, node = node.hydra, copy.deepcopy(node)
+    with open_dict(node):
+        del node["hydra"]
+    return with_metric_nodes(dataclasses.replace(RunConfig.resolve(node, job=job), hydra=hydra))
+
+
+def compose_run(overrides: Sequence[str], config_name: str = "config",
+                check: Callable[[Any], None] | None = None) -> RunConfig:
+    """The run config of a command line's ``overrides``, composed once (Hydra's compose API, initialized by
+    the caller), its ``hydra`` node kept (:attr:`RunConfig.hydra`): ``check`` sees the whole composed node
+    before anything else is done with it (the CLI's trust check)."""
+    node = compose_node(overrides, config_name)
+    if check is not None:
+        check(node)
+    return run_config_of(node)
