@@ -48,14 +48,16 @@ def copy_with_hydra(cfg: Any, hydra: Any) -> Any:
 
 
 class _Callbacks:
-    """``hydra.callbacks``, each made (Hydra's public ``instantiate``) and told of the run and its job in
+    """``hydra.callbacks``, each made (through wfeval's door for code, Hydra's ``instantiate`` once
+    trusted) and told of the run and its job in
     the order ``hydra.main`` tells them: starts in their order, ends in reverse; a callback that raises is
     reported as a warning, as Hydra reports it."""
 
     def __init__(self, node: Any) -> None:
-        from hydra.utils import instantiate
+        from wfeval.config.code import instantiate  # the one door for code (docs/trust.md)
 
-        self.callbacks = [instantiate(params) for params in (node.hydra.get("callbacks") or {}).values()]
+        self.callbacks = [instantiate(params, f"hydra.callbacks.{name}")
+                          for name, params in (node.hydra.get("callbacks") or {}).items()]
 
     def _notify(self, name: str, reverse: bool = False, **kwargs: Any) -> None:
         import warnings
