@@ -13,17 +13,11 @@ import pytest
 #: under pytest-xdist, each worker's libraries use one thread each unless the caller chose otherwise:
 #: the workers already fill the cores (one each), and torch's and the BLAS libraries' own pools on top of
 #: them cost more CPU than they save. Set before any test imports them (they read it once, at import);
-#: the warm server and every command inherit it. Tests of thread settings choose their own.
+#: every command inherits it. Tests of thread settings choose their own.
 ONE_THREAD_EACH = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _name in ONE_THREAD_EACH:
         os.environ.setdefault(_name, "1")
-
-#: threadpoolctl sets KMP_DUPLICATE_LIB_OK in the process's environment when it is imported, which wfeval
-#: does to score FVD in-process. Imported here, before any test, so that the environment the warm server
-#: starts with (tests/warm_python.py) is the one the commands of this process carry later: else every
-#: command after the first in-process FVD would differ from the server and run in a fresh interpreter.
-import threadpoolctl  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORT = ROOT / "tests" / "support"
@@ -74,21 +68,26 @@ def cli_env(**extra: str) -> dict:
 
 
 def run_cli(args, cwd: Path, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python -m wfeval ARGS`` in its own process, as a user runs it; warm (tests/warm_python.py: the
-    interpreter's imports paid once per test process) unless its environment needs a fresh one."""
-    from tests import warm_python
-
-    return warm_python.run(["-m", "wfeval", *args], cwd, env or cli_env(), timeout=timeout)
+    """``python -m wfeval ARGS`` as a user runs it, called in this process (:func:`run_python`)."""
+    return run_python(["-m", "wfeval", *args], cwd, env or cli_env(), timeout)
 
 
-def run_python(argv, cwd: Path | None = None, env: dict | None = None, timeout: float = 300,
-               stdin=None) -> subprocess.CompletedProcess:
-    """``python ARGV`` (``-m MODULE ...`` or ``SCRIPT.py ...``) in its own process, text output
-    captured; warm as :func:`run_cli`."""
-    from tests import warm_python
+def run_python(argv, cwd: Path | None = None, env: dict | None = None,
+               timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python ARGV``, its output captured, as :func:`subprocess.run` shows it: a command of wfeval
+    (``-m wfeval...``) is its ``main`` called in this process (tests/in_process.py), anything else (a
+    script) runs in a fresh interpreter, within ``timeout`` seconds (a call in this process is bounded
+    by the suite's ``faulthandler_timeout``)."""
+    from tests.in_process import command_main, in_process
 
-    return warm_python.run(list(argv), cwd or Path.cwd(), dict(os.environ) if env is None else env,
-                           timeout=timeout, stdin=stdin)
+    argv = [str(a) for a in argv]
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    env = dict(os.environ) if env is None else env
+    main = command_main(argv)
+    if main is None:
+        return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    return in_process(main, argv, cwd, env)
 
 
 def only_run_dir(parent: Path) -> Path:

@@ -308,12 +308,9 @@ def _shell(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str
 
 
 def _bash(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
-    """The command in bash, as a user's shell runs it; its ``python`` warm (tests/warm_python.py)."""
-    from tests import warm_python
-
+    """The command in bash, as a user's shell runs it (a fresh ``python`` each)."""
     try:
-        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=warm_python.shim_env({**env, "PWD": str(cwd)}),
-                              timeout=timeout,
+        proc = subprocess.run(["bash", "-c", command], cwd=cwd, env={**env, "PWD": str(cwd)}, timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

@@ -18,6 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m wfeval.arena", description=__doc__.splitlines()[0])
@@ -44,7 +46,8 @@ def _fmt(path: Path) -> str:
     return fmt
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.arena")
+def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from wfeval.storage.rundir import FILES
     from wfeval.storage.votes import VoteStore, export_votes, parse_votes

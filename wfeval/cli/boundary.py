@@ -121,28 +121,32 @@ def checked(argv: Sequence[str], config_path: str = MAIN, config_name: str = CON
     if builds_nothing(args):
         yield None
         return
-    overrides, main = args.overrides or [], (config_path, config_name) == (MAIN, CONFIG)
-    with trust.in_force(policy := trust.TrustPolicy.from_overrides(overrides)):
-        if args.config_path or args.config_name or args.config_dir:  # Hydra composes another app's config
-            yield None
-            return
-        if task is not None and main and not args.multirun:
-            from wfeval.cli.job import plain_run
+    try:
+        overrides, main = args.overrides or [], (config_path, config_name) == (MAIN, CONFIG)
+        with trust.in_force(policy := trust.TrustPolicy.from_overrides(overrides)):
+            if args.config_path or args.config_name or args.config_dir:  # Hydra composes another app's config
+                yield None
+                return
+            if task is not None and main and not args.multirun:
+                from wfeval.cli.job import plain_run
 
-            with initialized(config_path):
-                if (run := plain_run(overrides, task, _check(policy, overrides, config_name), _COMPOSED)) is not None:
-                    yield run
-                    return
-        for job in job_override_lists(overrides, args.multirun):
-            try:
-                config = compose_checked(job, policy, config_path, config_name)
-            except (trust.UntrustedTargetError, PluginError):
-                raise
-            except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
-                break
-            if keep:  # by the job's own overrides (Hydra's hydra.overrides.task: no hydra.* key)
-                _COMPOSED[tuple(config.job.overrides)] = config
-        yield None
+                with initialized(config_path):
+                    run = plain_run(overrides, task, _check(policy, overrides, config_name), _COMPOSED)
+                    if run is not None:
+                        yield run
+                        return
+            for job in job_override_lists(overrides, args.multirun):
+                try:
+                    config = compose_checked(job, policy, config_path, config_name)
+                except (trust.UntrustedTargetError, PluginError):
+                    raise
+                except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
+                    break
+                if keep:  # by the job's own overrides (Hydra's hydra.overrides.task: no hydra.* key)
+                    _COMPOSED[tuple(config.job.overrides)] = config
+            yield None
+    finally:  # kept for this command only: the next one (in this process too) composes its own
+        _COMPOSED.clear()
 
 
 def composed_job(overrides: Sequence[str]) -> Any | None:

@@ -21,6 +21,7 @@ import json
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.storage.outputs import OutputRefused, refuse_run_files, write_output
 
 
@@ -53,7 +54,8 @@ def _refuse_input_folder(out: Path, entries) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.compare")
+def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from wfeval.report import votes
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard

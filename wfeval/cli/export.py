@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.report.numbers import fmt
 from wfeval.report.escape import csv_text, markdown_table
 from wfeval.report.rows import ROW_FIELDS, find_results, load_document, rows
@@ -25,7 +26,8 @@ def render(records: list[dict], fmt_name: str) -> str:
     return markdown_table(list(ROW_FIELDS), [[fmt(r[f]) for f in ROW_FIELDS] for r in records]) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.export")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.export", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--format", choices=("csv", "json", "md"), default="csv")

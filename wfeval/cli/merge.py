@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.pipeline.merge_shards import merge_shards
 from wfeval.pipeline.stored import StoredRunError
 from wfeval.report.rows import find_results
@@ -25,7 +26,8 @@ def _merged(run_dir: Path) -> bool:
     return bool(manifest.get("merged_from"))
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.merge")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.merge", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wfeval.cli.command import command
 from wfeval.pipeline.stored import StoredRunError, rebuild_results
 from wfeval.storage.outputs import OutputRefused, refuse_run_files
 from wfeval.storage.rundir import FILES, RunDirectory
@@ -97,7 +98,8 @@ def _status(run_dir: Path) -> str:
         return "unknown"
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.replay")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.replay", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: RUN_DIR/replay)")

@@ -14,10 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.storage.rundir import FILES
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.report")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.report", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run folder(s) or sweep folder(s)")
     parser.add_argument("--out", type=Path, default=None, help="the HTML file to write")

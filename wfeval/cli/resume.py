@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from wfeval.cli.command import command
 from wfeval.storage.rundir import FILES
 
 
@@ -80,7 +81,8 @@ def program_overrides(overrides: list[str]) -> list[str]:
     return refused
 
 
-def main(argv: list[str] | None = None) -> None:
+@command("wfeval.resume")
+def main(argv: list[str]) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m wfeval.resume", description=__doc__.splitlines()[0])
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trust-programs", action="store_true",
                         help="run the programs the folder names (model.argv, model.step_argv, ...): only for a "
                              "folder you trust, after reading the printed command")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     run_dir = args.run_dir.expanduser().resolve()
     overrides = resume_argv(run_dir)
     from wfeval.config.trust import ENV_VAR, env_prefixes, refused_overrides
@@ -121,12 +123,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     print(f"wfeval.resume: running: {command}", file=sys.stderr, flush=True)
     if args.trust:
-        os.environ[ENV_VAR] = ",".join(prefixes)
-    sys.argv = ["wfeval", *overrides]
-    from wfeval.cli.run import RESUMED, main as wfeval_main
+        os.environ[ENV_VAR] = ",".join(prefixes)  # the caller's environment again after the command
+    from wfeval.cli.run import resume
 
-    RESUMED.extend([recorded] if (recorded := recorded_metrics(run_dir)) else [])  # before Hydra writes .hydra/
-    wfeval_main()
+    return resume(overrides, recorded_metrics(run_dir))  # recorded before Hydra writes .hydra/
 
 
 def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
@@ -145,4 +145,4 @@ def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

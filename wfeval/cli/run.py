@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from wfeval.cli.command import command
 from wfeval.cli.help import print_help
 
 _MODES = {"--run": "--run", "-r": "--run", "--multirun": "--multirun", "-m": "--multirun", "--cfg": "--cfg",
@@ -68,14 +69,14 @@ def run_config_of_job(cfg: Any, hydra_cfg: Any) -> Any:
 
     checked = composed_job(job.overrides)  # the boundary's run config of this job, when it made one
     config = checked if checked is not None else RunConfig.resolve(cfg, job=job)
-    if RESUMED:  # python -m wfeval.resume: the metric nodes the run folder recorded, none composed again
-        recorded, rules = RESUMED[-1]
+    if _RESUMED:  # python -m wfeval.resume: the metric nodes the run folder recorded, none composed again
+        recorded, rules = _RESUMED[-1]
         return with_recorded_metric_nodes(config, recorded, rules)
     return with_metric_nodes(config)
 
 
-#: set by ``python -m wfeval.resume``: (the run folder's recorded config, the manifest's metric_selection)
-RESUMED: list[tuple[dict, dict]] = []
+#: while :func:`resume` runs: (the run folder's recorded config, the manifest's metric_selection)
+_RESUMED: list[tuple[dict, dict]] = []
 
 
 def _conflicting_modes(argv: list[str]) -> str | None:
@@ -105,20 +106,31 @@ def check_run_dir(argv: list[str]) -> None:
         raise storage_error(exc, "cannot use the run folder:") from None
 
 
-def main() -> None:
-    """Console entry (``wfeval`` and ``python -m wfeval``)."""
-    argv = sys.argv[1:]
+@command("wfeval")
+def main(argv: list[str]) -> int | None:
+    """Console entry (``wfeval`` and ``python -m wfeval``): ``main(argv) -> int`` (:mod:`wfeval.cli.command`)."""
     conflict = _conflicting_modes(argv)
     if conflict:
         print(conflict, file=sys.stderr)
-        sys.exit(2)
+        return 2
     if print_help(argv):
-        return
+        return 0
     from wfeval.cli.boundary import checked
-    from wfeval.cli.exits import exits, hydra_raises
+    from wfeval.cli.exits import hydra_raises
     from wfeval.pipeline.failure import signals_raise
 
     # composed once and trust-checked; a plain run runs on that composition, anything else through hydra.main
-    with exits(), hydra_raises(), signals_raise(), checked(argv, keep=True, task=_job) as run_composed:
+    with hydra_raises(), signals_raise(), checked(argv, keep=True, task=_job) as run_composed:
         check_run_dir(argv)
-        run_composed() if run_composed is not None else hydra_app()()
+        run_composed() if run_composed is not None else hydra_app()()  # hydra.main reads the command's sys.argv
+    return 0
+
+
+def resume(overrides: list[str], recorded: tuple[dict, dict] | None) -> int:
+    """``python -m wfeval OVERRIDES`` finishing a run folder (``python -m wfeval.resume``): with the metric
+    nodes the folder ``recorded`` (its config, the manifest's ``metric_selection``) when it has them."""
+    _RESUMED[:] = [recorded] if recorded else []
+    try:
+        return main(overrides)
+    finally:
+        _RESUMED.clear()

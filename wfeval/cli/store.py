@@ -20,10 +20,12 @@ import os
 import sys
 from pathlib import Path
 
+from wfeval.cli.command import command
 from wfeval.storage.usage import DEFAULT_RUNS, du, parse_age, parse_size, prune
 
 
-def main(argv: list[str] | None = None) -> int:
+@command("wfeval.store")
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m wfeval.store", description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", default=os.environ.get("WFEVAL_STORE", "outputs/store"),
                         help="the store folder (default $WFEVAL_STORE, else outputs/store)")

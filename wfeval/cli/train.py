@@ -17,7 +17,8 @@ from typing import Any, Mapping
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from wfeval.cli.exits import exits, hydra_raises
+from wfeval.cli.command import command
+from wfeval.cli.exits import hydra_raises
 from wfeval.config import ConfigError, register_schemas
 
 RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"  # the training app's config (wfeval.recipes)
@@ -105,15 +106,17 @@ def with_builtin_searchpath(argv: list[str]) -> list[str]:
     return out
 
 
-def main() -> None:
+@command("wfeval.recipes.train")
+def main(argv: list[str]) -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
     from wfeval.cli.boundary import checked
 
-    sys.argv = [sys.argv[0], *with_builtin_searchpath(sys.argv[1:])]
+    argv = with_builtin_searchpath(argv)
+    sys.argv = [sys.argv[0], *argv]  # what hydra.main reads (the caller's again after the command)
     # the main app's _target_ allowlist (docs/trust.md), checked before Hydra builds anything
-    with exits("wfeval.recipes.train"), hydra_raises(), checked(sys.argv[1:], str(RECIPE_CONF), "train"):
+    with hydra_raises(), checked(argv, str(RECIPE_CONF), "train"):
         _main()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

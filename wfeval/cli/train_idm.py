@@ -21,7 +21,8 @@ from typing import Any, Mapping
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from wfeval.cli.exits import exits, hydra_raises
+from wfeval.cli.command import command
+from wfeval.cli.exits import hydra_raises
 from wfeval.config import ConfigError, register_schemas
 
 RECIPE_CONF = Path(__file__).resolve().parents[1] / "recipes" / "conf"
@@ -116,13 +117,14 @@ def _main(cfg: DictConfig) -> None:
     run(OmegaConf.to_container(cfg, resolve=True), build_benchmark(cfg))
 
 
-def main() -> None:
+@command("wfeval.recipes.train_idm")
+def main(argv: list[str]) -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
     from wfeval.cli.boundary import checked
 
-    with exits("wfeval.recipes.train_idm"), hydra_raises(), checked(sys.argv[1:], str(RECIPE_CONF), "train_idm"):
-        _main()
+    with hydra_raises(), checked(argv, str(RECIPE_CONF), "train_idm"):
+        _main()  # reads sys.argv: the command's own while it runs
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
