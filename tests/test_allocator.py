@@ -10,6 +10,8 @@ import pytest
 
 from wfeval.utils.allocator import keep_freed_memory
 
+pytestmark = pytest.mark.subprocess  # the allocator settings of a fresh process
+
 PROBE = textwrap.dedent("""
     import resource, sys
     import numpy as np

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.subprocess  # pip and a built wheel, run outside the checkout
+
 
 def test_pyproject_lists_every_package_folder():
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11

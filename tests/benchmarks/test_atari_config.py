@@ -24,6 +24,7 @@ def test_a_missing_game_package_is_a_config_error_naming_the_extra(game, module,
         build.build_benchmark(compose([f"benchmark={game}"]))
 
 
+@pytest.mark.subprocess  # the games' packages hidden from a fresh interpreter
 def test_the_cli_says_how_to_install_the_games_and_exits_2(tmp_path):
     probe = ("import sys, runpy\nsys.modules['ale_py'] = None  # as if ale-py were not installed\n"
              "sys.argv = ['wfeval'] + sys.argv[1:]\nrunpy.run_module('wfeval', run_name='__main__')\n")
@@ -33,6 +34,7 @@ def test_the_cli_says_how_to_install_the_games_and_exits_2(tmp_path):
     assert "pip install 'wfeval[games]'" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_help_and_cfg_job_do_not_import_any_game_package(tmp_path):
     probe = (
         "import atexit, sys, runpy\n"

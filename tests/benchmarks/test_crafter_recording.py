@@ -49,6 +49,7 @@ def recorded(tmp_path_factory):
     return store, *_requests(store)
 
 
+@pytest.mark.subprocess  # another process's recording
 def test_a_recording_is_byte_identical_in_another_process(recorded, tmp_path):
     store, _, requests = recorded
     code = PROBE.format(root=str(ROOT), tests=str(ROOT / "tests"), overrides=SMALL)

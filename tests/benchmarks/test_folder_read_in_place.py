@@ -223,6 +223,7 @@ def test_prune_keeps_nothing_for_dataset_files_and_du_counts_them_apart(tmp_path
             read_array(ArtifactRef.from_dict(ref))  # nothing of theirs was in the store
 
 
+@pytest.mark.subprocess  # a process that never imported wfeval.io
 def test_a_process_that_never_imported_wfeval_io_reads_a_file_ref_through_the_entry_point(tmp_path):
     path = tmp_path / "v.npy"
     np.save(path, np.full((2, 4, 4, 3), 7, np.uint8))

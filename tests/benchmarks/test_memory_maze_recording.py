@@ -44,6 +44,7 @@ def recorded(maze_store):
     return maze_store, bench, requests
 
 
+@pytest.mark.subprocess  # another process's recording
 def test_a_recording_is_byte_identical_in_another_process(recorded, tmp_path):
     store, bench, requests = recorded
     code = PROBE.format(root=str(ROOT), tests=str(ROOT / "tests"), overrides=MAZE_SMALL)

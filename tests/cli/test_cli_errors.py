@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import cli_env, run_cli
 
 
@@ -54,6 +56,7 @@ def test_hydra_full_error_shows_the_traceback(tmp_path):
     assert "Unknown metric 'fvdd'" in proc.stderr
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_help_and_cfg_job_do_not_import_torch_or_av(tmp_path):
     probe = (
         "import atexit, sys, runpy\n"

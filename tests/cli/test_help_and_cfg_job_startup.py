@@ -11,7 +11,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import cli_env
+
+pytestmark = pytest.mark.subprocess  # the start-up of a fresh interpreter
 
 # wfeval without its caches: every option schema derived from its class, the help composed anew
 EAGER = (

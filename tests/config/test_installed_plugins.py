@@ -38,6 +38,8 @@ from wfeval.metrics.reference import MAE
 from wfeval.protocols.closed_loop import ClosedLoop
 from wfeval.protocols.policies import RandomPolicy
 
+pytestmark = pytest.mark.subprocess  # plugins installed with pip, found through their entry points
+
 
 class DemoGrid(GridworldBenchmark):
     """The gridworld, offered by a plugin."""

@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import ROOT, require_maze
 from tests.docs import _doc_commands as docs
 
+pytestmark = pytest.mark.subprocess  # the documented shell commands, as a user's shell runs them
+
 COMMANDS = docs.runnable(docs.collect())
 
 

@@ -15,8 +15,12 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 from tests.docs._doc_commands import user_env
+
+pytestmark = pytest.mark.subprocess  # the README's commands, as a user's shell runs them
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

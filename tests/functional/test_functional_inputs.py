@@ -47,6 +47,7 @@ def test_mismatched_or_malformed_inputs_are_refused_with_the_shapes():
         ssim(video((2, 10, 40, 3)), video((2, 10, 40, 3)))
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_numpy_inputs_never_import_torch():
     code = (
         "import sys, numpy as np\n"

@@ -64,6 +64,7 @@ def test_frame_folders_without_frames_or_with_mixed_sizes(tmp_path):
     expect_error(mixed, "frames differ in size")
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_importing_wfeval_io_does_not_import_av():
     code = "import sys, wfeval.io; print('av' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

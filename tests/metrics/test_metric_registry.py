@@ -95,6 +95,7 @@ def test_a_plugin_registers_through_the_entry_point_group(monkeypatch):
     assert reg.create("frame-count", raise_on=[1]).raise_on == {1}
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_the_registry_imports_nothing_until_asked():
     code = ("import sys; from wfeval.metrics import registry; registry.available_metrics();"
             "print(sorted(m for m in ('torch', 'wfeval.metrics.reference', 'wfeval.metrics.control') "

@@ -7,9 +7,12 @@ import json
 import subprocess
 import sys
 
+import pytest
 import zstandard
 
 from tests.conftest import cli_env, only_run_dir
+
+pytestmark = pytest.mark.subprocess  # two processes writing into one store
 
 
 def test_two_processes_generating_into_one_store_leave_it_consistent(tmp_path):

@@ -130,6 +130,7 @@ def test_inside_the_callers_own_hydra_app_the_run_uses_wfevals_configs_and_leave
         assert GlobalHydra.instance().is_initialized() and compose(config_name="train").lr == 0.1
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_importing_wfeval_imports_nothing_heavy_until_evaluate_is_used():
     code = ("import sys, wfeval; heavy = [m for m in ('hydra', 'omegaconf', 'numpy', 'torch') if m in sys.modules]; "
             "assert not heavy, heavy; f = wfeval.evaluate; assert callable(f) and 'torch' not in sys.modules; "

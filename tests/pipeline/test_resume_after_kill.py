@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, read_jsonl, run_cli, run_python
 
 N = 12
@@ -51,6 +53,7 @@ def _results(run_dir: Path) -> dict:
     return json.loads((run_dir / "results.json").read_text())["results"]
 
 
+@pytest.mark.subprocess  # a process killed with SIGKILL
 def test_rerun_after_sigkill_finishes_identically_without_regenerating(tmp_path):
     reference_cwd, killed_cwd = tmp_path / "ref", tmp_path / "killed"
     reference_cwd.mkdir(), killed_cwd.mkdir()
@@ -72,6 +75,7 @@ def test_rerun_after_sigkill_finishes_identically_without_regenerating(tmp_path)
     assert _prediction_hashes(rerun) == _prediction_hashes(reference)
 
 
+@pytest.mark.subprocess  # a process killed with SIGKILL
 def test_explicit_resume_finishes_the_killed_run_in_its_own_directory(tmp_path):
     killed = _kill_after_generating(tmp_path, tmp_path / "store", at_least=3)
     done_before_kill = len(list((tmp_path / "store" / "generations").rglob("*.json")))

@@ -309,6 +309,7 @@ def test_the_report_reads_run_folders_without_building_any_target(tmp_path, swee
     assert "wfeval.benchmarks.gridworld.baselines.StaticModel" in page
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_report_cli_errors_and_help_import_no_report_library(tmp_path):
     proc = run_python(["-m", "wfeval.report", str(tmp_path / "nothing")], cwd=tmp_path, env=cli_env(), timeout=120)
     assert proc.returncode == 2 and "no such run folder" in proc.stderr

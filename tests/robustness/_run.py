@@ -52,12 +52,7 @@ def wfeval(monkeypatch, capsys, tmp_path: Path, *overrides: str, name: str = "ru
             f"run.store_dir={tmp_path / 'store'}"]
     argv += [f"benchmark.num_samples={samples}"] if samples is not None else []
     argv += [f"hydra.searchpath=[{SUPPORT_CONF}]"] if searchpath else []
-    monkeypatch.setattr(sys, "argv", [*argv, *overrides])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+    code = main([*argv[1:], *overrides])
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err, captured.err[-3000:]
     return Ran(code, captured.out, captured.err, run_dir)

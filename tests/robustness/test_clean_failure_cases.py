@@ -30,12 +30,7 @@ def _main(monkeypatch, capsys, tmp_path: Path, *overrides: str, folder: bool = F
             ["benchmark.num_samples=3"]
     argv = ["wfeval", f"hydra.run.dir={run_dir}", "run.progress=off", f"run.store_dir={tmp_path / 'store'}",
             *bench, "metric=[generated_rate,psnr]", *overrides]
-    monkeypatch.setattr(sys, "argv", argv)
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+    code = main(argv[1:])
     err = capsys.readouterr().err
     assert "Traceback" not in err, err
     return code, err, run_dir
@@ -149,6 +144,7 @@ def test_a_command_model_whose_program_is_missing_is_refused_before_any_sample(m
     assert not (run_dir / "steps.jsonl").exists()
 
 
+@pytest.mark.subprocess  # a process group stopped on timeout
 def test_a_command_models_grandchild_is_stopped_with_its_process_group_on_timeout(tmp_path):
     from wfeval.models.command import CommandError, CommandModel
 
@@ -241,6 +237,7 @@ def _cli_args(store: Path, run_dir: Path) -> list[str]:
             "run.batch_size=1", f"run.store_dir={store}", "metric=[generated_rate,psnr]", f"hydra.run.dir={run_dir}"]
 
 
+@pytest.mark.subprocess  # a signal sent to the process
 @pytest.mark.parametrize("signame, code", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_results(tmp_path, signame, code):
     import signal

@@ -102,6 +102,7 @@ def test_a_chunk_of_zero_or_less_is_refused_naming_the_key(monkeypatch, capsys, 
     assert not (ran.run_dir / "results.json").exists()
 
 
+@pytest.mark.subprocess  # a user's own copy of wfeval's config package on the path
 def test_the_training_command_keeps_the_built_in_benchmarks_beside_a_users_search_path(tmp_path):
     own = tmp_path / "conf"
     (own / "benchmark").mkdir(parents=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.robustness._run import wfeval
 from wfeval.models._files import option_files
 
@@ -55,6 +57,7 @@ def test_the_built_in_baselines_keep_their_keys(monkeypatch, capsys, tmp_path):
     assert "option_files" not in model["fingerprint"] and model["key"] == "f57a60d0549a100fb4894075cd64d641"
 
 
+@pytest.mark.subprocess  # an import-laziness probe
 def test_model_python_defaults_to_device_auto_without_importing_torch(tmp_path):
     import subprocess
 

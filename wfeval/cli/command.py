@@ -119,7 +119,7 @@ def _callers_logging() -> Iterator[None]:
                 with contextlib.suppress(Exception):
                     handler.close()
             if name in state:
-                lg.level, handlers, lg.propagate, lg.disabled = state[name]
+                level, handlers, lg.propagate, lg.disabled = state[name]
                 lg.handlers[:] = handlers
-        manager.disable = disabled
-        manager._clear_cache()
+                lg.setLevel(level)  # also forgets the levels the loggers below it had looked up
+        logging.disable(disabled)
