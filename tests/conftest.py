@@ -75,19 +75,23 @@ def run_cli(args, cwd: Path, env: dict | None = None, timeout: float = 300) -> s
 def run_python(argv, cwd: Path | None = None, env: dict | None = None,
                timeout: float = 300) -> subprocess.CompletedProcess:
     """``python ARGV``, its output captured, as :func:`subprocess.run` shows it: a command of wfeval
-    (``-m wfeval...``) is its ``main`` called in this process (tests/in_process.py), anything else (a
-    script) runs in a fresh interpreter, within ``timeout`` seconds (a call in this process is bounded
-    by the suite's ``faulthandler_timeout``)."""
+    (``-m wfeval...``) is its ``main`` called in this process (tests/in_process.py), anything else runs
+    in a fresh interpreter (:func:`run_fresh`) within ``timeout`` seconds (a call in this process is
+    bounded by the suite's ``faulthandler_timeout``)."""
     from tests.in_process import command_main, in_process
 
     argv = [str(a) for a in argv]
     cwd = Path.cwd() if cwd is None else Path(cwd)
     env = dict(os.environ) if env is None else env
     main = command_main(argv)
-    if main is None:
-        return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout)
-    return in_process(main, argv, cwd, env)
+    return run_fresh(argv, cwd, env, timeout) if main is None else in_process(main, argv, cwd, env)
+
+
+def run_fresh(argv, cwd: Path, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python ARGV`` in a fresh interpreter: for the ``subprocess`` tier, whose tests need one (an
+    environment a library reads when it loads, a signal, a process killed)."""
+    return subprocess.run([sys.executable, *map(str, argv)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def only_run_dir(parent: Path) -> Path:

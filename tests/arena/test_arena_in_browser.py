@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.arena import browser, server
 from wfeval.storage.votes import read_votes
 
@@ -19,6 +21,7 @@ def _wait(condition, timeout=30.0):
     raise AssertionError("timed out waiting in the browser")
 
 
+@pytest.mark.subprocess  # the arena's server as its own process, a browser on it
 def test_votes_cast_with_the_keyboard_are_stored_and_rated(arena_sweep):
     driver = browser.chrome()
     port = server.free_port()

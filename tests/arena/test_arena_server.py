@@ -18,6 +18,7 @@ from wfeval.storage.votes import read_votes
 pytest.importorskip("uvicorn")
 
 
+@pytest.mark.subprocess  # the arena's server killed with SIGKILL
 def test_kill_9_during_voting_loses_no_committed_vote(arena_sweep):
     port = server.free_port()
     base = f"http://127.0.0.1:{port}"
@@ -60,6 +61,7 @@ def test_kill_9_during_voting_loses_no_committed_vote(arena_sweep):
         proc.wait(timeout=10)
 
 
+@pytest.mark.subprocess  # the arena's server as its own process
 def test_concurrent_voters_lose_no_vote(arena_sweep):
     port = server.free_port()
     base = f"http://127.0.0.1:{port}"

@@ -136,13 +136,14 @@ def test_the_behaviour_policy_explores_and_comes_back(maze_store):
     assert np.ptp(headings) > math.pi  # it turns around, too
 
 
+@pytest.mark.subprocess  # GL reads its vendor files when it loads: this process has loaded them
 def test_without_a_renderer_a_run_stops_before_anything_is_built_naming_what_to_install(maze_store, tmp_path):
-    from tests.conftest import run_cli
+    from tests.conftest import run_fresh
 
     # glvnd pointed at no EGL vendor: as on a machine without Mesa's EGL
     env = cli_env(__EGL_VENDOR_LIBRARY_FILENAMES=str(tmp_path / "none.json"))
-    proc = run_cli([*MAZE_SMALL, "model=static", f"run.store_dir={tmp_path / 'store'}",
-                    f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, env=env)
+    proc = run_fresh(["-m", "wfeval", *MAZE_SMALL, "model=static", f"run.store_dir={tmp_path / 'store'}",
+                      f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "MuJoCo cannot render with MUJOCO_GL=egl here" in proc.stderr
     assert "apt-get install libegl1 libopengl0 libegl-mesa0 libgl1-mesa-dri" in proc.stderr

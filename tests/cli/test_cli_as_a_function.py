@@ -8,8 +8,11 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 
 import pytest
+
+import wfeval
 
 
 def _process() -> tuple:
@@ -40,7 +43,8 @@ def test_runs_called_one_after_another_give_the_process_back_and_log_only_into_t
     for name in ("first", "second"):
         assert "after both runs" not in (tmp_path / name / "run.log").read_text()  # Hydra's job log, closed
     manifest = json.loads((tmp_path / "second" / "manifest.json").read_text())
-    assert manifest["argv"] == ["wfeval", *_small(tmp_path, f"hydra.run.dir={tmp_path / 'second'}")]
+    program = str(Path(wfeval.__file__).parent / "__main__.py")  # as `python -m wfeval` records it
+    assert manifest["argv"] == [program, *_small(tmp_path, f"hydra.run.dir={tmp_path / 'second'}")]
 
 
 def test_a_sweep_runs_every_job_in_process_and_returns_0(tmp_path, capsys):

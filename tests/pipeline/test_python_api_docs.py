@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import ROOT, cli_env, run_python
+import pytest
+
+from tests.conftest import ROOT, cli_env, run_fresh
 
 
+@pytest.mark.subprocess  # the documented script, run by python as a user runs it
 def test_the_training_loop_example_of_the_docs_runs_and_psnr_rises(tmp_path):
     text = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
     [example] = re.findall(r"```python\n(.*?)```", text, re.S)  # the one runnable block (others: norun)
     (tmp_path / "example.py").write_text(example, encoding="utf-8")
     env = {**cli_env(), "WFEVAL_STORE": str(tmp_path / "store")}
-    proc = run_python(["example.py"], cwd=tmp_path, env=env, timeout=600)
+    proc = run_fresh(["example.py"], cwd=tmp_path, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = re.findall(r"step (\d+): PSNR ([\d.]+) dB \[([\d.]+), ([\d.]+)\] \((\d+)/(\d+)\), generated (\d+)",
                        proc.stdout)

@@ -7,11 +7,13 @@ Nothing calls ``sys.exit`` but the ``__main__`` shims (``sys.exit(main())``).
 
 The process belongs to the caller (a test, a notebook, a program calling several commands), so
 whatever a command changes of it is put back when it returns (:func:`callers_process`): ``sys.argv``
-(set to the command's own while it runs: the run records it), ``sys.path``, the working folder, the
+(the command's own while it runs, as ``python -m`` sets it: the run records it), ``sys.path``, the working folder, the
 environment (``WFEVAL_TRUST`` of ``resume --trust``, the variables libraries set as they load), the
 logging Hydra configures for each job (its handlers, one writing into the run folder, are closed),
 torch's thread count, and Hydra's global state (``GlobalHydra`` and ``HydraConfig``, cleared as
-Hydra's own test utilities clear them).
+Hydra's own test utilities clear them). What stays: glibc's allocator thresholds a run raises
+(:mod:`wfeval.utils.allocator`; glibc cannot read them back) and the caches of what a process has
+already parsed or loaded.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def command(prog: str) -> Callable[[Callable[[list[str]], int | None]], Main]:
             from wfeval.cli.exits import status_of
 
             args = list(sys.argv[1:] if argv is None else map(str, argv))
-            with callers_process([prog, *args] if argv is not None else list(sys.argv)):
+            with callers_process(list(sys.argv) if argv is None else [program_file(prog), *args]):
                 try:
                     status = body(args)
                 except BaseException as exc:  # noqa: BLE001 - the table decides; a bug is raised again
@@ -43,6 +45,17 @@ def command(prog: str) -> Callable[[Callable[[list[str]], int | None]], Main]:
                 return 0 if status is None else int(status)
         return main
     return wrap
+
+
+def program_file(module: str) -> str:
+    """``sys.argv[0]`` as ``python -m MODULE`` sets it: the file it runs (a package's ``__main__``); the
+    run records it and the report shows the command from it."""
+    from importlib.util import find_spec
+
+    spec = find_spec(module)
+    if spec is not None and spec.submodule_search_locations is not None:
+        spec = find_spec(f"{module}.__main__")
+    return spec.origin if spec is not None and spec.origin else module
 
 
 @contextlib.contextmanager
