@@ -32,16 +32,26 @@ def _small(tmp_path, *overrides: str) -> list[str]:
             "metric=[psnr]", *overrides]
 
 
-def test_runs_called_one_after_another_give_the_process_back_and_log_only_into_their_own_folder(tmp_path):
+def test_runs_called_one_after_another_give_the_process_back_and_log_only_into_their_own_folder(tmp_path,
+                                                                                                monkeypatch):
     from wfeval.cli.run import main
+    from wfeval.pipeline import runner
 
+    real = runner.run_from_config
+
+    def logging_run(config, output_dir):
+        logging.getLogger("wfeval.test").info("the job of %s", Path(output_dir).name)
+        return real(config, output_dir=output_dir)
+
+    monkeypatch.setattr(runner, "run_from_config", logging_run)
     before = _process()
     for name in ("first", "second"):
         assert main(_small(tmp_path, f"hydra.run.dir={tmp_path / name}")) == 0
         assert _process() == before and _hydra_is_clear()
     logging.getLogger("wfeval").warning("a line logged after both runs")
-    for name in ("first", "second"):
-        assert "after both runs" not in (tmp_path / name / "run.log").read_text()  # Hydra's job log, closed
+    logs = {name: (tmp_path / name / "run.log").read_text() for name in ("first", "second")}  # Hydra's job log
+    assert "the job of first" in logs["first"] and "the job of second" in logs["second"]
+    assert "second" not in logs["first"] and "after both runs" not in logs["first"] + logs["second"]
     manifest = json.loads((tmp_path / "second" / "manifest.json").read_text())
     program = str(Path(wfeval.__file__).parent / "__main__.py")  # as `python -m wfeval` records it
     assert manifest["argv"] == [program, *_small(tmp_path, f"hydra.run.dir={tmp_path / 'second'}")]
