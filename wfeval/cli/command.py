@@ -23,9 +23,13 @@ import functools
 import logging
 import os
 import sys
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
-Main = Callable[[Sequence[str] | None], int]
+
+class Main(Protocol):
+    """A command: ``main(argv=None) -> int``."""
+
+    def __call__(self, argv: Sequence[str] | None = None) -> int: ...
 
 
 def command(prog: str) -> Callable[[Callable[[list[str]], int | None]], Main]:
