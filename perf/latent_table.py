@@ -61,7 +61,8 @@ def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = N
     control = {m: _run([*base, f"model={m}", "task=controllability", "metric=[action_sensitivity]"],
                        root / f"control-{m}") for m in PIXELS}
     probes = {m: _run([*base, f"model={m}", "task=probing", f"protocol.train_episodes={train_episodes}",
-                       f"metric=[probe_r2,{','.join(f'imagined_probe_r2_k{k}' for k in HORIZONS)}]"],
+                       "metric=[probe_r2,imagined_probe_r2]",  # one metric, a measurement per horizon
+                       f"metric.imagined_probe_r2.horizons=[{','.join(map(str, HORIZONS))}]"],
                       root / f"probing-{m}") for m in LATENTS}
     plans = {m: _run([*base, *o, "task=goal_reaching", f"protocol.planner.candidates={candidates}",
                       "metric=[goal_success,spl]"], root / f"planning-{i}") for i, (m, o) in enumerate(PLANNERS.items())}

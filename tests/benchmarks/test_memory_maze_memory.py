@@ -216,7 +216,7 @@ def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edit
     # sealed again after the edit (its hash recomputed) but not a memory sample: refused all the same
     import json
 
-    from wfeval.benchmarks.base import MEMORY_SAMPLE_FORMAT
+    from wfeval.tasks.memory import MEMORY_SAMPLE_FORMAT
 
     for broken in ({"video": None}, {"static_mask": {"sha256": "../../../etc/passwd", "kind": "array", "shape": [1],
                                                      "dtype": "uint8"}}):

@@ -15,6 +15,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 from wfeval.storage.artifacts import ArtifactStore, read_array
+from wfeval.storage.seal import unsealed_bytes
 
 PROBE = """
 import sys
@@ -55,7 +56,7 @@ def test_a_recording_is_byte_identical_in_another_process(recorded, tmp_path):
     key = bench.recording_key(0)
     mine = store / "recordings" / "memory_maze" / key[:2] / f"{key}.json"
     theirs = tmp_path / "other" / "recordings" / "memory_maze" / key[:2] / f"{key}.json"
-    assert mine.read_bytes() == theirs.read_bytes()
+    assert unsealed_bytes(mine.read_bytes()) == unsealed_bytes(theirs.read_bytes())  # seals: per store
 
 
 def test_a_second_build_is_served_by_the_cache(recorded):

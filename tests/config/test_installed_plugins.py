@@ -27,6 +27,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.subprocess  # plugins installed with pip, found through their entry points
+
 DEMO = {
     "wfeval_demo_plugin/__init__.py": "",
     "wfeval_demo_plugin/parts.py": '''
@@ -37,8 +39,6 @@ from wfeval.benchmarks.gridworld.baselines import StaticModel
 from wfeval.metrics.reference import MAE
 from wfeval.protocols.closed_loop import ClosedLoop
 from wfeval.protocols.policies import RandomPolicy
-
-pytestmark = pytest.mark.subprocess  # plugins installed with pip, found through their entry points
 
 
 class DemoGrid(GridworldBenchmark):
