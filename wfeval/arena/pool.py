@@ -18,6 +18,7 @@ import numpy as np
 
 from wfeval.report.runs import Entry, column_key, load_entries
 from wfeval.report.votes import model_id
+from wfeval.results.record import RunManifest, read_manifest
 from wfeval.storage.rundir import FILES
 
 
@@ -101,19 +102,17 @@ class Pool:
         data = shown.generated if which == "generated" else shown.reference
         run = self.entries[run_id]
         manifest = _manifest(run.run_dir)  # type: ignore[arg-type]
-        store = Path(manifest["store_dir"]) if manifest.get("store_dir") else None
+        store = Path(manifest.store_dir) if manifest is not None and manifest.store_dir else None
         ref = _ref(data)
         array, _why = load_video(ref, store, which)
         return array
 
 
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    import json
-
+def _manifest(run_dir: Path) -> RunManifest | None:
     try:
-        return json.loads((run_dir / FILES.manifest).read_text(encoding="utf-8"))
+        return read_manifest(run_dir)
     except (OSError, ValueError):
-        return {}
+        return None
 
 
 def _ref(data: dict[str, Any] | None):
