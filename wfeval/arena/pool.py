@@ -18,7 +18,7 @@ import numpy as np
 
 from wfeval.report.runs import Entry, column_key, load_entries
 from wfeval.report.votes import model_id
-from wfeval.results.record import RunManifest, read_manifest
+from wfeval.results.record import OPEN_LOOP, RunManifest, read_manifest
 from wfeval.storage.rundir import FILES
 
 
@@ -78,7 +78,7 @@ class Pool:
         for e in entries:
             columns.setdefault(column_key(e), []).append(e)
         for column, runs in sorted(columns.items()):
-            contents = {e.run_id: sample_contents(e.run_dir, e.protocol == "open_loop") for e in runs}  # type: ignore
+            contents = {e.run_id: sample_contents(e.run_dir, e.protocol == OPEN_LOOP) for e in runs}  # type: ignore
             for a, b in itertools.combinations(sorted(runs, key=lambda e: e.run_id), 2):
                 if model_id(a) == model_id(b):
                     continue  # the same model twice: nothing for people to tell apart

@@ -19,8 +19,7 @@ runs' generated videos of that sample; other votes are counted as stale and left
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -287,7 +286,7 @@ def add_column(board, s: ArenaSummary | None) -> None:
                 continue
             value, low, high, n = s.elo[model_id(entry)]
             measurement = column.measurement("arena")
-            entry.document = dataclasses.replace(entry.document, results={**entry.results, measurement: Aggregate(
+            entry.document = replace(entry.document, results={**entry.results, measurement: Aggregate(
                 valid=True, diagnostics={"value": round(value)}, n_valid=n, n_total=n,
                 confidence_interval={"low": round(low), "high": round(high), "method": "bootstrap"})},
                 metrics={**entry.document.metrics, measurement: MeasurementInfo(
