@@ -90,6 +90,28 @@ def test_an_unversioned_run_folder_reads_through_its_migration(tmp_path):
                                                   "protocol"]
 
 
+def test_every_reader_reads_an_unversioned_folder_through_the_record(tmp_path):
+    from wfeval.report.html.load import load_run
+    from wfeval.report.rows import rows
+    from wfeval.report.runs import column_key, load_entries
+    from wfeval.results.measurements import Results
+    from wfeval.trackers.record import record_of
+
+    folder = tmp_path / "old"
+    shutil.copytree(OLD_RUN, folder)
+    [entry] = load_entries([folder])
+    assert (entry.protocol, column_key(entry), entry.model_name) == ("open_loop", "gridworld", "oracle")
+    assert [(r["measurement"], r["value"], r["protocol"]) for r in rows(entry.document)] == [
+        ("gridworld.psnr", 100.0, "open_loop"), ("gridworld.ssim", 1.0, "open_loop")]
+    run = load_run(folder)
+    assert run.status == "completed" and run.entry().protocol == "open_loop"
+    tracked = record_of(folder, config={}, overrides=[])
+    assert tracked.tags["wfeval.protocol"] == "open_loop" and tracked.metrics["gridworld.psnr/value"] == 100.0
+    results = Results(entry.document, folder)
+    assert results["gridworld.ssim"].value == 1.0 and results.eligible
+    assert results.document["protocol"] == {"name": "open_loop", "driver": "open_loop"}
+
+
 def test_each_old_version_has_a_named_migration_to_the_next():
     assert MIGRATIONS == {"wfeval.run/0": migrate_0_to_1}
     lifted = migrate_0_to_1({"run_id": "r", "results": {}}, "results")

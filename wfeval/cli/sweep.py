@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 
-from wfeval.results.record import RunManifest, read_manifest
 from wfeval.storage.rundir import FILES
 from wfeval.storage.safe_io import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from wfeval.results.record import RunManifest
 
 
 class SweepFailed(SystemExit):
@@ -29,6 +31,8 @@ class SweepFailed(SystemExit):
 
 
 def _jobs(sweep_dir: Path) -> list[tuple[Path, RunManifest]]:
+    from wfeval.results.record import read_manifest
+
     jobs = []
     for manifest in sorted(sweep_dir.glob(f"*/{FILES.manifest}")):
         if manifest.parent.name != FILES.merged:
@@ -42,6 +46,7 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     from wfeval.pipeline.stored import StoredRunError
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.runs import load_entries
+    from wfeval.results.record import RunManifest
 
     jobs = _jobs(sweep_dir)
     done = [(d, m) for d, m in jobs if m.status == "completed"]

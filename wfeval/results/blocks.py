@@ -18,7 +18,9 @@ OPEN_LOOP = "open_loop"
 class Block:
     """A JSON object with typed fields. ``extra`` holds the keys no field names; the order the
     keys were read in is kept, so that a block written back is the one read. A block built in
-    code writes its fields in declaration order, leaving out optional ones that are None."""
+    code writes its fields in declaration order, leaving out optional ones that are None. A field
+    that is always an object (or a list) reads a ``null`` as its empty default: a run whose results
+    say ``"protocol": null`` ran open loop, as one without the key."""
 
     _nested: ClassVar[Mapping[str, type["Block"]]] = {}  # key -> block type
     _mapped: ClassVar[Mapping[str, type["Block"]]] = {}  # key -> block type of each value
@@ -37,11 +39,15 @@ class Block:
         """The block of a JSON object (None or a non-object: an empty block)."""
         data = data if isinstance(data, Mapping) else {}
         names = set(cls.field_names())
+        factories = {f.name: f.default_factory for f in dataclasses.fields(cls)
+                     if f.default_factory is not dataclasses.MISSING}
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in names:
                 continue
-            if key in cls._nested and isinstance(value, Mapping):
+            if key in factories and not isinstance(value, (Mapping, list)):  # null where an object belongs
+                value = factories[key]()
+            elif key in cls._nested and isinstance(value, Mapping):
                 value = cls._nested[key].from_dict(value)
             elif key in cls._mapped and isinstance(value, Mapping):
                 value = {k: cls._mapped[key].from_dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}

@@ -72,7 +72,7 @@ def migrate(document: Mapping[str, Any], kind: str, where: Any = "") -> dict[str
         version = data.get("schema_version", UNVERSIONED)
         if version == RUN_FORMAT_VERSION:
             return data
-        step = MIGRATIONS.get(version)
+        step = MIGRATIONS.get(version) if isinstance(version, str) else None
         if step is None:
             raise RunRecordError(f"{where}: {kind} format {version!r} is not one this wfeval reads "
                                  f"(it reads {', '.join([*MIGRATIONS, RUN_FORMAT_VERSION])})")
