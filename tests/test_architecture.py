@@ -10,6 +10,7 @@ of each package's modules and the benchmark families; this test reads those tabl
   never each other;
 - the modules of one package import each other without a cycle (lazy imports included);
 - no module is longer than the cap of its package;
+- ``wfeval/benchmarks/base.py`` holds the benchmark contract only: a task's interface is in ``wfeval/tasks/``;
 - the top level of ``wfeval/`` holds only the package face, the entry and command shims.
 
 Each rule has a test that feeds it a made-up module and expects it to fail.
@@ -268,6 +269,28 @@ def test_the_top_level_holds_the_face_the_entry_and_command_shims():
         targets = {t for t, _ in imports(path)}
         assert len(lines) <= 10 and targets and all(t.startswith("wfeval.cli.") for t in targets), \
             f"{path.name} is not a command shim (<= 10 lines, importing from wfeval.cli only)"
+
+
+#: the benchmark integration contract (wfeval/benchmarks/base.py): what every family's adapter, runtime hook and
+#: scorer offer the pipeline; what a family offers for one task is that task's, in wfeval/tasks/<task>.py
+BENCHMARK_CONTRACT = {"BenchmarkAdapter", "RunContext", "BenchmarkRuntimeHook", "BenchmarkScorer"}
+
+
+def top_level_classes(source: str) -> set[str]:
+    return {node.name for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+
+
+def test_the_benchmark_contract_holds_no_task_interface():
+    base = (PACKAGE / "benchmarks" / "base.py").read_text(encoding="utf-8")
+    assert top_level_classes(base) == BENCHMARK_CONTRACT, "a task's interface goes in wfeval/tasks/<task>.py"
+    tasks = {p.stem for p in (PACKAGE / "tasks").glob("*.py")}
+    assert {"memory", "policy_evaluation", "probing", "goal_reaching", "controllability"} <= tasks
+
+
+def test_a_task_interface_in_the_benchmark_contract_is_caught():
+    base = (PACKAGE / "benchmarks" / "base.py").read_text(encoding="utf-8")
+    added = base + "\n\nclass RevisitPlanner(Protocol):\n    def revisit_plan(self, request, gaps): ...\n"
+    assert top_level_classes(added) - BENCHMARK_CONTRACT == {"RevisitPlanner"}
 
 
 def pattern_imports(source: str) -> list[int]:

@@ -14,6 +14,7 @@ from tests.conftest import ROOT, cli_env, compose, run_cli
 from wfeval.pipeline import build
 from wfeval.results import dataset_hash
 from wfeval.storage.artifacts import ArtifactStore, read_array
+from wfeval.storage.seal import unsealed_bytes
 
 pytest.importorskip("crafter")
 
@@ -57,7 +58,7 @@ def test_a_recording_is_byte_identical_in_another_process(recorded, tmp_path):
     assert f"HASH {dataset_hash(requests)}" in proc.stdout
     [mine] = (store / "recordings" / "crafter").rglob("*.json")
     [theirs] = (tmp_path / "other" / "recordings" / "crafter").rglob("*.json")
-    assert mine.read_bytes() == theirs.read_bytes()
+    assert unsealed_bytes(mine.read_bytes()) == unsealed_bytes(theirs.read_bytes())  # seals: per store
 
 
 def test_samples_oracle_exact_and_static_worse(recorded):

@@ -212,7 +212,7 @@ def test_the_refusal_exits_2_before_generation_in_one_paragraph(tmp_path):
 
 
 def test_the_planners_refuse_a_datasets_keys_and_a_dataset_refuses_gaps():
-    from wfeval.benchmarks.base import memory_settings
+    from wfeval.tasks.memory import memory_settings
     from wfeval.benchmarks.episodes.revisits import settings
 
     assert memory_settings({"gaps": None, "tolerance": None}, (2, 4, 8, 16)) == (2, 4, 8, 16)  # the benchmark's own default

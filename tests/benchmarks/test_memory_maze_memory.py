@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from tests.conftest import MAZE_SMALL, compose
-from wfeval.benchmarks.base import revisit_pairs
 from wfeval.benchmarks.memory_maze import memory as maze_memory
 from wfeval.functional import memory as F
 from wfeval.pipeline import build
 from wfeval.storage.artifacts import ArtifactStore, read_array
+from wfeval.tasks.memory import revisit_pairs
 
 GAPS = [2, 8, 48]  # look away and back (2, 8), walk out and back (48)
 
@@ -130,7 +130,7 @@ def test_the_long_configs_default_gaps_walk_out_and_come_back_within_the_toleran
 
 
 def test_the_default_gaps_are_the_benchmarks_and_a_users_gaps_win():
-    from wfeval.benchmarks.base import memory_settings
+    from wfeval.tasks.memory import memory_settings
     from wfeval.config.errors import ConfigError
 
     assert memory_settings({"gaps": None}, (8, 32, 128, 256)) == (8, 32, 128, 256)
@@ -179,7 +179,7 @@ def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edit
     """Plans and their true video cost real simulation (minutes on the long config): planned once per
     store, any later run (another model's) builds the same request from the kept index; an index edited
     in the store is refused by its content hash and the sample planned again."""
-    from wfeval.benchmarks.base import memory_request
+    from wfeval.tasks.memory import memory_request
     from wfeval.results.document import dataset_hash
 
     cfg = compose([*MAZE_SMALL])
@@ -216,12 +216,12 @@ def test_a_planned_sample_is_kept_and_built_again_without_simulating_and_an_edit
     # sealed again after the edit (its hash recomputed) but not a memory sample: refused all the same
     import json
 
-    from wfeval.storage.recordings import CHECK, content_sha256
+    from wfeval.benchmarks.base import MEMORY_SAMPLE_FORMAT
 
     for broken in ({"video": None}, {"static_mask": {"sha256": "../../../etc/passwd", "kind": "array", "shape": [1],
                                                      "dtype": "uint8"}}):
         data = {**json.loads(text), **broken}
-        index.write_text(json.dumps({**data, CHECK: content_sha256(data)}))
+        index.write_bytes(store.seal.dumps(f"{MEMORY_SAMPLE_FORMAT}/{index.stem}", data))  # with the store's key
         caplog.clear()
         with caplog.at_level("WARNING"):
             replanned = memory_request(bench, base, store=store, memory=memory, cache_root=tmp_path)

@@ -15,7 +15,8 @@ from omegaconf import MISSING, OmegaConf
 
 from wfeval.config import schema_cache
 from wfeval.config.derive import builtin_schema, make_schema, schema_fields
-from wfeval.config.plugins import CLASS_GROUPS, builtin_targets, import_target
+from wfeval.config.code import import_target
+from wfeval.config.plugins import CLASS_GROUPS, builtin_targets
 from wfeval.config.schema import BASE_SCHEMAS
 
 OPTIONS = {(group, option): target for group in CLASS_GROUPS for option, target in builtin_targets(group).items()}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wfeval.functional.probing import accuracy, choose_alpha, fit_ridge, majority_share, r2_term
+from wfeval.functional.probing import (ALPHAS, DIRECT_WIDTH, accuracy, choose_alpha, choose_alphas, fit_ridge,
+                                       majority_share, r2_term)
 
 
 def test_a_known_linear_map_is_read_back_exactly_on_held_out_points():
@@ -70,3 +71,59 @@ def test_pixels_pca_finds_the_same_axes_as_the_svd():
     x = frames.reshape(30, -1) / 255.0
     _, _, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
     np.testing.assert_allclose(np.abs(pca.encode(frames)), np.abs((x - x.mean(0)) @ vt[:4].T), atol=1e-8)
+
+
+def _normal_equations(z, targets, alpha):
+    x = (z - z.mean(0)) / z.std(0)
+    x1 = np.concatenate([x, np.ones((len(x), 1))], axis=1)
+    penalty = alpha * np.eye(x1.shape[1])
+    penalty[-1, -1] = 0.0  # the bias is not shrunk
+    return np.linalg.solve(x1.T @ x1 + penalty, x1.T @ targets)
+
+
+@pytest.mark.parametrize("rows", [120, 900])  # fewer frames than dimensions (the dual), and more
+def test_wide_latents_get_the_normal_equations_solution_from_one_decomposition(rows):
+    rng = np.random.default_rng(3)
+    width = DIRECT_WIDTH + 88
+    z = rng.standard_normal((rows, width)) * rng.uniform(0.5, 3.0, width)
+    y = z[:, :5] @ rng.standard_normal(5) + rng.standard_normal(rows)
+    for alpha in (0.1, 10.0, 1e3):
+        probe = fit_ridge(z, y, alpha=alpha)
+        expected = _normal_equations(z, y[:, None], alpha)
+        np.testing.assert_allclose(probe.weights, expected, rtol=1e-8, atol=1e-10 * np.abs(expected).max())
+    labels = (y > 0).astype(float) + (y > 1)
+    classifier = fit_ridge(z, labels, alpha=1.0, discrete=True)
+    onehot = (labels[:, None] == np.unique(labels)[None]).astype(float)
+    np.testing.assert_allclose(classifier.weights, _normal_equations(z, onehot, 1.0), rtol=1e-8, atol=1e-10)
+
+
+def _refit_every_candidate(z, y, groups, discrete):
+    """The penalty search as it was: one normal-equations fit per penalty and fold."""
+    ids = np.unique(groups)
+    fold = np.array([{g: i % 4 for i, g in enumerate(ids)}[g] for g in groups])
+    losses = []
+    for alpha in ALPHAS:
+        per_fold = []
+        for f in np.unique(fold):
+            train, test = fold != f, fold == f
+            classes = np.unique(y[train])
+            targets = (y[train, None] == classes[None]).astype(float) if discrete else y[train, None]
+            w = _normal_equations(z[train], targets, alpha)
+            x = (z[test] - z[train].mean(0)) / z[train].std(0)
+            scores = np.concatenate([x, np.ones((len(x), 1))], axis=1) @ w
+            per_fold.append(-np.mean(classes[np.argmax(scores, 1)] == y[test]) if discrete
+                            else np.mean((scores[:, 0] - y[test]) ** 2))
+        losses.append(np.mean(per_fold))
+    return float(ALPHAS[int(np.argmin(losses))])
+
+
+def test_the_penalty_search_chooses_what_refitting_every_candidate_chooses():
+    rng = np.random.default_rng(4)
+    groups = np.repeat(np.arange(12), 15)
+    for width in (6, 40, 300):
+        z = rng.standard_normal((180, width))
+        states = np.stack([z[:, 0] + 0.5 * rng.standard_normal(180), rng.standard_normal(180),
+                           (z[:, 1] > 0).astype(float) + (z[:, 2] > 0.5)], axis=1)
+        discrete = [False, False, True]
+        chosen = choose_alphas(z, states, groups, discrete)
+        assert chosen == [_refit_every_candidate(z, states[:, j], groups, d) for j, d in enumerate(discrete)]

@@ -298,7 +298,8 @@ def probing_orby(tmp_path_factory):
     root = tmp_path_factory.mktemp("probing_orby")
     models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
     return _values(root, "probing", models, ["benchmark=orby", "benchmark.num_trajectories=2", *PROBING_SIZE,
-                                             "metric=[probe_r2,imagined_probe_r2_k1,imagined_probe_r2_k4]"])  # no discrete variable
+                                             "metric=[probe_r2,imagined_probe_r2]",  # no discrete variable
+                                             "metric.imagined_probe_r2.horizons=[1,4]"])
 
 
 def test_orby_probes_rank_the_state_oracle_over_pixels_and_the_static_predictor_decays(probing_orby):
@@ -315,7 +316,7 @@ def probing_pong(tmp_path_factory):
     models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
     return _values(root, "probing", models, ["benchmark=atari_pong", "benchmark.num_trajectories=2",
                                              "benchmark.windows_per_trajectory=4", "protocol.train_episodes=16",
-                                             "metric=[probe_r2,imagined_probe_r2_k1,imagined_probe_r2_k8]"])
+                                             "metric=[probe_r2,imagined_probe_r2]", "metric.imagined_probe_r2.horizons=[1,8]"])
 
 
 def test_pong_ram_probes_rank_the_state_oracle_over_pixels_with_intervals(probing_pong):

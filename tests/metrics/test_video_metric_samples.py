@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import compose
 from wfeval.api import GenerationResult
+from wfeval.config.trust import TrustPolicy, UntrustedTargetError, activated
 from wfeval.metrics.control import ActionFollowing, AgentPositionError
 from wfeval.metrics.reference import MAE, MSE, PSNR, SSIM
 from wfeval.metrics.temporal import Flicker, FrameRepeatRate, MotionMagnitude
@@ -117,7 +118,9 @@ def test_the_locator_can_be_a_target_mapping_or_an_import_path(store, request_):
     assert by_target.locator.tolerance == 10.0
     by_path = ActionFollowing(locator="wfeval.functional.control:ColorLocator")
     assert by_path.compute_sample(request_, result).raw_value == 1.0
-    with pytest.raises(ValueError, match="cannot import 'nowhere.Locator'"):
+    with pytest.raises(UntrustedTargetError, match="metric.action_following.locator: 'nowhere.Locator'"):
+        ActionFollowing(locator="nowhere.Locator")  # code from an import path: trusted first (docs/trust.md)
+    with activated(TrustPolicy(prefixes=("nowhere.",))), pytest.raises(ValueError, match="cannot import 'nowhere.Locator'"):
         ActionFollowing(locator="nowhere.Locator")
     with pytest.raises(TypeError, match="expected a callable, a _target_ mapping or an import path"):
         ActionFollowing(locator=42)

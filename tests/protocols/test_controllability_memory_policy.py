@@ -13,8 +13,9 @@ import pytest
 from tests.conftest import compose, read_jsonl, run_cli
 from wfeval.api import ActionSpace, ArtifactRef, GenerationRequest
 from wfeval.pipeline.runner import run_from_config
-from wfeval.protocols.counterfactual import counterfactual_actions, settings
+from wfeval.protocols.counterfactual import counterfactual_actions
 from wfeval.storage.artifacts import read_array
+from wfeval.tasks.controllability import settings
 
 
 def _run(tmp_path: Path, name: str, *overrides: str) -> Path:

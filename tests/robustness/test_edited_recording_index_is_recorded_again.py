@@ -12,7 +12,8 @@ import pytest
 
 from tests.conftest import MAZE_SMALL, copy_live_store, read_jsonl
 from tests.robustness._run import wfeval
-from wfeval.storage.recordings import CHECK, RecordingCache, content_sha256
+from wfeval.storage.recordings import RecordingCache
+from wfeval.storage.seal import SEAL, Sealer
 
 
 def test_an_edited_maze_snapshot_is_recorded_again_and_the_oracle_stays_exact(maze_store, monkeypatch, capsys,
@@ -40,13 +41,14 @@ def test_an_edited_maze_snapshot_is_recorded_again_and_the_oracle_stays_exact(ma
     assert again.value("memory_maze.psnr") == 100.0  # the right number, from a fresh recording
     [event] = [e for e in read_jsonl(again.run_dir / "events.jsonl") if e.get("event") == "recording"]
     assert event["trajectories_recorded"] == 1 and len(event["indexes_refused"]) == 1
-    rewritten = json.loads(refused[0].read_text())
-    assert rewritten[CHECK] == content_sha256(rewritten)  # rewritten sound
+    rewritten = Sealer(tmp_path / "store").loads(f"wfeval.recording/1/{refused[0].stem}", refused[0].read_bytes(),
+                                                 refused[0])  # rewritten sound: sealed with the store's key
+    assert rewritten["key"] == refused[0].stem
 
 
 @pytest.mark.parametrize("damage,reason", [
     (lambda d: {**d, "steps": d["steps"] + 1}, "does not match its hash"),
-    (lambda d: {k: v for k, v in d.items() if k != CHECK}, "without a content hash"),
+    (lambda d: {k: v for k, v in d.items() if k != SEAL}, "without a content hash"),
     (None, "unreadable"),
 ])
 def test_the_cache_refuses_an_index_whose_content_is_not_what_it_saved(tmp_path, damage, reason):
@@ -54,7 +56,7 @@ def test_the_cache_refuses_an_index_whose_content_is_not_what_it_saved(tmp_path,
     key = "ab" + "0" * 62
     index = {"format": "wfeval.recording/1", "key": key, "steps": 3, "windows": [{"actions": [1, 2]}]}
     path = cache.save(key, index)
-    assert cache.load(key) == index and not cache.refused  # sound: served as recorded, without the hash
+    assert cache.load(key) == index and not cache.refused  # sound: served as recorded, without the seal
     text = "{not json" if damage is None else json.dumps(damage(json.loads(path.read_text())))
     path.write_text(text)
     assert cache.load(key) is None and reason in cache.refused[key]

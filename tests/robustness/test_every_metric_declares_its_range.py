@@ -10,7 +10,7 @@ import math
 import pytest
 
 from wfeval.api import MetricResult
-from wfeval.config.plugins import import_target
+from wfeval.config.code import import_target
 from wfeval.metrics.registry import REGISTRY, builtin_targets
 
 METRICS = sorted(builtin_targets().items())

@@ -6,7 +6,9 @@ Routes: ``GET /`` (the voting page; a new session token in it), ``GET /ratings``
 handed out, side by side in one still picture), ``POST /api/vote`` (JSON ``{session, pair_id,
 choice}``), ``GET /api/ratings``. No route takes a path: a picture is found from a pair id the
 server made, through the given runs' records. A refused request gets a 4xx with ``{"error": why}``
-and changes nothing.
+and changes nothing. A vote's body is read only up to ``MAX_BODY`` bytes (a larger declared
+``Content-Length`` is refused before reading). ``GET /`` sets the browser's client cookie
+(``COOKIE``, HttpOnly, SameSite=Strict) when it has none: :func:`wfeval.arena.core.client_of`.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from wfeval.arena.core import Arena, ArenaError
+from wfeval.arena.core import Arena, ArenaError, client_of
 
 MAX_BODY = 4096
+COOKIE = "wfeval_arena_client"
+COOKIE_AGE = 365 * 24 * 3600
 HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; "
                                       "script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
@@ -57,6 +61,17 @@ class Pictures:
         return item
 
 
+async def bounded_body(request) -> bytes | None:
+    """The request's body, read as it arrives; None as soon as it passes ``MAX_BODY`` bytes."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def build_app(arena: Arena):
     import jinja2
     from starlette.applications import Starlette
@@ -75,12 +90,13 @@ def build_app(arena: Arena):
         return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
 
     def index(request: Request) -> Response:
-        try:
-            token = arena.new_session()
-        except ArenaError as exc:
-            return refuse(exc.status, str(exc))
-        return HTMLResponse(vote_page.render(token=token, style=page.STYLE, pool=arena.pool.describe()),
-                            headers=HEADERS)
+        client, cookie = client_of(request.client.host if request.client else None, request.cookies.get(COOKIE))
+        token = arena.new_session(client)
+        response = HTMLResponse(vote_page.render(token=token, style=page.STYLE, pool=arena.pool.describe()),
+                                headers=HEADERS)
+        if cookie is not None:
+            response.set_cookie(COOKIE, cookie, max_age=COOKIE_AGE, path="/", httponly=True, samesite="strict")
+        return response
 
     def ratings(request: Request) -> Response:
         return HTMLResponse(ratings_page.render(section=section(arena.summary()), style=page.STYLE,
@@ -130,8 +146,13 @@ def build_app(arena: Arena):
     async def api_vote(request: Request) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return refuse(415, "a vote is a JSON body (Content-Type: application/json)")
-        body = await request.body()
-        if len(body) > MAX_BODY:
+        length = request.headers.get("content-length")
+        if length is not None and not length.isdigit():
+            return refuse(400, "Content-Length is not a number")
+        if length is not None and int(length) > MAX_BODY:  # refused before a byte of it is read
+            return refuse(413, "a vote is a small JSON object")
+        body = await bounded_body(request)
+        if body is None:
             return refuse(413, "a vote is a small JSON object")
         try:
             data = json.loads(body)

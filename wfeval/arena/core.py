@@ -6,13 +6,23 @@ then the pair whose order is least certain (Bradley–Terry on the votes so far:
 closest to ½), then the model pair with the fewest votes; a random draw breaks the remaining ties.
 Sides are put left/right at random. The web app (:mod:`.app`) and the simulated rater
 (:mod:`.simulate`) both go through :class:`Arena`.
+
+**Who votes**: a session (one page load) belongs to a *client*, the pseudonym of the browser (a
+cookie the server issued) or, for a visitor from another machine, of its address
+(:func:`client_of`). A client judges each pair (sample and two runs) once, whatever rater names
+it types: a rater name is a label, not an identity. Sessions are kept in a least-recently-used
+list of ``MAX_SESSIONS``: a new visitor always gets one, and the oldest idle session is forgotten
+(its page asks to be reloaded).
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import secrets
+import sqlite3
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -38,10 +48,32 @@ class ArenaError(Exception):
 class Issued:
     pair_id: str
     session: str
+    client: str
     rater: str
     candidate: Candidate
     left: str  # run id shown left ("a" of the vote)
     right: str
+
+
+def pseudonym(identity: str) -> str:
+    """What a vote records of its client: a short hash, never the cookie itself."""
+    return hashlib.sha256(f"wfeval-arena-client\0{identity}".encode()).hexdigest()[:16]
+
+
+def client_of(host: str | None, cookie: str | None) -> tuple[str, str | None]:
+    """The client of a request and the cookie to set (None: none to set). A visitor from another
+    machine is its address (all its browsers and cookies are one client); on this machine (or an
+    address that is not an IP: an in-process test) the browser's cookie, a new one when it has none."""
+    try:
+        remote = host is not None and not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        remote = False
+    if remote:
+        return pseudonym(f"address:{host}"), None
+    if isinstance(cookie, str) and 20 <= len(cookie) <= 64 and cookie.replace("-", "").replace("_", "").isalnum():
+        return pseudonym(f"cookie:{cookie}"), None
+    new = secrets.token_urlsafe(24)
+    return pseudonym(f"cookie:{new}"), new
 
 
 def check_rater(rater: object) -> str:
@@ -55,20 +87,25 @@ class Arena:
         self.pool, self.store = pool, store
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
-        self._sessions: dict[str, str | None] = {}  # token -> the pair id it holds
+        self._sessions: OrderedDict[str, list] = OrderedDict()  # token -> [client, the pair id it holds]
         self._issued: dict[str, Issued] = {}
 
-    def new_session(self) -> str:
+    def new_session(self, client: str | None = None) -> str:
+        """A session token for ``client`` (None: a client of its own); the least recently used
+        session is forgotten when there are ``MAX_SESSIONS`` (its pair goes back)."""
         with self._lock:
-            if len(self._sessions) >= MAX_SESSIONS:
-                raise ArenaError(429, "too many open sessions; restart the arena")
+            while len(self._sessions) >= MAX_SESSIONS:
+                _, (_, held) = self._sessions.popitem(last=False)
+                if held is not None:
+                    self._issued.pop(held, None)
             token = secrets.token_urlsafe(24)
-            self._sessions[token] = None
+            self._sessions[token] = [client or pseudonym(f"session:{token}"), None]
             return token
 
     def _session(self, token: object) -> str:
         if not isinstance(token, str) or token not in self._sessions:
             raise ArenaError(403, "unknown session token: reload the page")
+        self._sessions.move_to_end(token)
         return token
 
     def issued(self, pair_id: object) -> Issued:
@@ -82,26 +119,27 @@ class Arena:
         rater = check_rater(rater)
         with self._lock:
             token = self._session(session)
-            held = self._sessions[token]
+            client, held = self._sessions[token]
             if held is not None and self._issued[held].rater == rater:
                 return self._issued[held]
             if held is not None:  # another rater name now: the held pair goes back
                 del self._issued[held]
-            choice = self._choose(rater)
+            choice = self._choose(client, rater)
             if choice is None:
-                self._sessions[token] = None
+                self._sessions[token][1] = None
                 return None
             left, right = (choice.run_a, choice.run_b) if self._rng.random() < 0.5 else (choice.run_b, choice.run_a)
-            issued = Issued(secrets.token_urlsafe(18), token, rater, choice, left, right)
+            issued = Issued(secrets.token_urlsafe(18), token, client, rater, choice, left, right)
             self._issued[issued.pair_id] = issued
-            self._sessions[token] = issued.pair_id
+            self._sessions[token][1] = issued.pair_id
             return issued
 
-    def _choose(self, rater: str) -> Candidate | None:
+    def _choose(self, client: str, rater: str) -> Candidate | None:
         votes = self.store.votes()
-        mine = {(v.column, v.sample_id, frozenset((v.run_id_a, v.run_id_b))) for v in votes if v.rater == rater}
+        mine = {(v.column, v.sample_id, frozenset((v.run_id_a, v.run_id_b))) for v in votes
+                if v.client == client or v.rater == rater}  # judged by this client, under any name
         mine |= {(i.candidate.column, i.candidate.sample_id, frozenset((i.left, i.right)))
-                 for i in self._issued.values() if i.rater == rater}
+                 for i in self._issued.values() if i.client == client or i.rater == rater}
         open_ = [c for c in self.pool.candidates if (c.column, c.sample_id, frozenset((c.run_a, c.run_b))) not in mine]
         if not open_:
             return None
@@ -152,10 +190,14 @@ class Arena:
                         run_a=a.folder, run_b=b.folder, run_id_a=a.run_id, run_id_b=b.run_id,
                         model_a=a.model_name, model_b=b.model_name, model_key_a=model_id(a), model_key_b=model_id(b),
                         video_a=self.pool.shown[a.run_id][sample].generated["sha256"],
-                        video_b=self.pool.shown[b.run_id][sample].generated["sha256"], choice=str(choice))
-            self.store.add(vote)
+                        video_b=self.pool.shown[b.run_id][sample].generated["sha256"], choice=str(choice),
+                        client=issued.client)
+            try:
+                self.store.add(vote)
+            except sqlite3.Error as exc:
+                raise ArenaError(503, f"the vote was not saved: the votes file failed ({exc})") from exc
             del self._issued[pair_id]
-            self._sessions[token] = None
+            self._sessions[token][1] = None
             return vote
 
     def summary(self, n_resamples: int = 1000):

@@ -4,7 +4,12 @@ Runs are grouped by leaderboard column (benchmark, task, protocol). Two runs of 
 pair on a sample when both generated a video for it and the sample is the same in both (the same
 id and content: :func:`wfeval.report.paired.samples.sample_contents`). Videos are found only
 through the given runs' ``generations.jsonl`` records and read from the artifact store the run
-names: nothing a browser asks for is ever a path.
+names: nothing a browser asks for is ever a path. What is shown is only a store object named by a
+sha256 digest (a record's ``uri`` is never opened) whose content is checked against that digest
+when read: a record with no digest, or one naming anything else, shows nothing.
+
+Refused (ValueError, the command's exit 2): two run folders with one run id (a copied run: votes
+name runs by id), and runs none of which generated a video (a probing sweep scores latents).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from wfeval.report.escape import plain
 from wfeval.report.runs import Entry, column_key, load_entries
 from wfeval.report.votes import model_id
 from wfeval.results.record import OPEN_LOOP, RunManifest, read_manifest
@@ -41,6 +47,13 @@ class Shown:
     fps: float
 
 
+def _object(ref: object) -> dict[str, Any] | None:
+    """A record's ref when it names a store object by its sha256 digest, else None."""
+    from wfeval.utils.hashing import is_sha256
+
+    return ref if isinstance(ref, dict) and is_sha256(ref.get("sha256")) else None
+
+
 def _records(run_dir: Path) -> dict[str, Shown]:
     from wfeval.storage.rundir import read_jsonl, request_sample_id
 
@@ -50,16 +63,15 @@ def _records(run_dir: Path) -> dict[str, Shown]:
         if not isinstance(sample, str) or not isinstance(record, dict):
             continue
         request, result = record.get("request") or {}, record.get("result") or {}
-        artifacts = result.get("artifacts") or {}
-        key = "generated_video" if "generated_video" in artifacts else next(iter(artifacts), None)
-        ref = artifacts.get(key) if key else None
-        if result.get("status", "ok") != "ok" or not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
+        artifacts = result.get("artifacts") if isinstance(result.get("artifacts"), dict) else {}
+        ref = _object(artifacts.get("generated_video"))  # a video, never another output (a probe's readout)
+        if result.get("status", "ok") != "ok" or ref is None:
             out.pop(sample, None)
             continue
-        reference = (request.get("references") or {}).get("video")
+        reference = _object((request.get("references") or {}).get("video"))
         fps = (request.get("generation") or {}).get("fps")
-        out[sample] = Shown(ref, reference if isinstance(reference, dict) else None,
-                            float(fps) if isinstance(fps, (int, float)) and fps > 0 else 8.0)
+        out[sample] = Shown(ref, reference,
+                            float(fps) if isinstance(fps, (int, float)) and 0 < fps < 1000 else 8.0)
     return out
 
 
@@ -70,7 +82,8 @@ class Pool:
         from wfeval.report.paired.samples import sample_contents
 
         self.paths = [Path(p) for p in paths]
-        entries = [e for e in load_entries(self.paths) if e.document is not None and e.run_dir is not None]
+        entries = _one_folder_per_run(e for e in load_entries(self.paths)
+                                      if e.document is not None and e.run_dir is not None)
         self.entries: dict[str, Entry] = {e.run_id: e for e in entries}
         self.shown: dict[str, dict[str, Shown]] = {e.run_id: _records(e.run_dir) for e in entries}  # type: ignore
         self.candidates: list[Candidate] = []
@@ -88,11 +101,16 @@ class Pool:
                     if ca is not None and ca == cb:
                         self.candidates.append(Candidate(column, sample, a.run_id, b.run_id))
 
+    @property
+    def videos(self) -> int:
+        """How many generated videos the runs recorded (0: nothing the arena can show)."""
+        return sum(len(s) for s in self.shown.values())
+
     def describe(self) -> str:
         models = sorted({e.model_name for e in self.entries.values()})
         samples = {(c.column, c.sample_id) for c in self.candidates}
-        return (f"{len(self.entries)} runs ({', '.join(models)}), {len(samples)} samples, "
-                f"{len(self.candidates)} pairs to judge")
+        return plain(f"{len(self.entries)} runs ({', '.join(models)}), {len(samples)} samples, "
+                     f"{len(self.candidates)} pairs to judge")  # a run folder's text: one inert line
 
     def video(self, run_id: str, sample_id: str, which: str = "generated") -> np.ndarray | None:
         """The T×H×W×3 uint8 frames of a run's generated (or reference) video for a sample; None if unreadable."""
@@ -103,7 +121,9 @@ class Pool:
         run = self.entries[run_id]
         manifest = _manifest(run.run_dir)  # type: ignore[arg-type]
         store = Path(manifest.store_dir) if manifest is not None and manifest.store_dir else None
-        ref = _ref(data)
+        ref = _stored(data, store)
+        if ref is None:
+            return None
         array, _why = load_video(ref, store, which)
         return array
 
@@ -115,12 +135,32 @@ def _manifest(run_dir: Path) -> RunManifest | None:
         return None
 
 
-def _ref(data: dict[str, Any] | None):
-    from wfeval.api import ArtifactRef
+def _stored(data: dict[str, Any] | None, store: Path | None):
+    """The ref of the store object ``data`` names by its digest, in the run's store (its ``uri``
+    ignored); None without a digest or a store. Reading it checks its content against the digest."""
+    from wfeval.storage.artifacts import ArtifactStore
 
-    if not isinstance(data, dict):
+    data = _object(data)
+    if data is None or store is None:
         return None
     try:
-        return ArtifactRef.from_dict(data)
-    except Exception:  # noqa: BLE001 - a malformed ref: no video
+        found = ArtifactStore(store).ref_of(data["sha256"], kind="video", shape=(), dtype="uint8")
+    except (ValueError, OSError):
         return None
+    return found if found.uri and Path(found.uri).is_file() else None
+
+
+def _one_folder_per_run(entries: Iterable[Entry]) -> list[Entry]:
+    """The entries, one per run folder; two folders with one run id are refused, naming both."""
+    by_id: dict[str, Entry] = {}
+    out = []
+    for e in entries:
+        seen = by_id.get(e.run_id)
+        if seen is not None:
+            if seen.run_dir.resolve() == e.run_dir.resolve():  # type: ignore[union-attr]
+                continue  # one folder reached twice (a sweep and a run of it)
+            raise ValueError(f"two run folders have the run id {e.run_id!r}: {seen.run_dir} and {e.run_dir} (a "
+                             "copied run?); votes name runs by id: give the arena one of them")
+        by_id[e.run_id] = e
+        out.append(e)
+    return out

@@ -5,8 +5,11 @@ given to listen beyond this machine) and opens it in a browser (``--no-browser``
 to ``--db`` (default: ``arena.sqlite`` in the first PATH), where ``python -m wfeval.compare`` and
 ``python -m wfeval.report`` find them. Without serving: ``--simulate N`` casts N votes by a
 simulated rater (``--noise``, ``--rater``, ``--seed``), ``--export FILE`` / ``--import FILE``
-(``.jsonl`` or ``.csv``) move votes between machines without duplicates, ``--ratings`` prints the
-ratings and which measure agrees with people.
+(``.jsonl`` or ``.csv``) move votes between machines without duplicates (an import: one
+transaction), ``--ratings`` prints the ratings and which measure agrees with people.
+
+Exit 2, naming why: a votes file that is a link or not a votes file, an import's bad line, two run
+folders with one run id, runs without videos, no pair to judge (docs/arena.md, the threat model).
 """
 
 from __future__ import annotations
@@ -54,12 +57,21 @@ def main(argv: list[str] | None = None) -> int:
         from wfeval.arena.pool import Pool
 
         pool = Pool(args.paths)
+        where = ", ".join(map(str, args.paths))
+        if pool.entries and not pool.videos:
+            raise ValueError(f"no run under {where} generated a video ({len(pool.entries)} runs; a probing run "
+                             "scores latents): the arena shows videos side by side; give it runs of a video task")
         if not pool.candidates and (args.simulate is not None or not (args.ratings or args.export or args.import_)):
-            raise ValueError(f"no pair to judge under {', '.join(map(str, args.paths))} ({pool.describe()}): the "
+            raise ValueError(f"no pair to judge under {where} ({pool.describe()}): the "
                              "arena needs runs of at least two models on the same samples of one benchmark")
         store = VoteStore(db)
         if args.import_ is not None:
-            added = store.import_votes(parse_votes(args.import_.read_text(encoding="utf-8"), _fmt(args.import_)))
+            fmt = _fmt(args.import_)
+            try:
+                votes = list(parse_votes(args.import_.read_text(encoding="utf-8"), fmt))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{args.import_}: {exc}; nothing was imported") from exc
+            added = store.import_votes(votes)  # one transaction: all of them or none
             print(f"imported {added} new votes from {args.import_} into {db} ({len(store)} in all)")
         if args.export is not None:
             from wfeval.storage.outputs import write_output
@@ -78,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.ratings:
         from wfeval.report.votes import render_text
 
-        summary = arena.summary()
+        try:
+            summary = arena.summary()
+        except ValueError as exc:
+            print(f"wfeval.arena: {exc}", file=sys.stderr)
+            return 2
         print(render_text(summary) if summary else "no votes yet")
     if args.simulate is not None or args.ratings or args.export or args.import_:
         return 0

@@ -8,7 +8,10 @@ OmegaConf can check it (``Any`` otherwise). A class whose ``__init__`` passes ``
 contributes its base class's parameters too. Left out: ``self``, ``*args``/``**kwargs`` and the
 class's ``internal_parameters``. A parameter that takes a nested mapping is checked against the
 dataclass, class or mapping of defaults the class names for it in ``option_schemas``
-(``{"world": WorldSpec}``): its fields (``__init__`` parameters, keys) and defaults.
+(``{"world": WorldSpec}``): its fields (``__init__`` parameters, keys) and defaults. A parameter
+typed :data:`wfeval.config.code.ImportPath` takes code (its field is ``Any``):
+:func:`wfeval.config.code.import_path_parameters` reads those from the same parameters
+(:func:`wfeval.config.code.init_parameters`), for the trust check.
 
 Deriving imports the class (numpy, …): the fields are cached by the content of wfeval's sources
 (:mod:`wfeval.config.schema_cache`), so ``--help`` and ``--cfg job`` import no plugin once cached.
@@ -27,6 +30,7 @@ from typing import Any, Dict, List, Optional
 from omegaconf import MISSING
 
 from wfeval.config import plugins, schema_cache
+from wfeval.config.code import import_target, init_parameters
 from wfeval.config.schema_cache import Nested
 
 _SCALARS = (int, float, bool, str)
@@ -79,22 +83,6 @@ def nested_fields(options: Any) -> tuple:
     return tuple(out)
 
 
-def _parameters(cls: type) -> list[inspect.Parameter]:
-    """``__init__``'s parameters, followed through ``**kwargs`` to the base classes."""
-    out: dict[str, inspect.Parameter] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        params = inspect.signature(init).parameters
-        for name, param in params.items():
-            if name != "self" and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                out.setdefault(name, param)
-        if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-            break
-    return list(out.values())
-
-
 def schema_fields(cls: type, target: str) -> list[tuple[str, Any, Any]]:
     """(name, type, default) of the schema of ``cls``: ``_target_``, then one per ``__init__`` parameter."""
     hints: dict[str, Any] = {}
@@ -107,7 +95,7 @@ def schema_fields(cls: type, target: str) -> list[tuple[str, Any, Any]]:
     for klass in reversed(cls.__mro__):  # a subclass adds to (or overrides) its bases' nested schemas
         nested.update(klass.__dict__.get("option_schemas") or {})
     fields: list[tuple[str, Any, Any]] = [("_target_", str, target)]
-    for param in _parameters(cls):
+    for param in init_parameters(cls):
         name = param.name
         if name in getattr(cls, "internal_parameters", ()):
             continue
@@ -155,7 +143,7 @@ def builtin_schema(group: str, option: str, target: str) -> type:
 
     fields = schema_cache.load(group, option, target)
     if fields is None:
-        fields = schema_fields(plugins.import_target(target), target)
+        fields = schema_fields(import_target(target, f"{group}.{option}"), target)
         _cache_every_builtin({(group, option, target): fields})
     return make_schema(option, fields, BASE_SCHEMAS.get(group))
 
@@ -171,7 +159,7 @@ def _cache_every_builtin(known: dict[tuple[str, str, str], list]) -> None:
             if (group, option, target) in entries:
                 continue
             try:
-                entries[(group, option, target)] = schema_fields(plugins.import_target(target), target)
+                entries[(group, option, target)] = schema_fields(import_target(target, f"{group}.{option}"), target)
             except Exception:  # noqa: BLE001 - derived (and its error shown) when a config loads it
                 continue
     schema_cache.save_many(entries)

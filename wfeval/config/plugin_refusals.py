@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from wfeval.config.errors import ConfigError
-from wfeval.config.plugins import KIND_GROUPS, import_target, installed_plugins
+from wfeval.config.code import import_target
+from wfeval.config.plugins import KIND_GROUPS, installed_plugins
 
 
 class PluginError(ConfigError):

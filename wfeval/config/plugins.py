@@ -5,7 +5,7 @@ files ``conf/<group>/<option>.yaml`` (the package ``wfeval.conf``); each names i
 ``_target_``, read without importing anything. Installed packages add classes through entry
 points named after the kind (``wfeval.metrics``, ``wfeval.decoders``), read from package metadata
 only. Nothing here imports a plugin until a caller asks for its class
-(:func:`import_target`); ``wfeval.config`` imports no plugin package.
+(:func:`wfeval.config.code.import_target`); ``wfeval.config`` imports no plugin package.
 
 From this one listing:
 
@@ -20,7 +20,6 @@ From this one listing:
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -38,15 +37,35 @@ CLASS_GROUPS = ("benchmark", "metric", "model", "protocol")
 
 @functools.lru_cache(maxsize=None)
 def option_files(group: str) -> dict[str, dict]:
-    """Built-in option → its config file's data, for every ``conf/<group>/*.yaml`` (sorted)."""
+    """Built-in option → its config file's data, for every ``conf/<group>/*.yaml`` (sorted). A variant
+    that inherits another option of its group (``defaults: [memory_maze, _self_]``) reads as Hydra
+    composes it: the other option's data with its own laid over (mappings merge, lists replace)."""
     folder = resources.files(CONFIG_PACKAGE).joinpath(group)
-    out = {}
+    files = {}
     if not folder.is_dir():
-        return out
+        return files
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):
             data = load_yaml(entry.read_text(encoding="utf-8"))
-            out[entry.name.removesuffix(".yaml")] = data if isinstance(data, dict) else {}
+            files[entry.name.removesuffix(".yaml")] = data if isinstance(data, dict) else {}
+    return {name: _inherited(name, files) for name in files}
+
+
+def _inherited(name: str, files: dict[str, dict], seen: tuple[str, ...] = ()) -> dict:
+    """The data of option ``name`` with the same-group options its ``defaults`` list names laid under it."""
+    data, out = files[name], {}
+    for entry in data.get("defaults") or ():
+        if isinstance(entry, str) and entry in files and entry not in (*seen, name):
+            out = _laid_over(out, _inherited(entry, files, (*seen, name)))
+    return _laid_over(out, data)
+
+
+def _laid_over(base: dict, top: dict) -> dict:
+    """``top`` over ``base`` as Hydra merges a config over its defaults: mappings merge, the rest replaces."""
+    out = dict(base)
+    for key, value in top.items():
+        both = isinstance(out.get(key), dict) and isinstance(value, dict)
+        out[key] = _laid_over(out[key], value) if both else value
     return out
 
 
@@ -80,12 +99,6 @@ def metric_ids(listed: Any) -> list[str]:
 def metric_versions(listed: Any) -> dict[str, str]:
     """The versions a benchmark's ``metrics`` pins (``psnr==1.0``)."""
     return {m: v for m, v in map(metric_entry, listed or ()) if v is not None}
-
-
-def import_target(target: str) -> Any:
-    """The object ``module.attr`` (or ``module:attr``) names, importing its module."""
-    module, sep, attr = target.rpartition(":") if ":" in target else target.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
 
 
 def entry_points(group: str) -> dict[str, Any]:

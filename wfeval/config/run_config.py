@@ -87,6 +87,7 @@ class RunSettings:
     fail_on_error: Any = _option(None, neutral=True)  # when to give up; never a number of a scored sample
     trust: tuple[str, ...] = _option((), neutral=True)  # import prefixes to build (command line only)
     recompute: Any = _option(None, neutral=True)  # metric ids (or all) whose cached rows are not served
+    regenerate: bool = _option(False, neutral=True)  # every sample generated again: no stored generation served
 
     def __post_init__(self) -> None:
         problems = []
@@ -104,6 +105,8 @@ class RunSettings:
             problems.append(f"run.overlap must be true, false or auto; got {self.overlap!r}")
         if self.progress not in PROGRESS_MODES:
             problems.append(f"run.progress must be {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
+        if not isinstance(self.regenerate, bool):
+            problems.append(f"run.regenerate: expected true or false, got {self.regenerate!r}")
         for check, value in ((parse_shard, self.shard), (check_fail_on_error, self.fail_on_error),
                              (_recompute_ids, self.recompute)):
             if value is not None:

@@ -1,217 +1,29 @@
-"""Code only from where the user chose it: which ``_target_`` a run may build (docs/trust.md).
+"""Code only from where the user chose it: the check of a whole composed config (docs/trust.md).
 
 Hydra's ``instantiate`` builds any importable callable a config names, and any config file on
 the search path can write any key (``# @package _global_``). So before anything is built, the
-whole composed config (nested nodes, the ``hydra`` node, code locators such as
-``model.object=my_pkg.Model``) is checked once; a target is built only if it
+whole composed config -- nested nodes, the ``hydra`` node, the import paths held by parameters
+typed :data:`~wfeval.config.code.ImportPath` (``model.object=my_pkg.Model``,
+``metric.idm_accuracy.idm``) -- is checked once against the trust rule
+(:class:`~wfeval.config.code.TrustPolicy`), and every refusal is reported at once with the config
+file that wrote it (:func:`check_config`, :func:`locate_sources`). The import itself happens only
+in the door, :mod:`wfeval.config.code`, which asks the same rule again at the moment of import.
 
-* is a class under ``wfeval.`` (wfeval's own functions are not targets: some write files),
-* belongs to an installed entry point of a ``wfeval.*`` group (``wfeval.metrics``, ...),
-* was given on the command line, as the value of an override whose key ends in ``_target_``
-  (or a locator key) -- the override strings themselves, never a config file's value,
-* or matches a prefix the user trusted where no file can write: ``run.trust=[my_pkg.]`` *on the
-  command line*, or the environment variable ``WFEVAL_TRUST=my_pkg.,other.``.
-
-Anything else stops the run with :class:`UntrustedTargetError` (a :class:`ConfigError`: exit 2)
-naming the key, the target, the file it came from and how to trust it. A ``run.trust`` value
-or a ``hydra.job.env_set.WFEVAL_TRUST`` entry written by a config file is refused the same way.
+A ``run.trust`` value or a ``hydra.job.env_set.WFEVAL_TRUST`` entry written by a config file is
+refused the same way; a run folder's overrides never count as the user's command line
+(:func:`refused_overrides`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib
-import json
 import os
-import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from wfeval.config.errors import ConfigError
-
-ENV_VAR = "WFEVAL_TRUST"
-#: the policy of a CLI process, handed to its worker processes (joblib launcher); internal
-ACTIVE_ENV_VAR = "_WFEVAL_TRUST_ACTIVE"
-TRUST_KEY = "run.trust"
-TARGET_KEY = "_target_"
-#: constructor parameters whose string value is an import path (a model object, a metric's locator)
-LOCATOR_KEYS = ("object", "locator", "inverse_dynamics")
-BUILTIN_PREFIX = "wfeval."
-HYDRA_PREFIXES = ("hydra.", "hydra_plugins.")  # launchers, sweepers, callbacks of installed plugins
-LOGGING_PREFIXES = ("logging.", "hydra.", "hydra_plugins.", "colorlog.")  # hydra.*_logging classes
-ENTRY_POINT_GROUP_PREFIX = "wfeval."
-CONFIGS_ENTRY_POINT_GROUP = "wfeval.configs"  # wfeval.config.plugins.CONFIGS_GROUP
-HOW_TO_TRUST = ("If you wrote this config and trust that code, trust it where no config file can: "
-                "on the command line, run.trust=[{example}], or in the environment, WFEVAL_TRUST={example} "
-                "(a prefix such as my_pkg. trusts a whole package). See docs/trust.md.")
-_DOTTED = re.compile(r"^[A-Za-z_][\w]*(?:[.:][A-Za-z_][\w]*)+$")
-
-
-class UntrustedTargetError(ConfigError):
-    """A config names code the user did not choose; nothing was built."""
-
-    def __init__(self, findings: Sequence["Finding"]):
-        self.findings = list(findings)
-        super().__init__(_message(self.findings))
-
-
-@dataclass(frozen=True)
-class Finding:
-    key: str  # the full key, e.g. benchmark.reader._target_
-    target: str  # the value (an import path), or a description for non-target findings
-    reason: str = ""  # why it is refused (default: not trusted)
-    source: str | None = None  # the config file it came from, when known
-
-
-def _message(findings: Sequence[Finding]) -> str:
-    lines = ["untrusted code in the config; nothing was built:"]
-    for f in findings:
-        where = f" (from {f.source})" if f.source else ""
-        lines.append(f"  {f.key}: {f.target!r}{where}: {f.reason or 'not a trusted target'}")
-    example = next((f.target for f in findings if not f.reason and _DOTTED.match(f.target)), "my_pkg.")
-    if any(not f.reason for f in findings):
-        lines.append(HOW_TO_TRUST.format(example=example))
-    return "\n".join(lines)
-
-
-def _matches(target: str, prefixes: Iterable[str]) -> bool:
-    """``my_pkg.`` (or ``my_pkg``) trusts ``my_pkg`` and everything under it; ``*`` trusts all."""
-    for prefix in prefixes:
-        prefix = prefix.strip()
-        if prefix == "*":
-            return True
-        stem = prefix.rstrip(".:")
-        if stem and (target == stem or target.startswith(stem + ".") or target.startswith(stem + ":")):
-            return True
-    return False
-
-
-def _split_prefixes(text: str | None) -> tuple[str, ...]:
-    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
-
-
-def env_prefixes() -> tuple[str, ...]:
-    """The prefixes ``WFEVAL_TRUST`` trusts (comma-separated)."""
-    return _split_prefixes(os.environ.get(ENV_VAR))
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in an override value (sweeps, lists)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-    elif hasattr(value, "list"):  # ChoiceSweep
-        yield from _strings(list(value.list))
-
-
-def _code_keys(key: str, value: Any) -> Iterator[tuple[str, str]]:
-    """(key, import path) pairs an override value names: ``…_target_=x``, ``…object=x``, dicts."""
-    last = key.rsplit(".", 1)[-1]
-    if last == TARGET_KEY or last in LOCATOR_KEYS:
-        for text in _strings(value):
-            yield key, text
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _code_keys(f"{key}.{k}", v)
-
-
-@dataclass(frozen=True)
-class TrustPolicy:
-    """What a run may build beyond wfeval's own classes; from the command line and environment only."""
-
-    prefixes: tuple[str, ...] = ()  # WFEVAL_TRUST plus run.trust given on the command line
-    command_line: frozenset[tuple[str, str]] = frozenset()  # (key, target) given as overrides
-    cli_trust: tuple[str, ...] = ()  # the run.trust value(s) given on the command line
-    _entry_points: dict = field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def from_overrides(cls, overrides: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> "TrustPolicy":
-        """The policy of a command line (Hydra override strings) and its environment."""
-        from hydra.core.override_parser.overrides_parser import OverridesParser
-
-        environ = os.environ if environ is None else environ
-        prefixes = list(_split_prefixes(environ.get(ENV_VAR)))
-        cli_trust: list[str] = []
-        pairs: set[tuple[str, str]] = set()
-        parser = OverridesParser.create()
-        for text in overrides:
-            try:
-                override = parser.parse_override(text)
-            except Exception:  # Hydra reports a malformed override itself
-                continue
-            if override.is_delete():
-                continue
-            key = override.key_or_group
-            value = override.value()
-            if key == TRUST_KEY:
-                cli_trust.extend(_strings(value))
-                continue
-            pairs.update(_code_keys(key, value))
-        prefixes.extend(cli_trust)
-        return cls(tuple(prefixes), frozenset(pairs), tuple(cli_trust))
-
-    # --- passing the policy of a CLI process on to its worker processes -----------------------
-    def to_env(self) -> str:
-        return json.dumps({"prefixes": list(self.prefixes), "command_line": sorted(self.command_line),
-                           "cli_trust": list(self.cli_trust)})
-
-    @classmethod
-    def from_env(cls, text: str) -> "TrustPolicy":
-        data = json.loads(text)
-        return cls(tuple(data["prefixes"]), frozenset(tuple(p) for p in data["command_line"]),
-                   tuple(data["cli_trust"]))
-
-    # --- the rule -----------------------------------------------------------------------------
-    def entry_point_targets(self) -> tuple[str, ...]:
-        """Objects named by installed entry points of ``wfeval.*`` groups (metadata only)."""
-        if "targets" not in self._entry_points:
-            from importlib import metadata
-
-            found = []
-            for ep in (ep for dist in metadata.distributions() for ep in dist.entry_points):
-                if (ep.group.startswith(ENTRY_POINT_GROUP_PREFIX) or ep.group == "wfeval") \
-                        and ep.group != CONFIGS_ENTRY_POINT_GROUP:  # a folder of config files, not code
-                    found.append(ep.value.replace(":", ".").replace(" ", ""))
-            self._entry_points["targets"] = tuple(found)
-        return self._entry_points["targets"]
-
-    def refusal(self, key: str, target: Any) -> str | None:
-        """None when ``target`` may be built at ``key``; else why not ("" = not trusted)."""
-        if not isinstance(target, str) or not target:
-            return "a target must be an import path (a string)"
-        if (key, target) in self.command_line or _matches(target, self.prefixes):
-            return None
-        if _matches(target, (BUILTIN_PREFIX,)):
-            return _builtin_refusal(target)
-        if key.startswith("hydra.") and _matches(target, HYDRA_PREFIXES):
-            return None
-        if _matches(target, self.entry_point_targets()):
-            return None
-        return ""
-
-
-@functools.lru_cache(maxsize=256)
-def _builtin_refusal(target: str) -> str | None:
-    """wfeval's own targets are its classes; a function such as a file writer is refused."""
-    parts = target.replace(":", ".").split(".")
-    if any(p.startswith("_") for p in parts):
-        return "a private wfeval name is not a target"
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[i:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None  # nothing to run: building it fails with its own message
-        return None if isinstance(obj, type) else "wfeval's own targets are classes; this is not one"
-    return None
-
+# the rule and the policy in force live with the door that applies them; imported under these names too
+from wfeval.config.code import (  # noqa: F401
+    _DOTTED, ACTIVE_ENV_VAR, BUILTIN_PREFIX, ENV_VAR, HOW_TO_TRUST, HYDRA_PREFIXES, LOGGING_PREFIXES, TARGET_KEY,
+    TRUST_KEY, Finding, TrustPolicy, UntrustedTargetError, _given, _matches, _strings, activated, code_values,
+    current_policy, env_prefixes, import_path_parameters_of, in_force)
 
 # --- walking a composed config ------------------------------------------------------------------
 
@@ -223,22 +35,33 @@ def _plain(node: Any, resolve: bool) -> Any:
     return node
 
 
-def _code_values(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(full key, value) of every ``_target_`` and every import-path string at a locator key."""
-    if isinstance(node, Mapping):
-        is_built = TARGET_KEY in node
-        for k, v in node.items():
-            key = f"{prefix}{k}"
-            if k == TARGET_KEY:
-                if v != "???":
-                    yield key, v
-            elif is_built and k in LOCATOR_KEYS and isinstance(v, str) and _DOTTED.match(v):
-                yield key, v
-            else:
-                yield from _code_values(v, key + ".")
-    elif isinstance(node, (list, tuple)):
-        for i, v in enumerate(node):
-            yield from _code_values(v, f"{prefix[:-1]}[{i}]." if prefix else f"[{i}].")
+def _code_values(node: Any, policy: "TrustPolicy") -> Iterator[tuple[str, Any]]:
+    """(full key, value) of every ``_target_`` and every import path an
+    :data:`~wfeval.config.code.ImportPath` parameter of a trusted class holds (the door's walk)."""
+    return code_values(node, "", lambda target, key: import_path_parameters_of(target, key, policy))
+
+
+def _with_metric_classes(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with each ``metric.<id>`` node that names no class (its option's file is added later:
+    a task's, protocol's or ``extra_metrics``' metric, written to by another file) read as the class of
+    option ``metric/<id>`` (wfeval's file or an installed entry point), so that the import paths its
+    parameters hold are checked; such a class is trusted, so nothing is reported for it."""
+    metrics = tree.get("metric")
+    if not isinstance(metrics, Mapping) or not any(isinstance(n, Mapping) and TARGET_KEY not in n
+                                                   for n in metrics.values()):
+        return tree
+    from wfeval.config.plugins import builtin_targets, installed_plugins
+
+    def implied(metric_id: str) -> str | None:
+        offer = None if metric_id in builtin_targets("metric") else installed_plugins().entry_point("metric", metric_id)
+        return builtin_targets("metric").get(metric_id) or (offer.target.replace(":", ".") if offer and offer.target
+                                                            else None)
+
+    out = {}
+    for metric_id, node in metrics.items():
+        target = implied(str(metric_id)) if isinstance(node, Mapping) and TARGET_KEY not in node else None
+        out[metric_id] = {TARGET_KEY: target, **node} if target else node
+    return {**tree, "metric": out}
 
 
 def _logging_classes(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
@@ -272,7 +95,7 @@ def find_untrusted(cfg: Any, policy: TrustPolicy) -> list[Finding]:
             tree[str(top)] = _plain(node, resolve=True)
         except Exception:
             tree[str(top)] = _plain(node, resolve=False)
-    for key, value in _code_values(tree):
+    for key, value in _code_values(_with_metric_classes(tree), policy):
         reason = policy.refusal(key, value)
         if reason is not None:
             findings.append(Finding(key, str(value), reason))
@@ -291,7 +114,7 @@ def _hydra_findings(hydra: Any, policy: TrustPolicy) -> list[Finding]:
     if not isinstance(hydra, Mapping):
         return []
     findings = []
-    for key, value in _code_values({"hydra": {k: v for k, v in hydra.items() if not k.endswith("_logging")}}):
+    for key, value in _code_values({"hydra": {k: v for k, v in hydra.items() if not k.endswith("_logging")}}, policy):
         reason = policy.refusal(key, value)
         if reason is not None:
             findings.append(Finding(key, str(value), reason))
@@ -307,24 +130,6 @@ def _hydra_findings(hydra: Any, policy: TrustPolicy) -> list[Finding]:
     return findings
 
 
-# --- the policy in force ------------------------------------------------------------------------
-
-_ACTIVE: list[TrustPolicy] = []
-
-
-def current_policy() -> TrustPolicy:
-    """The policy of this process: the CLI's (from its command line), else the environment's."""
-    if _ACTIVE:
-        return _ACTIVE[-1]
-    handed = os.environ.get(ACTIVE_ENV_VAR)
-    if handed:
-        try:
-            return TrustPolicy.from_env(handed)
-        except (ValueError, KeyError, TypeError):
-            pass
-    return TrustPolicy.from_overrides((), os.environ)
-
-
 def check_config(cfg: Any, policy: TrustPolicy | None = None,
                  locate: Callable[[list[Finding]], list[Finding]] | None = None) -> None:
     """Raise :class:`UntrustedTargetError` if ``cfg`` names code the user did not choose."""
@@ -338,34 +143,6 @@ def check_config(cfg: Any, policy: TrustPolicy | None = None,
                 pass
         raise UntrustedTargetError(findings)
 
-
-@contextlib.contextmanager
-def activated(policy: TrustPolicy) -> Iterator[None]:
-    """Make ``policy`` the one :func:`current_policy` returns (e.g. for a Python caller that runs a
-    command line's overrides in-process: ``activated(TrustPolicy.from_overrides(overrides))``)."""
-    _ACTIVE.append(policy)
-    try:
-        yield
-    finally:
-        _ACTIVE.remove(policy)
-
-
-@contextlib.contextmanager
-def in_force(policy: TrustPolicy) -> Iterator[None]:
-    """While active, ``policy`` is the one :func:`current_policy` returns in this process and in the
-    worker processes a launcher starts (an environment variable hands it over). The command's boundary
-    (:mod:`wfeval.cli.boundary`) checks every composed config against it before Hydra builds anything."""
-    previous_env = os.environ.get(ACTIVE_ENV_VAR)
-    _ACTIVE.append(policy)
-    os.environ[ACTIVE_ENV_VAR] = policy.to_env()
-    try:
-        yield
-    finally:
-        _ACTIVE.remove(policy)
-        if previous_env is None:
-            os.environ.pop(ACTIVE_ENV_VAR, None)
-        else:
-            os.environ[ACTIVE_ENV_VAR] = previous_env
 
 
 # --- naming the file a refused value came from --------------------------------------------------
@@ -449,7 +226,9 @@ def _writes(raw: Any, finding: Finding) -> bool:
 
 def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[str]:
     """The overrides of a run folder (``python -m wfeval.resume``) that name code or grant trust the
-    user has not trusted: nothing from a run folder counts as the user's command line."""
+    user has not trusted: nothing from a run folder counts as the user's command line. Read without
+    composing, an override is taken to name code when its key ends in ``_target_`` or its value has
+    the shape of an import path (``pkg.module.Name``, ``pkg.module:name``)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     policy = TrustPolicy(prefixes=prefixes)  # nothing from the run folder counts as a command line
@@ -472,7 +251,11 @@ def refused_overrides(overrides: list[str], prefixes: tuple[str, ...]) -> list[s
         if key.startswith("hydra.job.env_set.") and key.rsplit(".", 1)[-1] in (ENV_VAR, ACTIVE_ENV_VAR):
             refused.append(f"{text}  (a run folder cannot grant trust through the environment)")
             continue
-        for code_key, target in _code_keys(key, override.value()):
+        for code_key, target in _given(key, override.value()):
+            # the folder's overrides are read without their config: any value shaped like an import path
+            # may name code (an ImportPath parameter) and must pass the rule; a _target_ always does
+            if not (code_key.endswith(TARGET_KEY) or _DOTTED.match(target)):
+                continue
             if policy.refusal(code_key, target) is not None:
                 refused.append(f"{text}  ({target} is not trusted)")
                 break

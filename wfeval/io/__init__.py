@@ -25,6 +25,8 @@ from wfeval.io._api import (
 from wfeval.io._convention import Video, to_rgb_uint8
 from wfeval.io._decoder import DECODER as FILE_DECODER  # registers the decoder of dataset files read in place
 from wfeval.io._errors import MediaError, VideoReadError, VideoWriteError
+from wfeval.io._frames import frame_files
+from wfeval.io._headers import check_image_header, declared_size
 from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_array_header, check_video
 from wfeval.io._paths import inside, unsafe_id_reason, unsafe_path_reason
 from wfeval.io._ranges import count_frames, read_frame_range, read_frames_at
@@ -35,6 +37,8 @@ __all__ = [
     "Limits",
     "DEFAULT_LIMITS",
     "check_array_header",
+    "check_image_header",
+    "declared_size",
     "check_video",
     "MediaError",
     "VideoReadError",
@@ -50,6 +54,7 @@ __all__ = [
     "media_kind",
     "load_array",
     "find_media",
+    "frame_files",
     "unsafe_id_reason",
     "unsafe_path_reason",
     "inside",

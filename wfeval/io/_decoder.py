@@ -45,9 +45,18 @@ def options_for(read: str, *, check_complete: bool = True, limits: Limits | None
 
 def decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
     """The array ``options`` say to make of ``path`` (VideoReadError naming the file when it cannot)."""
+    path = Path(path)
+    try:
+        return _decode(path, options)
+    except (VideoReadError, OSError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a library's own exception type: still this file's error
+        raise VideoReadError(path, f"cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+def _decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
     from wfeval.io._api import load_array, read_image, read_video
 
-    path = Path(path)
     read = options.get("read")
     limits = Limits.from_mapping(options.get("limits"))
     if read == "video":

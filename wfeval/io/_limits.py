@@ -48,7 +48,7 @@ def _raise(path: Any, what: str, value: int, limit: int, name: str) -> None:
 
 def check_frame(path: Any, height: int, width: int, limits: Limits) -> None:
     if height * width > limits.max_frame_pixels:
-        _raise(path, f"a frame of {width}×{height} = ", height * width, limits.max_frame_pixels, "max_frame_pixels")
+        _raise(path, f"a frame of {width}×{height} =", height * width, limits.max_frame_pixels, "max_frame_pixels")
 
 
 def check_frames(path: Any, frames: int, limits: Limits) -> None:
@@ -75,3 +75,22 @@ def check_array_header(path: Any, shape: tuple[int, ...], itemsize: int, limits:
         check_frame(path, int(height), int(width), limits)
     if len(shape) == 4:
         check_frames(path, int(shape[0]), limits)
+
+
+MAX_PIXELS = (1 << 31) - 1  # FFmpeg's max_pixels is an int
+
+
+def ffmpeg_max_pixels(limits: Limits) -> int:
+    """FFmpeg's ``max_pixels`` for ``limits``: a quarter above the limit (decoders check their padded,
+    aligned buffers against it), so that a frame within the limit always decodes and the exact check
+    is wfeval's own, on the frame's size."""
+    return min(limits.max_frame_pixels * 5 // 4 + (1 << 16), MAX_PIXELS)
+
+
+def ffmpeg_hint(exc: BaseException, limits: Limits) -> str:
+    """What an EINVAL from FFmpeg may mean: its ``max_pixels`` (the limit) refused a frame."""
+    if getattr(exc, "errno", None) != 22:
+        return ""
+    return (f"; FFmpeg refuses a frame of more than {ffmpeg_max_pixels(limits):,} pixels that way, the limit "
+            f"of {limits.max_frame_pixels:,} with room for its padding: raise benchmark.limits.max_frame_pixels if "
+            "the file is right")

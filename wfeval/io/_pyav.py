@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from wfeval.io._errors import VideoReadError, VideoWriteError
-from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_frame, check_video
+from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_frame, check_video, ffmpeg_hint, ffmpeg_max_pixels
 from wfeval.storage.safe_io import atomic_target
 
 #: suffix -> (FFmpeg muxer, default codec). ffv1 (in .mkv/.avi) and png (in .mov) are lossless.
@@ -45,6 +45,46 @@ def _open_errors(av: Any) -> tuple[type[BaseException], ...]:
     return (av.error.FFmpegError, OSError, ValueError, EOFError, UnicodeDecodeError)
 
 
+HEADER_BYTES = 1 << 16  # read from an image file to find the size it declares
+
+
+def open_input(path: Path, limits: Limits, what: str = "video") -> Any:
+    """An input container of ``path`` whose decoders refuse frames over ``limits.max_frame_pixels``.
+
+    An image file's declared size is read from its header first (:func:`~wfeval.io._headers.declared_size`);
+    FFmpeg's ``max_pixels`` holds every stream to the limit while the file is probed (probing decodes
+    a frame) and decoded, so a frame that declares more is refused before it is allocated. The
+    returned container's first video stream's dimensions are checked against the limit too."""
+    from wfeval.io._headers import check_image_header
+
+    av = _av()
+    errors = _open_errors(av)
+    if path.is_file() and path.stat().st_size == 0:
+        raise VideoReadError(path, "empty file (0 bytes)")
+    if path.is_file():
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(HEADER_BYTES)
+        except OSError as exc:
+            raise VideoReadError(path, f"cannot be read ({exc.strerror or exc})") from exc
+        check_image_header(path, head, limits)
+    pixels = str(ffmpeg_max_pixels(limits))
+    try:
+        container = av.open(str(path), mode="r", options={"max_pixels": pixels})
+    except errors as exc:
+        raise VideoReadError(path, f"not a readable {what} ({_reason(exc)}{ffmpeg_hint(exc, limits)})") from exc
+    for stream in container.streams.video:
+        stream.codec_context.options = {**stream.codec_context.options, "max_pixels": pixels}
+    if container.streams.video:
+        context = container.streams.video[0].codec_context
+        try:
+            check_frame(path, int(context.height or 0), int(context.width or 0), limits)
+        except VideoReadError:
+            container.close()
+            raise
+    return container
+
+
 def read_container(path: Path, *, max_frames: int | None = None,
                    check_complete: bool = True, limits: Limits | None = None) -> tuple[np.ndarray, dict]:
     """All frames (``T×H×W×3`` uint8) of the first video stream, plus fps/codec metadata.
@@ -55,19 +95,13 @@ def read_container(path: Path, *, max_frames: int | None = None,
     """
     av = _av()
     errors = _open_errors(av)
-    if path.is_file() and path.stat().st_size == 0:
-        raise VideoReadError(path, "empty file (0 bytes)")
-    try:
-        container = av.open(str(path), mode="r")
-    except errors as exc:
-        raise VideoReadError(path, f"not a readable video ({_reason(exc)})") from exc
+    limits = limits or DEFAULT_LIMITS
+    container = open_input(path, limits)
     with container:
         if not container.streams.video:
             raise VideoReadError(path, "the file has no video stream")
         stream = container.streams.video[0]
         context = stream.codec_context
-        limits = limits or DEFAULT_LIMITS
-        check_frame(path, int(context.height or 0), int(context.width or 0), limits)
         declared = int(stream.frames or 0)
         if declared and max_frames is None:
             check_video(path, declared, int(context.height or 0), int(context.width or 0), limits)
@@ -94,7 +128,7 @@ def read_container(path: Path, *, max_frames: int | None = None,
             raise
         except errors as exc:
             raise VideoReadError(path, f"decoding failed after {len(frames)} frame(s) "
-                                       f"(corrupt or truncated): {_reason(exc)}") from exc
+                                       f"(corrupt or truncated): {_reason(exc)}{ffmpeg_hint(exc, limits)}") from exc
         rate = stream.average_rate or stream.guessed_rate
         fps = float(rate) if rate else None
         meta = {"container": container.format.name, "codec": stream.codec_context.name,
@@ -170,18 +204,18 @@ def read_image_file(path: Path, limits: Limits | None = None) -> np.ndarray:
     (VideoReadError) before decoding when its size exceeds ``limits.max_frame_pixels``."""
     av = _av()
     errors = _open_errors(av)
-    if path.is_file() and path.stat().st_size == 0:
-        raise VideoReadError(path, "empty file (0 bytes)")
-    try:
-        with av.open(str(path), mode="r") as container:
-            if not container.streams.video:
-                raise VideoReadError(path, "the file holds no picture")
-            context = container.streams.video[0].codec_context
-            check_frame(path, int(context.height or 0), int(context.width or 0), limits or DEFAULT_LIMITS)
+    limits = limits or DEFAULT_LIMITS
+    with open_input(path, limits, "image") as container:
+        if not container.streams.video:
+            raise VideoReadError(path, "the file holds no picture")
+        try:
             for frame in container.decode(container.streams.video[0]):
+                check_frame(path, frame.height, frame.width, limits)
                 return frame.to_ndarray(format="rgb24")
-    except errors as exc:
-        raise VideoReadError(path, f"not a readable image ({_reason(exc)})") from exc
+        except VideoReadError:
+            raise
+        except errors as exc:
+            raise VideoReadError(path, f"not a readable image ({_reason(exc)}{ffmpeg_hint(exc, limits)})") from exc
     raise VideoReadError(path, "no picture could be decoded (empty or corrupt image)")
 
 

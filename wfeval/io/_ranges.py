@@ -15,25 +15,18 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.io._errors import VideoReadError
-from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_frame, check_video
-from wfeval.io._pyav import THREADED_PIXELS, _av, _open_errors, _reason, _rgb
+from wfeval.io._limits import DEFAULT_LIMITS, Limits, check_video, ffmpeg_hint
+from wfeval.io._pyav import THREADED_PIXELS, _av, _open_errors, _reason, _rgb, open_input
 
 
 def _open(path: Path, limits: Limits) -> tuple[Any, Any, tuple]:
-    av = _av()
-    errors = _open_errors(av)
-    if path.is_file() and path.stat().st_size == 0:
-        raise VideoReadError(path, "empty file (0 bytes)")
-    try:
-        container = av.open(str(path), mode="r")
-    except errors as exc:
-        raise VideoReadError(path, f"not a readable video ({_reason(exc)})") from exc
+    errors = _open_errors(_av())
+    container = open_input(path, limits)
     if not container.streams.video:
         container.close()
         raise VideoReadError(path, "the file has no video stream")
     stream = container.streams.video[0]
     context = stream.codec_context
-    check_frame(path, int(context.height or 0), int(context.width or 0), limits)
     if (context.width or 0) * (context.height or 0) >= THREADED_PIXELS:
         stream.thread_type = "AUTO"
     else:
@@ -63,7 +56,7 @@ def read_frame_range(path: str | Path, start: int, stop: int, *, limits: Limits 
                     break
         except errors as exc:
             raise VideoReadError(path, f"decoding failed at frame {index + 1} (corrupt or truncated): "
-                                       f"{_reason(exc)}") from exc
+                                       f"{_reason(exc)}{ffmpeg_hint(exc, limits)}") from exc
     if len(frames) < stop - start:
         raise VideoReadError(path, f"frames {start}..{stop - 1} asked, but the video has only {index + 1} frame(s)")
     return np.stack(frames)
@@ -102,7 +95,7 @@ def read_frames_at(path: str | Path, times: Sequence[float], *, tolerance_s: flo
             raise
         except errors as exc:
             raise VideoReadError(path, f"decoding failed near {first:.4f} s (corrupt or truncated): "
-                                       f"{_reason(exc)}") from exc
+                                       f"{_reason(exc)}{ffmpeg_hint(exc, limits)}") from exc
     out = []
     for want in times:
         if not found:

@@ -84,6 +84,20 @@ def default_aggregate(
     )
 
 
+def measurements_of(metric_id: str, metric: Any) -> dict[str, Any]:
+    """Measurement id -> the metric object that scores it. A metric serving several measurements
+    declares them with ``measurements()`` (``imagined_probe_r2``: one per horizon,
+    ``imagined_probe_r2_k1`` …); any other metric is one measurement, under ``metric_id``. Each
+    measurement is then scored, aggregated, recorded and cached as a metric of its own."""
+    declared = getattr(metric, "measurements", None)
+    if not callable(declared):
+        return {metric_id: metric}
+    out = {str(m): one for m, one in dict(declared()).items()}
+    if not out:
+        raise ValueError(f"metric {metric_id!r}: its measurements() declares no measurement")
+    return out
+
+
 class BaseMetric:
     """Declared metadata + default aggregation; subclasses implement ``compute_sample``."""
 

@@ -8,37 +8,27 @@ The agent is found by ``locator`` (default: :class:`~wfeval.functional.control.C
 the built-in world's agent) or the moves are read by ``inverse_dynamics``; each may be a
 callable, a ``{_target_: ...}`` mapping (Hydra builds it from the metric's config) or an import
 path ``pkg.module:name`` (a class is instantiated without arguments). That is how a benchmark
-family supplies its own locator, or an inverse dynamics model for real footage.
+family supplies its own locator, or an inverse dynamics model for real footage. Both are typed
+:data:`~wfeval.config.code.ImportPath`: an import path is code, checked by the trust rule before
+it is imported (docs/trust.md).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import wfeval.functional.control as F
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult, has_continuous_actions
+from wfeval.config.code import ImportPath, resolve
 from wfeval.metrics.base import DescribedMetric
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.storage.artifacts import read_array
 
 
 def resolve_callable(value: Any, key: str) -> Any:
-    """A callable from a callable, a ``_target_`` mapping or an import path; ``None`` stays ``None``."""
-    if value is None or callable(value):
-        return value
-    if isinstance(value, Mapping) and "_target_" in value:
-        from hydra.utils import instantiate
-
-        return instantiate(dict(value), _convert_="all")
-    if isinstance(value, str) and value:
-        module, sep, attr = value.partition(":") if ":" in value else value.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise ValueError(f"{key}: cannot import {value!r}: {exc}") from exc
-        return obj() if isinstance(obj, type) else obj
-    raise TypeError(f"{key}: expected a callable, a _target_ mapping or an import path, got {value!r}")
+    """A callable from a callable, a ``_target_`` mapping or an import path (through the door,
+    :func:`wfeval.config.code.resolve`: trust checked before anything is imported); ``None`` stays ``None``."""
+    return resolve(value, key)
 
 
 class ActionFollowing(DescribedMetric):
@@ -61,7 +51,7 @@ class ActionFollowing(DescribedMetric):
     value_key = "accuracy"
     bounds = (0.0, 1.0)
 
-    def __init__(self, locator: Any = None, inverse_dynamics: Any = None, size: int = 8,
+    def __init__(self, locator: ImportPath = None, inverse_dynamics: ImportPath = None, size: int = 8,
                  action_names: Sequence[str] | None = None, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         if size < 1:

@@ -25,6 +25,7 @@ import numpy as np
 import wfeval.functional.controllability as F
 from wfeval import stats
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult, has_continuous_actions
+from wfeval.config.code import ImportPath
 from wfeval.metrics.base import DescribedMetric, default_aggregate
 from wfeval.metrics.control import resolve_callable
 from wfeval.metrics.outcomes import scored, skipped
@@ -120,7 +121,7 @@ class IDMAccuracy(DescribedMetric):
     statistics = ("mean", "std", "min", "max")
     imports = ("torch",)  # the IDM's network: imported before an overlapped scoring thread starts
 
-    def __init__(self, idm: Any = None, confidence: float = 0.95, seed: int = 0):
+    def __init__(self, idm: ImportPath = None, confidence: float = 0.95, seed: int = 0):
         super().__init__(confidence, seed)
         self.idm = resolve_callable(idm, f"metric.{self.name}.idm") if not hasattr(idm, "for_request") else idm
 

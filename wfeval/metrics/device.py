@@ -7,31 +7,33 @@ No torch import here until a device is actually resolved.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 from typing import Any, Iterator, Mapping
 
 DEVICE_CHOICES = "auto | cpu | cuda | cuda:N"
 
 
-def _accepts_device(target: str) -> bool:
-    module, _, name = target.rpartition(".")
+def _accepts_device(target: str, key: str) -> bool:
+    from wfeval.config.code import load
+    from wfeval.config.errors import ConfigError
+
     try:
-        cls = getattr(importlib.import_module(module), name)
+        cls = load(target, f"{key}._target_" if key else "_target_")  # through the door: trust checked first
         return "device" in inspect.signature(cls).parameters
-    except (ImportError, AttributeError, ValueError, TypeError):
-        return False  # the builder reports an unknown target with its own message
+    except (ImportError, AttributeError, ValueError, TypeError, ConfigError):
+        return False  # the builder reports an unknown or refused target with its own message
 
 
-def with_device(node: Any, device: str | None) -> Any:
-    """``node`` with ``device`` filled in when the metric class takes one and the node leaves it unset."""
+def with_device(node: Any, device: str | None, key: str = "") -> Any:
+    """``node`` with ``device`` filled in when the metric class takes one and the node leaves it unset
+    (``key``: the node's key, ``metric.<id>``, at which its ``_target_`` is checked)."""
     from omegaconf import DictConfig, OmegaConf
 
     if device is None or not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
         return node
     if isinstance(node, DictConfig) and OmegaConf.missing_keys(node):
         return node  # the builder names the missing keys
-    if node.get("device") is not None or not _accepts_device(str(node["_target_"])):
+    if node.get("device") is not None or not _accepts_device(str(node["_target_"]), key):
         return node
     plain = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
     return {**plain, "device": device}

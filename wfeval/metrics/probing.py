@@ -9,9 +9,11 @@ They read the scores the probing driver records per held-out episode
   its interval is a bootstrap over episodes;
 - ``probe_accuracy``: the mean over the discrete variables of the share of frames whose class
   the probe names (chance: the training majority class's share, in the components);
-- ``imagined_probe_r2_k<k>``: ``probe_r2`` on latents the model imagined ``k`` steps ahead from
-  the true actions (the same probes, fit on encoded frames), read against the true state at
-  ``t + k``: a curve over ``k`` of how long the prediction keeps the state.
+- ``imagined_probe_r2``: ``probe_r2`` on latents the model imagined ``k`` steps ahead from the
+  true actions (the same probes, fit on encoded frames), read against the true state at ``t + k``:
+  a curve over ``k`` of how long the prediction keeps the state. One metric with its ``horizons``
+  (default 1, 2, 4, 8, 16) and one measurement per horizon, ``imagined_probe_r2_k<k>``
+  (:meth:`ImaginedProbeR2.measurements`); ``metric=[imagined_probe_r2_k4]`` asks for one of them.
 
 A variable whose training variance is 0 (it never moved in training) has no R²: it is left out
 of the mean and named in the components.
@@ -19,7 +21,7 @@ of the mean and named in the components.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -91,15 +93,49 @@ class ProbeAccuracy(_ProbeMetric):
     bounds = (0.0, 1.0)
 
 
-def _imagined(k: int) -> type:
-    return type(f"ImaginedProbeR2K{k}", (ProbeR2,), {
-        "name": f"imagined_probe_r2_k{k}", "horizon": k, "display_name": f"Probe R² (imagined, k={k})",
-        "description": f"probe_r2 on latents the model imagined {k} step(s) ahead from the true actions.",
-        "__module__": __name__})
+HORIZONS = (1, 2, 4, 8, 16)  # the imagined probes' default horizons (protocol.horizons' default too)
 
 
-ImaginedProbeR2K1 = _imagined(1)
-ImaginedProbeR2K2 = _imagined(2)
-ImaginedProbeR2K4 = _imagined(4)
-ImaginedProbeR2K8 = _imagined(8)
-ImaginedProbeR2K16 = _imagined(16)
+class ImaginedProbeR2(ProbeR2):
+    """``probe_r2`` on latents imagined ``k`` steps ahead, for each ``k`` of ``horizons``: one metric, one
+    measurement per horizon (``imagined_probe_r2_k<k>``, :meth:`measurements`). A run scores the
+    measurements; an instance of one horizon is that measurement."""
+
+    name = "imagined_probe_r2"
+    display_name = "Probe R² (imagined)"
+    description = "probe_r2 on latents the model imagined k steps ahead from the true actions, one measurement per k."
+
+    def __init__(self, horizons: Sequence[int] = (1, 2, 4, 8, 16), confidence: float = 0.95, seed: int = 0):
+        super().__init__(confidence=confidence, seed=seed)
+        ks = [int(k) for k in horizons or ()]
+        if not ks or any(k < 1 for k in ks) or len(set(ks)) != len(ks):
+            raise ValueError(f"imagined_probe_r2: horizons must be distinct positive step counts, got {list(horizons or [])}")
+        self.horizons = tuple(ks)
+        if len(ks) == 1:  # the measurement of one horizon
+            k = ks[0]
+            self.name, self.horizon = self.measurement_id(k), k
+            self.display_name = f"Probe R² (imagined, k={k})"
+            self.description = f"probe_r2 on latents the model imagined {k} step(s) ahead from the true actions."
+
+    @staticmethod
+    def measurement_id(k: int) -> str:
+        return f"imagined_probe_r2_k{int(k)}"
+
+    @classmethod
+    def measurement_options(cls) -> dict[str, dict[str, Any]]:
+        """The measurements a run may ask for by id (``metric=[imagined_probe_r2_k4]``), each with the
+        options that make this metric score it alone."""
+        return {cls.measurement_id(k): {"horizons": [k]} for k in HORIZONS}
+
+    def measurements(self) -> dict[str, "ImaginedProbeR2"]:
+        """Measurement id -> the metric that scores it, one per horizon in ``horizons``' order."""
+        if len(self.horizons) == 1:
+            return {self.name: self}
+        return {self.measurement_id(k): type(self)(horizons=[k], confidence=self.confidence, seed=self.seed)
+                for k in self.horizons}
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        if len(self.horizons) != 1:
+            raise TypeError(f"{self.name} with horizons {list(self.horizons)} has one measurement per horizon: "
+                            "score each of measurements()")
+        return super().compute_sample(request, result)

@@ -5,15 +5,15 @@ run to aggregate its stored rows. A run folder is a file anyone could have writt
 ``.hydra/config.yaml`` is read as *data*: the recorded class path is only a key to look up in
 the registry (built-ins and installed ``wfeval.metrics`` entry points), and the recorded
 parameters must be plain values the metric's schema accepts. A parameter that names code (a
-nested ``_target_`` or an import path for a locator) is accepted only when it equals the
-metric's own default. Nothing named by the run folder is imported or called.
+nested ``_target_``, or an import path given to a parameter typed
+:data:`~wfeval.config.code.ImportPath`) is accepted only when it equals the metric's own default. Nothing named by the run folder is imported or called.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from wfeval.config.trust import LOCATOR_KEYS, TARGET_KEY
+from wfeval.config.code import TARGET_KEY
 
 
 class MetricRecordError(ValueError):
@@ -42,10 +42,32 @@ def registry_class(metric_id: str, target: str | None = None) -> type:
         raise MetricRecordError(f"metric {metric_id!r}: {exc}") from None
 
 
-def _code_refusal(value: Any, default: Any, key: str) -> str | None:
+def _measurement_of_a_former_class(metric_id: str, target: str | None) -> tuple[str, dict[str, Any]] | None:
+    """``(metric id, options)`` for a measurement a run folder recorded as a metric of its own, under a
+    class that is no longer registered, which a registered metric now serves among several
+    (``imagined_probe_r2_k1`` of ``ImaginedProbeR2K1`` -> ``imagined_probe_r2`` with ``horizons: [1]``);
+    None otherwise. The former class is only compared, never imported."""
+    from wfeval.metrics.registry import REGISTRY, builtin_targets
+
+    if not target:
+        return None
+    path = target.replace(":", ".")
+    if any(location.replace(":", ".") == path for location in builtin_targets().values()) or any(
+            ep.value.replace(":", ".").replace(" ", "") == path for ep in REGISTRY.entry_points().values()):
+        return None
+    found = REGISTRY.measurement(metric_id)
+    if found is None or found[0] not in builtin_targets():
+        return None
+    module = builtin_targets()[found[0]].replace(":", ".").rpartition(".")[0]
+    return found if path.rpartition(".")[0] == module else None  # the same module: wfeval's own former class
+
+
+def _code_refusal(value: Any, default: Any, key: str, import_paths: tuple[str, ...] = ()) -> str | None:
     """Why a recorded parameter value that names code is refused (None: plain, the metric's
     default, or one of wfeval's own classes / an installed wfeval.* entry point, the targets any
-    config file may name)."""
+    config file may name). ``import_paths``: the parameters (of the class whose node holds ``key``)
+    typed :data:`~wfeval.config.code.ImportPath`."""
+    from wfeval.config.code import import_path_parameters_of
     from wfeval.config.trust import TrustPolicy
 
     def named_code_ok(target: Any) -> bool:
@@ -55,9 +77,11 @@ def _code_refusal(value: Any, default: Any, key: str) -> str | None:
     if isinstance(value, Mapping):
         if TARGET_KEY in value and not named_code_ok(value[TARGET_KEY]):
             return f"{key}._target_={value[TARGET_KEY]!r} names code"
+        inner = import_path_parameters_of(value[TARGET_KEY], key, TrustPolicy()) if TARGET_KEY in value else ()
         for k, v in value.items():
             if k != TARGET_KEY:
-                reason = _code_refusal(v, default.get(k) if isinstance(default, Mapping) else None, f"{key}.{k}")
+                reason = _code_refusal(v, default.get(k) if isinstance(default, Mapping) else None, f"{key}.{k}",
+                                       tuple(f"{key}.{p}" for p in inner))
                 if reason:
                     return reason
     elif isinstance(value, (list, tuple)):
@@ -65,7 +89,7 @@ def _code_refusal(value: Any, default: Any, key: str) -> str | None:
             reason = _code_refusal(v, None, f"{key}[{i}]")
             if reason:
                 return reason
-    elif isinstance(value, str) and key.rsplit(".", 1)[-1] in LOCATOR_KEYS and not named_code_ok(value):
+    elif isinstance(value, str) and key in import_paths and not named_code_ok(value):
         return f"{key}={value!r} is an import path (code)"
     return None
 
@@ -86,6 +110,7 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from wfeval.config.code import import_path_parameters
     from wfeval.config.derive import schema_of
     from wfeval.config.schema import METRIC_CORE_KEYS
 
@@ -94,7 +119,13 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     if configured and target and str(configured).replace(":", ".") != str(target).replace(":", "."):
         raise MetricRecordError(f"metric {metric_id!r}: the run records class {target!r} but its config names "
                                 f"{configured!r}; the folder is inconsistent, nothing is rebuilt from it")
-    cls = registry_class(metric_id, configured or target)
+    migrated = _measurement_of_a_former_class(metric_id, configured or target)
+    if migrated is not None:  # imagined_probe_r2_k1 of ImaginedProbeR2K1: imagined_probe_r2, horizons [1]
+        from wfeval.metrics.registry import REGISTRY
+
+        cls, params = REGISTRY.load(migrated[0]), {**params, **migrated[1]}
+    else:
+        cls = registry_class(metric_id, configured or target)
     path = f"{cls.__module__}.{cls.__qualname__}"
     try:
         schema = schema_of("metric", metric_id, cls, path)
@@ -111,8 +142,9 @@ def build_metric_from_record(metric_id: str, params: Mapping[str, Any] | None = 
     except OmegaConfBaseException as exc:
         raise MetricRecordError(f"metric {metric_id!r}: recorded parameters do not fit its schema: "
                                 f"{str(exc).splitlines()[0]}") from None
+    import_paths = import_path_parameters(cls)
     for key, value in list(params.items()):
-        reason = _code_refusal(value, defaults.get(key), key)
+        reason = _code_refusal(value, defaults.get(key), key, import_paths)
         if reason and code_left_out is not None:
             code_left_out.append(reason)
             del params[key]

@@ -13,6 +13,10 @@ package metadata the first time a name is not a built-in)::
 
 An entry point's name may differ from its metric id (``name`` attribute of the class); both
 resolve, as do the class's ``aliases``. Built-ins win over an entry point of the same name.
+
+A metric serving several measurements (``measurements()``, :func:`wfeval.metrics.base.measurements_of`)
+may name those a run can ask for by id (``measurement_options()``: ``imagined_probe_r2_k4`` ->
+``imagined_probe_r2`` with ``horizons: [4]``): :meth:`MetricRegistry.measurement` resolves them.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ import difflib
 from typing import Any, Mapping
 
 from wfeval.api import MetricSpec
+from wfeval.config.code import import_target as _import
 from wfeval.config.plugins import builtin_targets as _builtin_targets
 from wfeval.config.plugins import entry_points
-from wfeval.config.plugins import import_target as _import
 from wfeval.metrics.base import REPRODUCIBILITY, DescribedMetric
 
 ENTRY_POINT_GROUP = "wfeval.metrics"
@@ -50,6 +54,11 @@ def spec_of(cls: Any) -> MetricSpec:
                       higher_is_better=getattr(cls, "higher_is_better", None),
                       implementation=f"{cls.__module__}.{cls.__qualname__}",
                       metadata={"reproducibility": getattr(cls, "reproducibility", "deterministic")})
+
+
+def _measurement_options(cls: Any) -> dict[str, dict[str, Any]]:
+    declared = getattr(cls, "measurement_options", None)
+    return {str(k): dict(v) for k, v in declared().items()} if callable(declared) else {}
 
 
 class MetricRegistry:
@@ -93,6 +102,23 @@ class MetricRegistry:
             spec = spec_of(cls)
             if name == spec.id or name in spec.aliases:
                 return cls
+        return None
+
+    def measurement(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        """``(metric id, options)`` when ``name`` is a measurement a metric serves among several and
+        names in its ``measurement_options()`` (``imagined_probe_r2_k4`` -> ``("imagined_probe_r2",
+        {"horizons": [4]})``): the metric with those options scores that measurement alone. None
+        otherwise (imports the built-in metric modules; entry points only when no built-in has it)."""
+        if name in self._builtins:
+            return None
+        for metric_id, target in self._builtins.items():
+            found = _measurement_options(_import(target)).get(name)
+            if found is not None:
+                return metric_id, found
+        for ep_name, ep in self.entry_points().items():
+            found = _measurement_options(ep.load()).get(name)
+            if found is not None:
+                return ep_name, found
         return None
 
     def load(self, name: str) -> type:

@@ -25,7 +25,8 @@ from typing import Any, Mapping, Sequence
 def metric_groups() -> dict[str, tuple[str, ...]]:
     """Metric group name → the built-in metric ids that declare it (each class's ``groups``), both
     sorted by name. Imports the built-in metric classes (numpy, no torch)."""
-    from wfeval.config.plugins import builtin_targets, import_target
+    from wfeval.config.code import import_target
+    from wfeval.config.plugins import builtin_targets
 
     table: dict[str, list[str]] = {}
     for metric_id, target in builtin_targets("metric").items():

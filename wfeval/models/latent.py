@@ -36,6 +36,19 @@ def _name(model: Any) -> str:
     return str(getattr(model, "name", "") or type(model).__name__)
 
 
+def real_values(value: Any, what: str) -> np.ndarray:
+    """``value`` as float64, refused (ValueError naming ``what`` and the type) unless it holds real
+    numbers: complex values (casting would drop the imaginary part), booleans, objects and strings
+    are not latents."""
+    array = np.asarray(value)
+    if array.dtype.kind == "c":
+        raise ValueError(f"{what} returned complex values ({array.dtype}); latents must be real numbers "
+                         "(casting would drop the imaginary part: return np.real / np.abs or stack both parts)")
+    if array.dtype.kind not in "fiu":
+        raise ValueError(f"{what} returned {array.dtype} values; latents must be real numbers (float or int)")
+    return array.astype(np.float64, copy=False)
+
+
 def encode(model: Any, frames: np.ndarray, states: np.ndarray | None = None, discrete: Any = None) -> np.ndarray:
     """``model.encode(frames)`` checked: N×D finite floats, one latent per frame (a ``needs_state``
     calibration encoder gets the exact ``states`` and which columns are ``discrete``)."""
@@ -44,7 +57,7 @@ def encode(model: Any, frames: np.ndarray, states: np.ndarray | None = None, dis
         z = model.encode(frames, states=states, discrete=discrete)
     else:
         z = model.encode(frames)
-    z = np.asarray(z, dtype=np.float64)
+    z = real_values(z, f"{_name(model)}.encode")
     if z.ndim != 2 or z.shape[0] != len(frames):
         raise ValueError(f"{_name(model)}.encode returned shape {z.shape} for {len(frames)} frame(s); "
                          f"expected {len(frames)}×D (one latent vector per frame)")
@@ -60,7 +73,7 @@ def predict(model: Any, z: np.ndarray, actions: np.ndarray) -> np.ndarray:
     if actions.ndim == 1:
         actions = actions[:, None]
     given = z.copy()
-    out = np.asarray(model.predict(z, actions), dtype=np.float64)
+    out = real_values(model.predict(z, actions), f"{_name(model)}.predict")
     want = (len(z), actions.shape[1], z.shape[1])
     if out.shape != want:
         raise ValueError(f"{_name(model)}.predict returned shape {out.shape}; expected {want[0]}×{want[1]}×{want[2]} "

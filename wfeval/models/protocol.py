@@ -123,6 +123,19 @@ def has_generate(model: Any) -> bool:
     return callable(getattr(model, "generate", None))
 
 
+def lacks_every_interface(model: Any) -> str | None:
+    """Why ``model`` cannot be driven at all, or None: it needs ``generate(requests)``, the step interface
+    or the latent interface (:mod:`wfeval.models.latent`); which one a run needs is its protocol's check.
+    The one list of the ways a model is driven: a model adapter and the pipeline both ask it."""
+    from wfeval.models.latent import has_latent_interface
+
+    if has_generate(model) or has_step_interface(model) or has_latent_interface(model):
+        return None
+    return (f"{type(model).__name__} has neither generate(requests), the step interface (start(request), "
+            "step(state, actions); wfeval/models/protocol.py) nor the latent interface (encode(frames), "
+            "predict(z, actions); docs/latent-models.md)")
+
+
 def step_many(model: Any, states: Sequence[Any], actions: Sequence[Sequence[Any]]) -> list[StepOutput]:
     """``model.step_many`` when the model has it, else one ``step`` per state (same results)."""
     if len(states) != len(actions):

@@ -9,8 +9,10 @@ cpu), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``;
 a declared accelerator that is not there stops the run before any generation. The identity
 (generation cache key) includes the code the object's class runs -- its module and the modules
 of your own it imports (wfeval/models/identity.py) -- and the content of every file or folder an
-option names (``+model.object.checkpoint=ckpt.pt``): editing your model's code or retraining its
-checkpoint in place does not serve stale generations.
+option names (``+model.object.checkpoint=ckpt.pt``), and the object's live state after it is built
+and after ``setup()`` (its arrays by content: wfeval/models/live.py): editing your model's code,
+retraining its checkpoint in place or loading other weights from a fixed path does not serve stale
+generations.
 
 The object may have ``generate``, the step interface (``start``/``step``, optional ``step_many``;
 wfeval/models/protocol.py) or both: the adapter exposes exactly what the object has, so the step
@@ -24,24 +26,19 @@ import inspect
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest
+from wfeval.config.code import ImportPath, resolve
 from wfeval.config.errors import ConfigError
 from wfeval.models.identity import code_identity
 from wfeval.models.latent import has_latent_interface
-from wfeval.models.protocol import Generated, has_generate, has_step_interface
+from wfeval.models.protocol import Generated, has_generate, has_step_interface, lacks_every_interface
 from wfeval.utils.state_identity import fingerprint_value
 
 
 def _build(obj: Any) -> Any:
-    """The object itself, or (for a dotted path or an un-instantiated node) what it names."""
-    if isinstance(obj, Mapping) and "_target_" in obj:
-        from hydra.utils import instantiate
-
-        return instantiate(dict(obj), _convert_="all")
-    if isinstance(obj, str):
-        from hydra.utils import get_object
-
-        target = get_object(obj)
-        return target() if inspect.isclass(target) else target
+    """The object itself, or (for an import path or an un-instantiated node) what it names, through
+    the door (:func:`wfeval.config.code.resolve`: trust checked before anything is imported)."""
+    if isinstance(obj, str) or (isinstance(obj, Mapping) and "_target_" in obj):
+        return resolve(obj, "model.object")
     return obj
 
 
@@ -70,7 +67,7 @@ def resolve_device(device: str) -> str:
 class PythonModel:
     def __init__(
         self,
-        object: Any,  # noqa: A002 - the config key users write
+        object: ImportPath,  # noqa: A002 - the config key users write
         name: str | None = None,
         version: str | None = None,
         device: str = "auto",
@@ -78,10 +75,8 @@ class PythonModel:
         fingerprint_source: bool = True,
     ):
         self.object = _build(object)
-        if not (has_generate(self.object) or has_step_interface(self.object) or has_latent_interface(self.object)):
-            raise ValueError(f"model.object: {type(self.object).__name__} has neither generate(requests), the step "
-                             "interface start(request) / step(state, actions) (see wfeval/models/protocol.py) nor the "
-                             "latent interface encode(frames) / predict(z, actions) (wfeval/models/latent.py)")
+        if (why := lacks_every_interface(self.object)) is not None:
+            raise ValueError(f"model.object: {why}")
         for method in ("encode", "predict", "decode", "reward"):  # the latent interface, exposed as the object has it
             if has_latent_interface(self.object) and callable(getattr(self.object, method, None)):
                 setattr(self, method, getattr(self.object, method))
@@ -91,10 +86,16 @@ class PythonModel:
                 self.step_many = self.object.step_many
         self.name = name or str(getattr(self.object, "name", "") or type(self.object).__name__)
         self.version = str(version or getattr(self.object, "version", "") or "0")
+        self.version_given = version  # model.version / model_version=: what the user says identifies the state
         self.device_request = device
         self.device: str | None = None
         self.batch_size = batch_size or getattr(self.object, "batch_size", None)
         self.fingerprint_source = fingerprint_source
+
+    @property
+    def state_object(self) -> Any:
+        """The object whose live state is part of the model's identity (wfeval/pipeline/model.py)."""
+        return self.object
 
     @property
     def fingerprinted_options(self) -> tuple[str, ...]:

@@ -16,8 +16,8 @@ from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import RunConfig
 from wfeval.config.schema import METRIC_CORE_KEYS, MODEL_CORE_KEYS, PROTOCOL_CORE_KEYS
 from wfeval.metrics.device import with_device
-from wfeval.models.latent import has_latent_interface
-from wfeval.models.protocol import has_generate, has_step_interface
+from wfeval.models.live import StateUnknown
+from wfeval.models.protocol import lacks_every_interface
 from wfeval.pipeline.model import ModelHandle
 from wfeval.pipeline.nodes import node, section, to_plain
 from wfeval.results import RULE_KEYS, MetricSet, resolve_aggregation
@@ -54,13 +54,16 @@ def build_protocol_class(cfg: DictConfig | RunConfig) -> Any:
 
 
 def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
-    """``hydra.utils.instantiate`` with an error that names the key and the ``_target_``.
+    """Hydra's ``instantiate`` through the door (:func:`wfeval.config.code.instantiate`: every
+    ``_target_`` and import path in the node trust-checked first) with an error that names the key
+    and the ``_target_``.
 
     ``drop``: keys the core reads itself (benchmark rules, a metric's aggregation) and the
     instantiated class never sees; the node is resolved first, so interpolations still work.
     """
     from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
+
+    from wfeval.config.code import instantiate
 
     if not isinstance(node, (DictConfig, Mapping)) or "_target_" not in node:
         raise ConfigError(f"{key}: needs a _target_ (the import path of the class to build)")
@@ -72,7 +75,7 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
     if drop:
         node = {k: v for k, v in to_plain(node).items() if k not in drop}
     try:
-        return instantiate(node, _convert_="all")
+        return instantiate(node, key)
     except InstantiationException as exc:
         cause = exc.__cause__
         detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
@@ -114,9 +117,14 @@ METRIC_RULE_KEYS = METRIC_CORE_KEYS  # read by the core, never seen by the metri
 def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> MetricSet:
     """The metric objects, each with the aggregation its config chose (``metric.<id>.aggregation``,
     checked now, not after scoring) and what a failed generation does to it (``on_failure``);
-    these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device)."""
-    metrics, aggregation, on_failure = {}, {}, {}
-    for metric_id, metric_node in ((m, with_device(n, device)) for m, n in nodes.items()):
+    these keys never reach the metric class; ``device``: ``run.device`` (wfeval.metrics.device).
+    A metric serving several measurements (``measurements()``: ``imagined_probe_r2``) gives one entry
+    per measurement, each with its node's choices; a measurement two nodes give is scored once (the
+    first; ``MetricSet.node_of`` says which node each measurement came from)."""
+    from wfeval.metrics.base import measurements_of
+
+    metrics, aggregation, on_failure, node_of = {}, {}, {}, {}
+    for metric_id, metric_node in ((m, with_device(n, device, f"metric.{m}")) for m, n in nodes.items()):
         has_aggregation = isinstance(metric_node, (DictConfig, Mapping)) and "aggregation" in metric_node
         drop = [k for k in METRIC_RULE_KEYS if isinstance(metric_node, (DictConfig, Mapping)) and k in metric_node]
         metric = instantiate_node(f"metric.{metric_id}", metric_node, drop=drop)
@@ -126,14 +134,26 @@ def build_metrics(nodes: Mapping[str, Any], device: str | None = None) -> Metric
                 "(name, version, required_artifacts, higher_is_better, compute_sample, aggregate)"
             )
         try:
-            aggregation[metric_id] = resolve_aggregation(metric, to_plain(metric_node["aggregation"]) if has_aggregation
-                                                         else None)
+            measured = measurements_of(metric_id, metric)
         except ValueError as exc:
-            raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+            raise ConfigError(f"metric.{metric_id}: {exc}") from exc
         choice = metric_node.get("on_failure") if isinstance(metric_node, (DictConfig, Mapping)) else None
-        on_failure[metric_id] = check_on_failure(metric_id, metric, choice if choice is not None else "exclude")
-        metrics[metric_id] = metric
-    return MetricSet(metrics, aggregation, on_failure)
+        for measurement, one in measured.items():
+            if measurement in metrics:  # an id is never scored twice
+                continue
+            if not isinstance(one, Metric):
+                raise ConfigError(f"metric.{metric_id}: its measurement {measurement!r} is a {type(one).__name__}, "
+                                  "which does not implement the Metric protocol")
+            try:
+                aggregation[measurement] = resolve_aggregation(
+                    one, to_plain(metric_node["aggregation"]) if has_aggregation else None)
+            except ValueError as exc:
+                raise ConfigError(f"metric.{metric_id}.aggregation: {exc}") from exc
+            on_failure[measurement] = check_on_failure(metric_id, one, choice if choice is not None else "exclude")
+            metrics[measurement], node_of[measurement] = one, metric_id
+    metric_set = MetricSet(metrics, aggregation, on_failure)
+    metric_set.node_of = node_of
+    return metric_set
 
 
 def check_on_failure(metric_id: str, metric: Any, choice: Any) -> str:
@@ -186,12 +206,12 @@ def build_model(cfg: DictConfig | RunConfig) -> ModelHandle:
         model = live_model(cfg.model_object, {k: v for k, v in section(cfg, "model").items() if k not in drop})
     else:
         model = instantiate_node("model", model_node, drop=drop)
-    if not has_generate(model) and not has_step_interface(model) and not has_latent_interface(model):
-        raise ConfigError(f"model: {type(model).__name__} has neither generate(requests), the step interface "
-                          "(start(request), step(state, actions)) nor the latent interface (encode(frames), "
-                          "predict(z, actions); docs/latent-models.md)")
+    if (why := lacks_every_interface(model)) is not None:
+        raise ConfigError(f"model: {why}")
     try:
         return ModelHandle.wrap(model, identity_config(section(cfg, "model")))
     except FingerprintError as exc:
+        raise ConfigError(f"model: {exc}") from None
+    except StateUnknown as exc:
         raise ConfigError(f"model: {exc}") from None
 

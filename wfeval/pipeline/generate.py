@@ -181,6 +181,7 @@ def generate_stream(
     fail_on_error: Any = None,
     contract: OutputContract | None = None,
     window: int = 256,
+    regenerate: bool = False,
 ) -> Iterator[tuple[GenerationRequest, GenerationResult]]:
     """``(request, result)`` in request order; ``on_result(request, result, cached)`` is called as
     each result is known (a cache hit at once, a generation when its batch returns).
@@ -190,7 +191,9 @@ def generate_stream(
     window is full goes to the model as it is). A request whose inputs the benchmark could not
     provide is not sent to the model: it is recorded as not generated
     (``stop_reason="input_error"``). ``fail_on_error`` (see :func:`failure_limit`, over ``total``
-    samples) raises :class:`GenerationStopped` once enough generations failed.
+    samples) raises :class:`GenerationStopped` once enough generations failed. ``regenerate``
+    (``run.regenerate``): nothing is served from the cache; every sample is generated again and
+    its new result cached.
     """
     limit = failure_limit(fail_on_error, total)
     held: deque[list[Any]] = deque()  # [request, key, result or None], in request order
@@ -220,7 +223,7 @@ def generate_stream(
         slot: list[Any] = [request, key, None]
         held.append(slot)
         problem = input_error(request)
-        hit = None if problem else cache.get(key)
+        hit = None if problem or regenerate else cache.get(key)
         if problem:
             slot[2] = _not_generated(request, f"input unavailable: {problem}", model_id, INPUT_ERROR)
         elif hit is not None:

@@ -64,6 +64,8 @@ def with_metric_nodes(config: RunConfig) -> RunConfig:
     chosen = {k: v for k, v in chosen.items() if k not in options}
     requested = requested_metrics(job.overrides) if job.known else None
     explicit = requested is not None if job.known else metric_choice_is_explicit(root)
+    if requested:  # `metric=[imagined_probe_r2_k4]`: a measurement of a metric serving several (no file of its own)
+        chosen = _with_measurements(requested, chosen, {*chosen, *options}, job.searchpath)
     refuse_unknown_requested(requested, {*chosen, *options})
     if not chosen and not explicit:  # a benchmark of the user's own: its metrics, from their config files
         chosen = compose_metric_nodes(metric_ids((section(config, "benchmark") or {}).get("metrics")), job.searchpath)
@@ -99,6 +101,20 @@ def with_metric_nodes(config: RunConfig) -> RunConfig:
     return dataclasses.replace(config, metric_nodes=nodes, metric_rules=rules, metric_written=written)
 
 
+def _with_measurements(requested: list[str], chosen: dict[str, Any], composed: set, searchpath: Sequence[str]
+                       ) -> dict[str, Any]:
+    """``chosen`` with the requested measurements it lacks composed (:func:`compose_metric_nodes`), in the
+    order ``metric=`` names them; any other missing option is left for the refusal."""
+    from wfeval.metrics.registry import REGISTRY
+
+    wanted = [m for m in requested if m not in composed and REGISTRY.measurement(m) is not None]
+    if not wanted:
+        return chosen
+    added = compose_metric_nodes(wanted, searchpath)
+    ordered = {m: chosen[m] if m in chosen else added[m] for m in requested if m in chosen or m in added}
+    return {**ordered, **{m: v for m, v in chosen.items() if m not in ordered}}
+
+
 def with_recorded_metric_nodes(config: RunConfig, recorded: Mapping[str, Any], rules: Mapping[str, str]) -> RunConfig:
     """``config`` holding the metric nodes a run folder recorded (``.hydra/config.yaml``'s ``metric``) and
     the rule that selected each (the manifest's ``metric_selection``): what a resumed run scores with,
@@ -107,13 +123,15 @@ def with_recorded_metric_nodes(config: RunConfig, recorded: Mapping[str, Any], r
 
     metric = dict(recorded.get("metric") or {})
     missing = [m for m in rules if m not in metric]
-    if missing:
+    # a node without a rule of its own serves several measurements (their rules are recorded): the
+    # recorded nodes are then the run's; otherwise a rule without a node is a metric the run did not record
+    if missing and set(metric) <= set(rules):
         raise ConfigError(f"the run folder's .hydra/config.yaml does not record metric {missing[0]!r} (a run made "
                           "before every metric node was recorded); start the run again instead of resuming it")
-    written = {str(m): metric[m] for m in rules}
+    written = {str(m): metric[m] for m in (rules if not missing else metric)}
     whole = OmegaConf.create({**dataclasses.replace(config, metric_nodes={}).recorded(), "metric": written})
     return dataclasses.replace(config, metric_nodes={m: whole.metric[m] for m in written},
-                               metric_rules={m: str(rules[m]) for m in written}, metric_written=written)
+                               metric_rules={str(m): str(r) for m, r in rules.items()}, metric_written=written)
 
 
 def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict[str, Any]:
@@ -132,9 +150,14 @@ def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict
     available = _metric_options(searchpath)
     from_files: list[str] = []
     from_registry: dict[str, Any] = {}
+    measured: dict[str, tuple[str, dict[str, Any]]] = {}  # measurement id -> (its metric's file, options)
     for metric_id in ids:
         if metric_id in available:
             from_files.append(metric_id)
+            continue
+        found = REGISTRY.measurement(metric_id)
+        if found is not None and found[0] in available:  # imagined_probe_r2_k4: imagined_probe_r2, horizons [4]
+            measured[metric_id] = found
             continue
         try:
             cls = REGISTRY.load(metric_id)
@@ -147,6 +170,8 @@ def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict
         else:
             from_registry[metric_id] = {"_target_": f"{cls.__module__}.{cls.__qualname__}"}
     nodes: dict[str, Any] = {}
+    asked = list(from_files)
+    from_files += [found for found, _ in measured.values()]
     if from_files:
         overrides = [*searchpath, f"metric=[{','.join(dict.fromkeys(from_files))}]"]
         try:
@@ -163,6 +188,10 @@ def compose_metric_nodes(ids: list[str], searchpath: Sequence[str] = ()) -> dict
             if malformed is None:
                 raise
             raise ConfigError(f"extra_metrics: {malformed}") from None
+    for measurement, (metric_id, options) in measured.items():
+        nodes[measurement] = OmegaConf.merge(nodes[metric_id], options)
+    for metric_id in {found for found, _ in measured.values()} - set(asked):  # composed only for a measurement
+        del nodes[metric_id]
     nodes.update(from_registry)
     return nodes
 

@@ -30,7 +30,6 @@ from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.metric_rows import metric_digest
-from wfeval.utils.hashing import sha256_json
 
 
 @dataclass
@@ -67,6 +66,9 @@ class RunPlan:
                              "identity": metric_digest(metric),  # a resume keeps rows only of the same code
                              "aggregator": aggregation.aggregator if aggregation else None,
                              "statistics": list(aggregation.statistics) if aggregation else []}
+            node = self.metrics.node_of.get(m_id, m_id)
+            if node != m_id:  # one of several measurements of the config node metric.<node>
+                metrics[m_id]["node"] = node
         return {"benchmark": self.benchmark_entry, "model": self.model_entry, "rules": self.rules,
                 "metrics": metrics, "source_run": self.source_run, "protocol": self.protocol_entry,
                 "metric_selection": self.metric_selection}
@@ -78,6 +80,7 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
     driver.check_task(setting)
     nodes, selection = metric_nodes_with_rules(cfg)
     metrics = build.build_metrics(nodes, device=cfg.run.device)
+    selection = measurement_rules(metrics, selection)
     recompute = cfg.run.recompute_of(metrics)
     for metric_id in recompute:  # FVD: its features and reference statistics too
         if callable(force := getattr(metrics[metric_id], "force_recompute", None)):
@@ -122,6 +125,17 @@ def plan_run(cfg: RunConfig, store: ArtifactStore, spool_dir: Path | None = None
                    finalize=getattr(model.model, "finalize", None), recompute=recompute)
 
 
+def measurement_rules(metrics: MetricSet, rules: Mapping[str, str]) -> dict[str, str]:
+    """The rule that selected each measurement: its own (a resumed run's record), else its config
+    node's (``imagined_probe_r2`` selects ``imagined_probe_r2_k1`` …)."""
+    out = {}
+    for m in metrics:
+        rule = rules.get(m, rules.get(metrics.node_of.get(m, m)))
+        if rule is not None:
+            out[m] = rule
+    return out
+
+
 def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHandle, bench: BenchmarkAdapter,
           store: ArtifactStore) -> ModelHandle:
     """The model handle generation calls: what the protocol drives (the model itself under open loop,
@@ -131,11 +145,7 @@ def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHand
     policy_node = node(cfg, "policy")
     policy = build.instantiate_node("policy", policy_node) if protocol.uses_policy and policy_node is not None else None
     driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
-    identity = protocol.identity(setting)
-    if driven is handle.model and identity is None:
-        return handle
-    key = handle.key if identity is None else sha256_json({"model": handle.key, "protocol": identity})[:32]
-    return dataclasses.replace(handle, model=driven, key=key)
+    return handle.with_protocol(driven, protocol.identity(setting))
 
 
 def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,

@@ -137,6 +137,11 @@ class RunRecorder:
         manifest.model, manifest.metrics = ModelInfo.from_dict(model), RunManifest.from_dict({"metrics": metrics}).metrics
         self._write()
 
+    def record_model(self, entry: Mapping[str, Any]) -> None:
+        """The model's identity as it stands after its ``setup()`` (which may load weights)."""
+        self._manifest.model = ModelInfo.from_dict({**self._manifest.model_info.to_dict(), **dict(entry)})
+        self._write()
+
     def record_runtime(self, info: Mapping[str, Any] | None) -> None:
         """What the benchmark's runtime hook reports (how the data was obtained: timings, caches)."""
         if info:

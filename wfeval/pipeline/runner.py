@@ -43,6 +43,7 @@ from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
 from wfeval.results.record import RunResults, write_results
 from wfeval.storage.artifacts import ArtifactStore
+from wfeval.storage.seal import event_sink
 from wfeval.storage.generations import GenerationCache
 from wfeval.storage.rundir import FILES, check_no_links, utc_now
 from wfeval.utils.progress import Progress
@@ -92,6 +93,7 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
                                     store_dir=store.root, shard=run.shard)
     except OSError as exc:
         raise storage_error(exc, "cannot write the run folder:") from None
+    store.seal.on_refused = event_sink(recorder.event)  # a store record refused: an event naming the file
     summary = RunSummary(output_dir=recorder.path)
     with recorder.running(), contextlib.ExitStack() as spools:
         plan = plan_run(config, store, spool_dir=recorder.path)
@@ -247,11 +249,17 @@ def _generate(plan: RunPlan, run: RunSettings, store: ArtifactStore, recorder: R
         except Exception as exc:
             raise ModelSetupError(f"model {model.name!r}: setup() failed before any sample was generated: "
                                   f"{type(exc).__name__}: {exc}") from exc
+        settled = model.settled()  # setup() may have loaded weights: the state is hashed again
+        if settled.key != model.key:
+            recorder.record_model(settled.manifest_entry())
+            recorder.event("model_state_changed_by_setup", key_before=model.key, key=settled.key)
+            model = settled
         if started is not None:  # after setup: the scoring thread never imports beside the model's setup
             started()
         try:
             cache = GenerationCache(store, model.key, on_event=recorder.event)
             stream = generate_stream(iter(requests), model, cache, model.key, total=len(requests),
+                                     regenerate=run.regenerate,
                                      batch_size=model.batch_size or run.batch_size, on_result=on_result,
                                      sample_timeout_s=timeout_s, fail_on_error=run.fail_on_error,
                                      contract=plan.contract, window=spool.CHUNK)

@@ -45,7 +45,8 @@ class Scoring:
         self.progress = Progress("score", samples, progress_mode)  # samples, each done when every metric scored it
         self.table = ResultTable(plan.metrics, plan.metrics.aggregation, plan.rules.get("group_by") or (),
                                  rows_file=rundir.file(FILES.metrics))
-        self.cache = ResultCache(store.root) if store is not None else None  # rows by content (storage/metric_rows.py)
+        # rows by content (storage/metric_rows.py); a refused row is an event of the run
+        self.cache = ResultCache(store.root, on_event=recorder.event) if store is not None else None
         self.rows_out = rundir.writer(FILES.metrics)
         self.samples = rundir.writer(PARTIAL_SAMPLES, truncate=True)
         self.started, self.busy = time.perf_counter(), 0.0

@@ -27,7 +27,8 @@ def _model_classes() -> dict[str, Any]:
     ``conf/model/*.yaml`` and installed plugins' ``wfeval.models`` entry points; option name -> class (not
     instantiated). A class that cannot be imported (a family whose package is not installed, a broken
     plugin) is left out."""
-    from wfeval.config.plugins import builtin_targets, import_target, installed_plugins
+    from wfeval.config.code import import_target
+    from wfeval.config.plugins import builtin_targets, installed_plugins
 
     targets = dict(builtin_targets("model"))
     for offer in installed_plugins().offers:

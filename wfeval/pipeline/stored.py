@@ -212,26 +212,33 @@ def _line(handle: BinaryIO, offset: int) -> Any:
     return json.loads(handle.readline())
 
 
-def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) -> MetricSet:
+def _rebuild_metrics(run_dir: Path, cfg, manifest: RunManifest, metric_ids: list[str]) -> MetricSet:
     """The run's metrics through the registry (never a target from the folder), with the
     aggregation the run recorded for each. A metric whose recorded options name code (a user's
     locator) is rebuilt without them, to aggregate its stored rows (the code is not run); its
     recorded identity — the registered class and version the manifest names — must be this
     wfeval's, and ``MetricSet.code_left_out`` says which options were left out."""
+    from wfeval.metrics.base import measurements_of
     from wfeval.pipeline.nodes import to_plain
 
     metrics, aggregation, stand_ins = {}, {}, {}
     try:
         for m in metric_ids:
-            if m not in (cfg.get("metric") or {}):
-                raise MetricRecordError(
-                    f"metric {m!r}: .hydra/config.yaml does not record its config (a run made before every metric "
-                    "node was recorded, or a changed file); it is never composed again from today's config files, "
-                    "which may differ from what the run scored with")
-            node = to_plain(cfg.metric[m])
             recorded = (manifest.metrics or {})[m]
+            node_id = str(recorded.node or m)  # a measurement of a metric serving several: its node
+            if node_id not in (cfg.get("metric") or {}):
+                raise MetricRecordError(
+                    f"metric {node_id!r}: .hydra/config.yaml does not record its config (a run made before every "
+                    "metric node was recorded, or a changed file); it is never composed again from today's config "
+                    "files, which may differ from what the run scored with")
+            node = to_plain(cfg.metric[node_id])
             left_out: list[str] = []
-            metrics[m] = build_metric_from_record(m, node, target=recorded.metric_class, code_left_out=left_out)
+            built = build_metric_from_record(node_id, node, target=recorded.metric_class, code_left_out=left_out)
+            try:
+                metrics[m] = measurements_of(node_id, built)[m]
+            except (KeyError, ValueError):
+                raise MetricRecordError(f"metric {node_id!r}: rebuilt from its recorded config, it does not "
+                                        f"serve the measurement {m!r} the run recorded") from None
             if left_out:
                 version = str(getattr(metrics[m], "version", ""))
                 if str(recorded.version) != version:

@@ -85,7 +85,8 @@ def _options(name: str, overrides: Sequence[str]) -> dict[str, Any]:
 def _built(name: str, options: dict[str, Any]) -> Any:
     from omegaconf import OmegaConf
 
-    from wfeval.config.plugins import builtin_targets, import_target, option_files
+    from wfeval.config.code import import_target
+    from wfeval.config.plugins import builtin_targets, option_files
 
     if name not in builtin_targets("tracker"):
         raise ConfigError(f"tracker={name!r} is not a tracker; the trackers are: {', '.join(builtin_targets('tracker'))}")

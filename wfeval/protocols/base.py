@@ -10,7 +10,9 @@ The class owns:
 - **its identity**: what joins the generation cache key (:meth:`identity`), so outputs of
   different protocols or settings are never confused, and what ``manifest.json`` and
   ``results.json`` record of it (:meth:`record`);
-- **whether a model and a benchmark can run it** (:meth:`check`, before any generation);
+- **whether a model and a benchmark can run it** (:meth:`check`, before any generation): what
+  its task needs of a benchmark family is declared in the task's module (``family_need``, a
+  :class:`~wfeval.tasks.family.FamilyNeed` of :mod:`wfeval.tasks`), checked here;
 - **how generation is driven** (:meth:`drive`): the object whose ``generate(requests)`` the
   pipeline calls — the model itself, or a driver around it (:mod:`wfeval.protocols.drivers`).
 
@@ -25,6 +27,7 @@ from typing import Any, ClassVar, Mapping
 from wfeval.api import EvaluationProtocolSpec, WorldTaskConfig
 from wfeval.config.errors import ConfigError
 from wfeval.models.protocol import has_step_interface
+from wfeval.tasks.family import FamilyNeed
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Protocol:
     needs_steps: ClassVar[bool] = True  # the model must have start(request) / step(state, actions)
     needs_simulator: ClassVar[bool] = False  # the benchmark must replay actions (simulate)
     uses_policy: ClassVar[bool] = False  # the run's `policy` group chooses actions
+    family_need: ClassVar[FamilyNeed | None] = None  # what the task needs of the benchmark (wfeval.tasks)
     chunk: int = 1  # actions per model call
 
     def identity(self, run: ProtocolRun) -> dict[str, Any] | None:
@@ -71,6 +75,8 @@ class Protocol:
             need_steps(model, self.driver)
         if self.needs_simulator:
             need_simulator(benchmark, self.driver)
+        if self.family_need is not None:
+            self.family_need.check(benchmark)
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
         """The object generation calls (``generate(requests)``)."""

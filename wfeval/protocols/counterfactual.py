@@ -1,7 +1,8 @@
 """``protocol=counterfactual`` (``task=controllability`` selects it): each sample generated with its
 true actions and with K seeded counterfactual action sequences, from the same start and seed.
 
-The K sequences (``task.data.counterfactual``: ``count``, ``seed``, ``p_repeat``, ``source``) come
+The K sequences (``task.data.counterfactual``: ``count``, ``seed``, ``p_repeat``, ``source``, checked by
+:func:`wfeval.tasks.controllability.settings`) come
 from ``dataset`` (other windows' actions, :mod:`wfeval.protocols.dataset_actions`) or ``uniform`` (first
 action uniform over the set, later ones kept with probability ``p_repeat``; continuous: within the
 declared bounds; sha256 of (seed, sample id, k, step)); ``auto``: dataset for continuous actions.
@@ -21,35 +22,14 @@ import hashlib
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest, action_space_of
-from wfeval.config.errors import ConfigError
 from wfeval.models.protocol import Generated, NotGenerated, SampleFailed, has_generate
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
 from wfeval.protocols.dataset_actions import ActionPool, refuse_unservable, resolve_source
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import uniform_action
+from wfeval.tasks.controllability import settings
 
 PREFIX = "counterfactual_video_"
-DEFAULTS = {"count": 3, "seed": 0, "p_repeat": 0.5, "source": "auto"}
-SOURCES = ("auto", "dataset", "uniform")
-
-
-def settings(task_data: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``task.data.counterfactual`` with its defaults, checked (ConfigError naming the key)."""
-    given = dict((task_data or {}).get("counterfactual") or {})
-    unknown = sorted(set(given) - set(DEFAULTS))
-    if unknown:
-        raise ConfigError(f"task.data.counterfactual: unknown key(s) {unknown}; known: {', '.join(DEFAULTS)}")
-    out = {**DEFAULTS, **given}
-    count, seed, p = out["count"], out["seed"], out["p_repeat"]
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ConfigError(f"task.data.counterfactual.count must be an integer >= 1 (K sequences), got {count!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"task.data.counterfactual.seed must be an integer, got {seed!r}")
-    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= float(p) <= 1.0:
-        raise ConfigError(f"task.data.counterfactual.p_repeat must be in [0, 1], got {p!r}")
-    if out["source"] not in SOURCES:
-        raise ConfigError(f"task.data.counterfactual.source must be one of {', '.join(SOURCES)}, got {out['source']!r}")
-    return {"count": count, "seed": seed, "p_repeat": float(p), "source": str(out["source"])}
 
 
 def _uniform(*parts: Any) -> float:

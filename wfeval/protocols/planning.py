@@ -37,6 +37,7 @@ from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
 from wfeval.protocols.drivers import Driver, replay_references
 from wfeval.protocols.latent_planning import LatentSpace, check_latent
 from wfeval.protocols.planner import METHODS, TIME_PENALTY_PX, PixelSpace, Planner  # noqa: F401 - the planner's names, here too
+from wfeval.tasks import goal_reaching
 
 SPACES = ("auto", "pixels", "latent")
 
@@ -49,6 +50,7 @@ class Planning(Protocol):
     task_kinds = ("planning",)
     needs_steps = False  # the pixel space needs them, the latent space does not (check)
     needs_simulator = True
+    family_need = goal_reaching.NEED
     option_schemas = {"planner": Planner}
 
     def __init__(self, planner: Any = None, space: str = "auto"):
@@ -74,10 +76,7 @@ class Planning(Protocol):
     def check(self, model: Any, benchmark: Any) -> None:
         super().check(model, benchmark)
         name = benchmark.spec.name
-        if not callable(getattr(benchmark, "environment", None)):
-            raise ConfigError(f"protocol=planning: benchmark {name!r} offers no goal environment "
-                              "(task=goal_reaching runs on gridworld and orby)")
-        space, offered = self.resolve(model), tuple(getattr(benchmark, "goal_spaces", ("pixels",)))
+        space, offered = self.resolve(model), goal_reaching.goal_spaces(benchmark)
         if space not in offered:
             raise ConfigError(f"protocol=planning: benchmark {name!r} plans in {' and '.join(offered)} space only, "
                               f"and model {getattr(model, 'name', type(model).__name__)!r} would plan in {space} "

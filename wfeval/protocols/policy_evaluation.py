@@ -1,6 +1,6 @@
 """``protocol=policy_evaluation`` (``task=policy_evaluation`` selects it): the world model as a policy
 evaluator (WorldArena). K policies — the benchmark's scripted set of different skill
-(:class:`~wfeval.benchmarks.base.PolicyEvaluationFamily`), or the names in ``protocol.policies``,
+(:class:`~wfeval.tasks.policy_evaluation.PolicyEvaluationFamily`), or the names in ``protocol.policies``,
 where ``policy`` stands for the run's ``policy`` group (your own: ``policy=user
 policy._target_=my_pkg.MyPolicy``) — each run in closed loop inside the model from the sample's
 start (the policy sees the model's frames) and, in :meth:`PolicyEvaluationDriver.finalize`, in the
@@ -22,13 +22,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.benchmarks.base import PolicyEvaluationFamily
 from wfeval.config.errors import ConfigError
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, check_step_output, step_rewards
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_space_of
+from wfeval.tasks import policy_evaluation
 
 RUN_POLICY = "policy"  # in protocol.policies: the run's `policy` group
 
@@ -37,6 +37,7 @@ class PolicyEvaluation(Protocol):
     driver = "policy_evaluation"
     task_kinds = ("policy_evaluation",)
     uses_policy = True
+    family_need = policy_evaluation.NEED
 
     def __init__(self, policies: Sequence[str] | None = None):
         if policies is not None and (isinstance(policies, str) or len(policies) < 2):
@@ -48,14 +49,6 @@ class PolicyEvaluation(Protocol):
         uses_run_policy = RUN_POLICY in (self.policies or ())
         return {**super().identity(run), "policies": self.policies, "task_data": run.task.to_dict()["data"],
                 **({"policy": run.policy} if uses_run_policy else {})}
-
-    def check(self, model: Any, benchmark: Any) -> None:
-        super().check(model, benchmark)
-        if not isinstance(benchmark, PolicyEvaluationFamily):
-            name = getattr(getattr(benchmark, "spec", None), "name", type(benchmark).__name__)
-            raise ConfigError(f"protocol=policy_evaluation: benchmark {name!r} declares no scripted policies, true "
-                              "episode and reward (wfeval.benchmarks.base.PolicyEvaluationFamily); use "
-                              "benchmark=gridworld")
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
         scripted = dict(benchmark.scripted_policies())

@@ -19,11 +19,12 @@ import numpy as np
 
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
-from wfeval.functional.probing import accuracy, choose_alpha, fit_ridge, majority_share, r2_term
+from wfeval.functional.probing import accuracy, choose_alphas, fit_ridge, majority_share, r2_term
 from wfeval.models import latent
 from wfeval.models.protocol import Generated
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
+from wfeval.tasks import probing
 
 
 class Probing(Protocol):
@@ -32,6 +33,7 @@ class Probing(Protocol):
     driver = "probing"
     task_kinds = ("probing",)
     needs_steps = False
+    family_need = probing.NEED
 
     def __init__(self, alpha: Any = "auto", train_episodes: int = 32, horizons: Sequence[int] = (1, 2, 4, 8, 16)):
         if alpha != "auto" and not (isinstance(alpha, (int, float)) and float(alpha) >= 0):
@@ -56,15 +58,11 @@ class Probing(Protocol):
             raise ConfigError(f"task=probing reads a model's latents: model {name!r} has no latent interface "
                               "(encode(frames), predict(z, actions); docs/latent-models.md). The calibration "
                               "encoders are model=state_oracle, model=random_projection and model=pixels_pca")
-        if not callable(getattr(benchmark, "state_variables", None)) or not callable(
-                getattr(benchmark, "probe_training", None)):
-            raise ConfigError(f"task=probing: benchmark {benchmark.spec.name!r} declares no state variables "
-                              "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing)")
+        super().check(model, benchmark)
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
-        frames = int(((run.task.data or {}).get("probing") or {}).get("num_frames") or 17)
-        return ProbingDriver(model, benchmark, self, frames)
+        return ProbingDriver(model, benchmark, self, probing.probe_frames(run.task, 17))
 
 
 class ProbingDriver(Driver):
@@ -88,10 +86,10 @@ class ProbingDriver(Driver):
         z = np.concatenate([self._encode(e.frames, e.states) for e in episodes])
         states = np.concatenate([np.asarray(e.states, dtype=np.float64) for e in episodes])
         groups = np.concatenate([np.full(len(e.frames), i) for i, e in enumerate(episodes)])
-        self.train, self.alphas = states, []
-        for j, d in enumerate(self.discrete):  # auto: the penalty by cross-validation over training episodes
-            alpha = self.options.alpha
-            self.alphas.append(choose_alpha(z, states[:, j], groups, discrete=d) if alpha == "auto" else alpha)
+        self.train = states
+        alpha = self.options.alpha  # auto: each penalty by cross-validation over training episodes
+        self.alphas = choose_alphas(z, states, groups, self.discrete) if alpha == "auto" else \
+            [alpha] * len(self.discrete)
         self.probes = [fit_ridge(z, states[:, j], alpha=a, discrete=d)
                        for j, (a, d) in enumerate(zip(self.alphas, self.discrete))]
 

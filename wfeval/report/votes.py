@@ -15,6 +15,11 @@ runs' generated videos of that sample; other votes are counted as stale and left
   decided votes (``a`` or ``b``) where the measure's per-sample values prefer the same video
   (Wilson interval; votes where the measure ties or has no value are not counted), and Kendall's τ
   between the models' Elo ratings and the measure's headline values (3 models or more).
+
+A model that lost (or won) every vote it was in has no finite maximum-likelihood rating: its
+rating and interval come from the prior alone, and the summary flags it (``prior_only``); so does
+a set of votes that does not connect the models both ways (the distance between the groups is the
+prior's). Rater names are shown as one inert line (:func:`wfeval.report.escape.plain`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from wfeval.report.numbers import fmt
 from wfeval.report.runs import Entry, column_key
+from wfeval.report.vote_tables import agreement_table, notes, ratings_table, render_text, section  # noqa: F401
 from wfeval.results.record import Aggregate, MeasurementInfo
 from wfeval.storage.rundir import FILES
 from wfeval.storage.votes import Vote, read_votes
@@ -36,12 +41,16 @@ MIN_MODELS_TAU = 3
 
 
 def votes_near(run_dirs: Iterable[Path | None]) -> list[Path]:
-    """The votes files of the runs' folders or of the sweep folders holding them."""
+    """The votes files of the runs' folders or of the sweep folders holding them (one that is a
+    symbolic link: ValueError, as SQLite could write beside its target)."""
     found: list[Path] = []
     for run_dir in run_dirs:
         if run_dir is None:
             continue
         for folder in (Path(run_dir), Path(run_dir).parent):
+            if (folder / FILES.arena).is_symlink():
+                raise ValueError(f"{folder / FILES.arena}: a votes file that is a symbolic link is not read; "
+                                 "replace the link by the file")
             path = (folder / FILES.arena).resolve()
             if path.is_file() and path not in found:
                 found.append(path)
@@ -80,6 +89,8 @@ class ArenaSummary:
     kappa: dict[str, Any] | None
     agreement: list[dict[str, Any]] = field(default_factory=list)
     level: float = 0.95
+    prior_only: dict[str, str] = field(default_factory=dict)  # model id -> why its rating is the prior's
+    groups: list[list[str]] = field(default_factory=list)  # models the votes connect both ways, when more than one
 
     def __bool__(self) -> bool:
         return self.used > 0
@@ -191,7 +202,7 @@ def _agreement(kept, entries, elo, level) -> list[dict[str, Any]]:
 def summarize(entries: Sequence[Entry], votes: Sequence[Vote], *, n_resamples: int = 1000,
               confidence: float = 0.95, seed: int = 0) -> ArenaSummary:
     """Ratings, rater agreement and measure agreement of the votes attached to ``entries``."""
-    from wfeval.stats.ratings import bootstrap_ratings
+    from wfeval.stats.ratings import bootstrap_ratings, unbounded, win_matrix
 
     kept, stale = _attached(votes, entries)
     ids = sorted({model_id(e) for _, a, b in kept for e in (a, b)})
@@ -212,8 +223,11 @@ def summarize(entries: Sequence[Entry], votes: Sequence[Vote], *, n_resamples: i
     raters: dict[str, int] = {}
     for vote, _, _ in kept:
         raters[vote.rater] = raters.get(vote.rater, 0) + 1
+    flags, groups = unbounded(win_matrix(winners, losers, ties, len(ids)))
     return ArenaSummary(labels, order, elo, len(kept), stale, raters, _kappa(kept),
-                        _agreement(kept, entries, elo, confidence) if kept else [], confidence)
+                        _agreement(kept, entries, elo, confidence) if kept else [], confidence,
+                        {ids[i]: why for i, why in flags.items()},
+                        [sorted((ids[i] for i in g), key=lambda m: -elo[m][0]) for g in groups] if len(groups) > 1 else [])
 
 
 def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **kw: Any) -> ArenaSummary | None:
@@ -222,53 +236,6 @@ def summary_of(entries: Sequence[Entry], paths: Iterable[Path] | None = None, **
     votes = [v for f in files for v in read_votes(f)]
     unique = list({v.vote_id: v for v in votes}.values())
     return summarize(entries, unique, **kw) if unique else None
-
-
-# -- tables ------------------------------------------------------------------------------------
-
-def ratings_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
-    pct = f"{round(s.level * 100)}%"
-    body = [[str(i), s.labels[m], f"{s.elo[m][0]:.0f}", f"[{s.elo[m][1]:.0f}, {s.elo[m][2]:.0f}]", str(s.elo[m][3])]
-            for i, m in enumerate(s.order, 1)]
-    return ["rank", "model", "Elo", f"{pct} interval", "votes"], body
-
-
-def agreement_table(s: ArenaSummary) -> tuple[list[str], list[list[str]]]:
-    pct = f"{round(s.level * 100)}%"
-    body = [[r["measure"], f"{r['agree']}/{r['decided']}", fmt(r["share"]),
-             f"[{fmt(r['low'])}, {fmt(r['high'])}]" if r["low"] is not None else "-", str(r["tied"]),
-             fmt(r["tau"]) if r["tau"] is not None else "-"] for r in s.agreement]
-    return ["measure", "agrees", "share", f"{pct} interval", "measure tied", "Kendall τ"], body
-
-
-def notes(s: ArenaSummary) -> list[str]:
-    out = [f"{s.used} votes by {len(s.raters)} rater{'s' if len(s.raters) != 1 else ''} "
-           f"({', '.join(f'{r}: {n}' for r, n in sorted(s.raters.items()))})"
-           + (f"; {s.stale} stale votes left out (their runs or videos are not the ones read)" if s.stale else "")]
-    if s.kappa:
-        value = fmt(s.kappa["value"]) if s.kappa["value"] is not None else "undefined"
-        out.append(f"rater agreement: {s.kappa['method']} = {value} on {s.kappa['items']} pairs judged by all "
-                   f"{s.kappa['raters']} raters")
-    return out
-
-
-def render_text(s: ArenaSummary) -> str:
-    from wfeval.report.leaderboard import wrap_table
-
-    return "\n".join(["People's ratings (arena; Bradley–Terry, Elo scale, bootstrap over votes):",
-                      wrap_table(*ratings_table(s), 200, keep=2), *notes(s), "",
-                      "Which measure agrees with people (share of decided votes where it prefers the same video;"
-                      " Kendall τ of its model ranking with the ratings):",
-                      wrap_table(*agreement_table(s), 200, keep=1)])
-
-
-def section(s: ArenaSummary | None) -> dict[str, Any] | None:
-    """The HTML report's section: two tables and the notes."""
-    if not s:
-        return None
-    header, rows = ratings_table(s)
-    a_header, a_rows = agreement_table(s)
-    return {"header": header, "rows": rows, "agreement_header": a_header, "agreement_rows": a_rows, "notes": notes(s)}
 
 
 def add_column(board, s: ArenaSummary | None) -> None:

@@ -42,6 +42,8 @@ class MetricSet(dict):
         self.on_failure: dict[str, str] = {m: dict(on_failure).get(m, "exclude") for m in self}
         # a stored run's metric rebuilt without its recorded options that name code (never run from a folder)
         self.code_left_out: dict[str, tuple[str, ...]] = {}
+        # measurement id -> the config node (metric.<id>) it came from (imagined_probe_r2_k4: imagined_probe_r2)
+        self.node_of: dict[str, str] = {}
 
     def effective_aggregation(self, metric_id: str) -> Aggregation | None:
         """What aggregates this metric's rows: the chosen aggregation, else the declared one."""

@@ -145,6 +145,7 @@ class ManifestMetric(Block):
 
     version: Any = None
     identity: str | None = None
+    node: str | None = None  # the metric node that serves this measurement (one node, several measurements)
 
     @property
     def metric_class(self) -> str | None:

@@ -7,6 +7,8 @@
 - :func:`elo`: strengths on the Elo scale (``ELO_BASE + 400·θ/ln 10``: a 400-point gap is 10:1 odds).
 - :func:`bootstrap_ratings`: percentile intervals of the Elo ratings over votes resampled with
   replacement (each resample refitted).
+- :func:`unbounded`: the strengths the votes leave unbounded (a model that lost or won every vote
+  it was in; groups of models the votes do not connect both ways), which the prior alone sets.
 - :func:`cohen_kappa` (two raters on the same items) and :func:`fleiss_kappa` (a table of how many
   raters put each item in each category; the same number of raters per item).
 """
@@ -23,6 +25,20 @@ ELO_BASE = 1200.0
 ELO_SCALE = 400.0 / math.log(10.0)
 MAX_NEWTON, MAX_STEP = 200, 2.0
 PRIOR = 0.01  # precision of the N(0, 1/PRIOR) prior on each strength: about one hundredth of a vote
+
+
+def unbounded(w: np.ndarray) -> tuple[dict[int, str], list[list[int]]]:
+    """From a :func:`win_matrix`: the models whose maximum-likelihood strength is infinite (``"lost
+    every vote"``, ``"won every vote"``) and the groups of models that beat each other both ways
+    (strongly connected; more than one group: the distances between them are the prior's)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    beat = np.asarray(w) > 0
+    flags = {i: "lost every vote" for i in range(len(beat)) if not beat[i].any()}
+    flags.update({i: "won every vote" for i in range(len(beat)) if beat[i].any() and not beat[:, i].any()})
+    _, label = connected_components(csr_matrix(beat), directed=True, connection="strong")
+    return flags, [[i for i in range(len(beat)) if label[i] == g] for g in sorted(set(label.tolist()))]
 
 
 def win_matrix(winners: Sequence[int], losers: Sequence[int], ties: Sequence[bool], k: int,

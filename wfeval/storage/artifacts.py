@@ -32,6 +32,7 @@ import numpy as np
 from wfeval.api import ArtifactRef
 from wfeval.storage import layout
 from wfeval.storage.safe_io import atomic_write_bytes  # noqa: F401 - the name other modules import
+from wfeval.storage.seal import Sealer
 from wfeval.utils.hashing import is_sha256
 
 NPY_MEDIA_TYPE = "application/x-npy"
@@ -119,6 +120,9 @@ class ArtifactStore:
         self.root = Path(root).expanduser().resolve()
         self.durable = durable  # fsync every object (survives power loss; slower)
         self.media_type = CODECS[codec]
+        # the store's records (decoded files, recordings) are sealed with its key (storage/seal.py); a run
+        # sets ``seal.on_refused`` so that a refused record is an event of the run
+        self.seal = Sealer(self.root)
 
     def object_path(self, sha256: str, media_type: str | None = None) -> Path:
         """The file of an object: the existing one in any codec, else where this store writes it. A name

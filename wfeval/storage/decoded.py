@@ -9,12 +9,13 @@ itself, with the address (sha256), shape and dtype of the decoded array; nothing
 versions, the options, the file's suffix and the artifact kind). Later calls (a rerun, each model
 of a sweep, another run on the same dataset) hash the small encoded file and build the ref from
 the record, without decoding or hashing the decoded array. Reading the ref decodes the file and
-checks the content (:func:`wfeval.storage.artifacts.read_array`).
+checks the content (:func:`wfeval.storage.artifacts.read_array`). Records are sealed with the store's
+key (:mod:`wfeval.storage.seal`): one edited, damaged or written before seals existed is refused
+(the store's ``seal.on_refused``: an event of the run) and the file decoded again.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -22,6 +23,7 @@ from wfeval.api import ArtifactRef
 from wfeval.storage import layout
 from wfeval.storage.artifacts import FileDecoder, atomic_write_bytes, content_sha256
 from wfeval.storage.artifacts import file_ref as _file_ref
+from wfeval.storage.seal import NOT_A_RECORD, RecordRefused, Sealer
 from wfeval.utils.hashing import is_sha256, sha256_json
 
 FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
@@ -30,6 +32,10 @@ FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are i
 class DecodedCache:
     def __init__(self, store: Any):
         self.folder = layout.folder(store.root, layout.DECODED)
+        self.seal = getattr(store, "seal", None) or Sealer(store.root)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
 
     def key(self, digest: str, path: Path, kind: str, decoder: FileDecoder, options: Mapping[str, Any]) -> str:
         return sha256_json({"format": FORMAT, "file": digest, "suffix": path.suffix.lower(), "kind": kind,
@@ -37,18 +43,29 @@ class DecodedCache:
                             "versions": dict(decoder.versions()), "options": dict(options)})
 
     def get(self, key: str) -> dict[str, Any] | None:
+        path = self._path(key)
         try:
-            entry = json.loads((self.folder / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
-            found = {"sha256": entry["sha256"], "shape": tuple(int(n) for n in entry["shape"]),
-                     "dtype": str(entry["dtype"])}
-        except (OSError, ValueError, TypeError, KeyError):
+            entry = self.seal.read(f"decoded/{key}", path)
+            if entry is None:
+                return None
+            try:
+                found = {"sha256": entry["sha256"], "shape": tuple(int(n) for n in entry["shape"]),
+                         "dtype": str(entry["dtype"])}
+                if entry.get("format") != FORMAT or not is_sha256(found["sha256"]):
+                    raise ValueError("another format, or no object name")
+            except (KeyError, ValueError, TypeError) as exc:
+                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a {FORMAT} record ({exc})") from None
+        except RecordRefused as refusal:  # never served: the file is decoded again
+            self.seal.refused(refusal, "decoded-file record", "decode again")
             return None
-        return found if entry.get("format") == FORMAT and is_sha256(found["sha256"]) else None
+        except OSError:
+            return None
+        return found
 
     def put(self, key: str, found: Mapping[str, Any]) -> None:
         record = {"format": FORMAT, "sha256": found["sha256"], "shape": list(found["shape"]), "dtype": found["dtype"]}
         try:
-            atomic_write_bytes(self.folder / key[:2] / f"{key}.json", json.dumps(record).encode("utf-8"), durable=False)
+            atomic_write_bytes(self._path(key), self.seal.dumps(f"decoded/{key}", record), durable=False)
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
 

@@ -13,7 +13,10 @@
 * :class:`ReferenceStatsCache`: the float64 sums of a whole reference set under
   ``<root>/reference_stats/<key>.npz``, the key being the sha256 of (the sorted sha256s of the
   reference *feature files*, the recipe digest, the weights sha256): statistics of other bytes
-  are never served.
+  are never served. The file is sealed as every store record is (:mod:`wfeval.storage.seal`: a
+  ``seal`` entry over the sha256 of each array, keyed by the cache root's ``seal.key``); a file
+  edited, damaged or written before seals existed is refused (logged, naming the file) and the
+  statistics are computed again from the feature files.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from wfeval.api import ArtifactRef
 from wfeval.stats.frechet import FrechetStats
 from wfeval.storage import layout
 from wfeval.storage.artifacts import NPY_MEDIA_TYPE, array_bytes, atomic_write_bytes
+from wfeval.storage.seal import SEAL, UNREADABLE, RecordRefused, Sealer
 
 FEATURE_KIND = "i3d_features"
 STATS_VERSION = 1
@@ -109,7 +113,9 @@ class ReferenceStatsCache:
     digest, weights sha256)."""
 
     def __init__(self, root: str | Path):
-        self.folder = layout.folder(Path(root).expanduser().resolve(), layout.REFERENCE_STATS)
+        root = Path(root).expanduser().resolve()
+        self.folder = layout.folder(root, layout.REFERENCE_STATS)
+        self.seal = Sealer(root)
 
     @staticmethod
     def key(set_sha256: str, recipe_digest: str, weights_sha256: str) -> str:
@@ -119,15 +125,34 @@ class ReferenceStatsCache:
     def path(self, key: str) -> Path:
         return self.folder / f"{key}.npz"
 
+    @staticmethod
+    def _digests(arrays: dict[str, np.ndarray]) -> dict[str, str]:
+        """What the seal covers: each array's name and the sha256 of its canonical ``.npy`` bytes."""
+        return {name: hashlib.sha256(array_bytes(np.asarray(a))).hexdigest() for name, a in sorted(arrays.items())}
+
     def load(self, key: str) -> FrechetStats | None:
+        path = self.path(key)
         try:
-            with np.load(self.path(key), allow_pickle=False) as data:
-                return FrechetStats.from_arrays(dict(data))
-        except (OSError, ValueError, KeyError, EOFError):
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    arrays = dict(data)
+            except FileNotFoundError:
+                return None
+            except (ValueError, EOFError, OSError) as exc:
+                raise RecordRefused(path, UNREADABLE, f"unreadable ({type(exc).__name__})") from None
+            seal = arrays.pop(SEAL, None)
+            self.seal.verify(f"reference_stats/{key}", self._digests(arrays), None if seal is None else str(seal), path)
+            return FrechetStats.from_arrays(arrays)
+        except RecordRefused as refusal:
+            self.seal.refused(refusal, "reference statistics", "compute again")
+            return None
+        except (OSError, ValueError, KeyError):
             return None
 
     def save(self, key: str, stats: FrechetStats) -> Path:
         buffer = io.BytesIO()
-        np.savez(buffer, **stats.to_arrays())
+        arrays = stats.to_arrays()
+        seal = self.seal.seal_of(f"reference_stats/{key}", self._digests(arrays))
+        np.savez(buffer, **arrays, **{SEAL: np.array(seal)})
         atomic_write_bytes(self.path(key), buffer.getvalue())
         return self.path(key)

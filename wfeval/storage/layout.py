@@ -10,6 +10,7 @@ store's root takes the name from here (docs/run-directory.md, ``python -m wfeval
     <store>/reference_stats/<key>.npz        reference feature statistics (features.py)
     <store>/recordings/<family>/ab/<key>.json   recorded trajectories (recordings.py)
     <store>/decoded/ab/<key>.json            decoded dataset files (decoded.py)
+    <store>/seal.key                         the store's secret that seals every record above (seal.py)
 """
 
 from __future__ import annotations

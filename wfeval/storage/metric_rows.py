@@ -17,8 +17,11 @@ So a rerun, a resume or a sweep rescoring the same generations costs only what c
 ``ok``/``fail`` rows of deterministic built-in metrics (or of a metric declaring
 ``cacheable = True``) are cached; skips and errors are recomputed; a cached row whose own
 artifact refs (FVD's feature files) are gone or hold other bytes is recomputed, and such a row is
-never written. ``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their
-new rows replace the cached ones). Rows are written by a background thread (atomically, as
+never written. Every row is sealed (:mod:`wfeval.storage.seal`, as the row of that metric digest
+and key): a row edited, damaged, copied from another key or written before seals existed is refused
+(a ``record_refused`` event naming the file, through ``on_event``) and scored again.
+``run.recompute=[fvd]`` (or ``all``) bypasses the cache for those metrics (their new rows replace
+the cached ones). Rows are written by a background thread (atomically, as
 before); :meth:`ResultCache.close` waits for them, and the scoring phase closes its cache before
 the run ends.
 
@@ -36,6 +39,7 @@ from typing import Any, Mapping
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.storage import layout
 from wfeval.storage.safe_io import atomic_write_bytes
+from wfeval.storage.seal import NOT_A_RECORD, RecordRefused, Sealer, event_sink
 from wfeval.utils.code_identity import code_identity, value_identity
 from wfeval.utils.hashing import canonical_json, sha256_json
 
@@ -123,8 +127,9 @@ def _intact(ref: Any) -> bool:
 class ResultCache:
     """Per-sample metric rows by (metric identity, content of what the metric reads)."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, on_event: Any = None):
         self.folder = layout.folder(root, layout.METRIC_ROWS)
+        self.seal = Sealer(root, event_sink(on_event))  # rows are sealed with the store's key
         self.hits = self.misses = 0
         # rows are written by one background thread (file creation is most of a row's cost, and a
         # thread in a system call leaves the GIL to scoring); until written they are served from here
@@ -157,9 +162,18 @@ class ResultCache:
     def get(self, digest: str, key: str) -> MetricResult | None:
         path = self._path(digest, key)
         try:
-            data = self._pending.get(path)
-            row = MetricResult.from_dict(json.loads(data if data is not None else path.read_bytes()))
-        except (OSError, ValueError, TypeError):
+            record = self.seal.read(f"metric_row/{digest}/{key}", path, self._pending.get(path))
+            if record is None:
+                return None
+            try:
+                row = MetricResult.from_dict(record)
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a metric row ({type(exc).__name__})"
+                                    ) from None
+        except RecordRefused as refusal:  # never served: the metric scores the sample again
+            self.seal.refused(refusal, "metric row", "rescore")
+            return None
+        except OSError:
             return None
         if not all(_intact(ref) for ref in row.artifact_refs.values()):
             return None  # e.g. FVD's feature file was deleted or holds other bytes: recompute the row
@@ -169,7 +183,11 @@ class ResultCache:
         """Cache ``row`` (written in the background: :meth:`close` waits for every write)."""
         # a row whose files are not what it names (a storage problem, not the sample's) is never cached
         if row.status in CACHED_STATUSES and all(_intact(ref) for ref in row.artifact_refs.values()):
-            path, data = self._path(digest, key), json.dumps(row.to_dict()).encode("utf-8")
+            path = self._path(digest, key)
+            try:
+                data = self.seal.dumps(f"metric_row/{digest}/{key}", row.to_dict())
+            except OSError:
+                return  # no key (a read-only store): a cache that cannot be written costs time, never a result
             self._room.acquire()
             with self._lock:
                 self._pending[path] = data

@@ -8,7 +8,7 @@ Positions, counts and clocks are continuous variables (R²); Pong's scores (0..2
 
 from __future__ import annotations
 
-from wfeval.benchmarks.base import StateVariable
+from wfeval.tasks.probing import StateVariable
 
 ADDRESSES: dict[str, dict[str, int]] = {
     "pong": {"player_y": 51, "player_x": 46, "enemy_y": 50, "enemy_x": 45, "ball_x": 49, "ball_y": 54,

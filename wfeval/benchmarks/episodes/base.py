@@ -365,7 +365,7 @@ def json_object(path: Path) -> dict:
 
 def _rel(root: Path, path: Path) -> str:
     try:
-        return str(Path(path).relative_to(root))
+        return str(Path(path).relative_to(root)) if Path(path) != root else Path(path).name
     except ValueError:
         return str(path)
 

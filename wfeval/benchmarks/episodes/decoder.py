@@ -103,7 +103,18 @@ def check_rows(path: Path, key: str, shape: tuple[int, ...], itemsize: int, limi
 
 
 def decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
+    """The part of ``path`` that ``options`` name; any failure is a VideoReadError naming the file (a
+    library's own exception type included: a file that cannot be decoded is its sample's input error)."""
     path = Path(path)
+    try:
+        return _decode(path, options)
+    except (VideoReadError, OSError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - Pillow, h5py, pyarrow and PyAV raise their own types
+        raise VideoReadError(path, f"cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+def _decode(path: Path, options: Mapping[str, Any]) -> np.ndarray:
     read = options.get("read")
     limits = Limits.from_mapping(options.get("limits"))
     if read == "frames":

@@ -27,6 +27,10 @@ from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
 
 
+def _is_frames(data: Any) -> bool:
+    return data.ndim == 4 and data.shape[-1] == 3
+
+
 def _natural(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
@@ -100,8 +104,10 @@ class HDF5Benchmark(EpisodeBenchmark):
         import h5py
 
         out: dict[str, str] = {}
-        mask = handle.get("mask")
-        if not isinstance(mask, h5py.Group) or not isinstance(handle.get("mask", getlink=True), h5py.HardLink):
+        if not isinstance(handle.get("mask", getlink=True), h5py.HardLink):  # a link is never followed
+            return out
+        mask = handle["mask"]
+        if not isinstance(mask, h5py.Group):
             return out
         for split in sorted(mask.keys()):
             data = mask[split]
@@ -128,11 +134,12 @@ class HDF5Benchmark(EpisodeBenchmark):
     def _resolve_in(self, path: Path, key: str) -> tuple[Any, list[str]]:
         from wfeval.benchmarks.episodes import hdf5_files
 
+        root = None if self.allow_outside_root else self.folder
         try:
-            found = hdf5_files.resolve(path, key)
+            found = hdf5_files.resolve(path, key, root=root)
         except (OSError, ValueError, KeyError) as exc:
             return None, [str(exc) if isinstance(exc, hdf5_files.HDF5LinkError) else f"{self.root.name}[{key}]: {exc}"]
-        return found, hdf5_files.problems(found, None if self.allow_outside_root else self.folder)
+        return found, hdf5_files.problems(found, root)
 
     def _choose_camera(self, handle: Any, first: str) -> None:
         import h5py
@@ -140,7 +147,8 @@ class HDF5Benchmark(EpisodeBenchmark):
         where = f"{self.root.name}[{self._key(first, self.obs_group)}]"
         found, problems = self._resolve(self._key(first, self.obs_group))
         if problems:
-            node = handle[self._key(first)]
+            hard = isinstance(handle.get(self._key(first), getlink=True), h5py.HardLink)
+            node = handle[self._key(first)] if hard else None  # a link is not followed by HDF5
             held = sorted(node.keys()) if isinstance(node, h5py.Group) else []
             hint = " (Minari's layout: benchmark=minari reads it)" if "observations" in held else ""
             raise ConfigError(f"benchmark.obs_group: {'; '.join(problems)}; {self._key(first)} holds "
@@ -150,8 +158,10 @@ class HDF5Benchmark(EpisodeBenchmark):
             if not isinstance(obs, h5py.Group):
                 raise ConfigError(f"benchmark.obs_group: {where} is not a group")
             known = list(obs)
-            images = [k for k in known if self._is_image(obs, k, f"{found.key}/{k}".strip("/"), found.file)]
+            tested = {k: self._test_member(obs, k, found.file, _is_frames) for k in known}
+        images = [k for k, (image, _) in tested.items() if image]
         if self.camera is None:
+            self._refuse_links(where, tested)
             if len(images) != 1:
                 raise ConfigError(f"benchmark.camera: {where} has {len(images)} image datasets "
                                   f"({', '.join(images) or 'none'}; it holds {', '.join(known) or 'nothing'}); "
@@ -161,22 +171,35 @@ class HDF5Benchmark(EpisodeBenchmark):
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
 
-    def _is_image(self, group: Any, name: str, key: str, file: Path) -> bool:
-        """Whether ``group[name]`` is a T×H×W×3 dataset; a link counts only when it resolves inside."""
+    def _test_member(self, group: Any, name: str, file: Path, test: Any) -> tuple[Any, list[str]]:
+        """(``test`` of the dataset ``group[name]``, None if not a dataset; why it cannot be looked at). A link
+        is followed only as :mod:`.hdf5_files` follows it, never by HDF5: one that leaves the dataset's
+        folder, dangles or cycles is not opened, and its problems say where it points."""
         import h5py
 
+        key = f"{group.name}/{name}".lstrip("/")
         try:
             if isinstance(group.get(name, getlink=True), h5py.HardLink):
                 data = group[name]
-            else:
-                found, problems = self._resolve_in(file, key)
-                if problems:
-                    return False
-                with h5py.File(found.file, "r") as other:
-                    return self._is_image(other["/"], found.key, found.key, found.file) if found.key else False
-            return isinstance(data, h5py.Dataset) and data.ndim == 4 and data.shape[-1] == 3
-        except (OSError, RuntimeError, KeyError, ValueError):
-            return False
+                return (test(data) if isinstance(data, h5py.Dataset) else None), []
+            found, problems = self._resolve_in(file, key)
+            if problems:
+                return None, problems
+            with h5py.File(found.file, "r") as other:
+                data = other[found.key] if found.key else other["/"]
+                return (test(data) if isinstance(data, h5py.Dataset) else None), []
+        except (OSError, RuntimeError, KeyError, ValueError) as exc:
+            return None, [f"{file.name}[{key}]: cannot be read ({exc})"]
+
+    @staticmethod
+    def _refuse_links(where: str, tested: dict[str, tuple[Any, list[str]]]) -> None:
+        """ConfigError when the camera must be chosen and a member of ``where`` is a link that cannot
+        be read: it may be the camera, so the choice cannot be made without it."""
+        problems = [p for _, found in tested.values() for p in found]
+        if problems:
+            raise ConfigError(f"benchmark.camera: {where} cannot be searched for its camera: "
+                              f"{'; '.join(dict.fromkeys(problems))} (give benchmark.camera=<key> to read "
+                              "another of its datasets)")
 
     def _episode(self, handle: Any, name: str, split: str) -> Episode:
         import h5py

@@ -48,43 +48,60 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def _follow(path: Path, key: str) -> tuple[Path, str, list[Dependency]]:
-    """The file and key the object ``key`` of ``path`` really is, with the external links crossed."""
+def _follow(path: Path, key: str, root: Path | None = None) -> tuple[Path, str, list[Dependency]]:
+    """The file and key the object ``key`` of ``path`` really is, with the external links crossed (never
+    one leading out of ``root``: that file is not opened)."""
     import h5py
 
     file, parts, deps = Path(path), [p for p in key.split("/") if p], []
+    trail: list[str] = []  # each link crossed, as "file[/key]"
+    seen: dict[tuple[str, str], int] = {}
     for _ in range(MAX_HOPS):
         if not file.is_file():
             raise HDF5LinkError(f"{file}: file not found")
+        state = (str(file), "/".join(parts))
+        if state in seen:  # back where a link already led: a cycle, named link by link
+            loop = trail[seen[state]:] + [trail[seen[state]]]
+            raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way: the links form a "
+                                f"cycle, {' -> '.join(loop)}")
+        seen[state] = len(trail)
         with h5py.File(file, "r") as handle:
             node, done = handle["/"], []
             for index, name in enumerate(parts):
-                if not isinstance(node, h5py.Group) or name not in node:
+                link = node.get(name, getlink=True) if isinstance(node, h5py.Group) else None  # never followed
+                if link is None:
                     raise HDF5LinkError(f"{file.name}[{'/'.join(done + [name])}]: no such dataset")
-                link = node.get(name, getlink=True)
                 rest = parts[index + 1:]
+                here = f"{file.name}[/{'/'.join(done + [name])}]"
                 if isinstance(link, h5py.ExternalLink):
                     target = _next_to(file, _text(link.filename))
                     deps.append(Dependency("external link", target, f"{file.name}[{'/'.join(done + [name])}]"))
+                    if root is not None and not _inside(target, root):
+                        raise HDF5LinkError(f"{deps[-1].where}: its external link {target} lies outside the dataset's "
+                                            f"folder {root}; set benchmark.allow_outside_root=true to read it")
+                    trail.append(here)
                     file, parts = target, [p for p in _text(link.path).split("/") if p] + rest
                     break
                 if isinstance(link, h5py.SoftLink):
                     soft = _text(link.path)
                     base = [] if soft.startswith("/") else done
+                    trail.append(here)
                     parts = [p for p in PurePosixPath(*base, soft).parts if p != "/"] + rest
                     break
                 node = node[name]
                 done.append(name)
             else:
                 return file, "/".join(parts), deps
-    raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way (a cycle?)")
+    raise HDF5LinkError(f"{Path(path).name}[{key}]: more than {MAX_HOPS} links on the way (a cycle?): "
+                        f"{' -> '.join(trail[:4])} -> ...")
 
 
-def resolve(path: Path, key: str, depth: int = 0) -> Resolved:
-    """Where the dataset ``key`` of ``path`` is and every other file its rows come from."""
+def resolve(path: Path, key: str, depth: int = 0, root: Path | None = None) -> Resolved:
+    """Where the dataset ``key`` of ``path`` is and every other file its rows come from; ``root``: no
+    file outside this folder is opened on the way (HDF5LinkError for a link; :func:`problems` for the rest)."""
     import h5py
 
-    file, inner, deps = _follow(path, key)
+    file, inner, deps = _follow(path, key, root)
     found = Resolved(file, inner, deps)
     with h5py.File(file, "r") as handle:
         data = handle[inner] if inner else handle["/"]
@@ -101,9 +118,9 @@ def resolve(path: Path, key: str, depth: int = 0) -> Resolved:
                 target = file if name == "." else _next_to(file, name)
                 if target != file:
                     found.dependencies.append(Dependency("virtual source", target, where))
-                if not target.is_file():
-                    continue  # reported by the caller (a missing source would read as the fill value)
-                found.dependencies += resolve(target, _text(source.dset_name), depth + 1).dependencies
+                if not target.is_file() or (root is not None and not _inside(target, root)):
+                    continue  # reported by problems() (a missing source would read as the fill value)
+                found.dependencies += resolve(target, _text(source.dset_name), depth + 1, root).dependencies
     return found
 
 
@@ -128,7 +145,8 @@ def problems(resolved: Resolved, root: Path | None) -> list[str]:
         elif root is not None and not _inside(dep.path, root):
             out.append(f"{dep.where}: its {dep.kind} {dep.path} lies outside the dataset's folder {root}; set "
                        "benchmark.allow_outside_root=true to read it")
-    if root is not None and not _inside(resolved.file, root):
+    named = {d.path for d in resolved.dependencies}
+    if root is not None and not _inside(resolved.file, root) and resolved.file not in named:
         out.append(f"{resolved.file}: outside the dataset's folder {root}; set benchmark.allow_outside_root=true "
                    "to read it")
     return list(dict.fromkeys(out))

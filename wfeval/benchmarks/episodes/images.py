@@ -17,10 +17,13 @@ from wfeval.io import Limits, VideoReadError
 
 
 def decode_images(blobs: Sequence[Any], path: Path, where: str, limits: Limits) -> np.ndarray:
-    """``T×H×W×3`` uint8 frames from ``T`` encoded images (bytes, or 1-D uint8 arrays)."""
-    from PIL import Image, UnidentifiedImageError
+    """``T×H×W×3`` uint8 frames from ``T`` encoded images (bytes, or 1-D uint8 arrays). The size each
+    one declares is checked against ``limits`` before Pillow opens it (its header, parsed here;
+    Pillow's own lazy ``.size`` for the formats not parsed here); any failure to decode is a
+    VideoReadError naming the frame, never Pillow's own exception."""
+    from PIL import Image
 
-    from wfeval.io import check_video
+    from wfeval.io import check_image_header, check_video
 
     if len(blobs) > limits.max_frames:
         raise VideoReadError(path, f"{where}: {len(blobs):,} frames exceed the limit of {limits.max_frames:,} "
@@ -33,6 +36,7 @@ def decode_images(blobs: Sequence[Any], path: Path, where: str, limits: Limits) 
         if len(data) > limits.max_array_bytes:
             raise VideoReadError(path, f"{where}: frame {index} is {len(data):,} bytes, over the limit of "
                                        f"{limits.max_array_bytes:,} (benchmark.limits.max_array_bytes)")
+        check_image_header(path, data, limits, f"{where}: frame {index} ")
         try:
             with Image.open(io.BytesIO(data)) as image:
                 width, height = image.size
@@ -41,10 +45,12 @@ def decode_images(blobs: Sequence[Any], path: Path, where: str, limits: Limits) 
                     raise VideoReadError(path, f"{where}: frame {index} is a {image.mode} image; frames must be "
                                                "RGB (or grayscale)")
                 frame = np.asarray(image.convert("RGB") if image.mode == "L" else image, dtype=np.uint8)
-        except VideoReadError:
-            raise
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            raise VideoReadError(path, f"{where}: frame {index} is not a readable image ({exc})") from None
+        except VideoReadError as exc:
+            raise VideoReadError(path, exc.reason if exc.reason.startswith(where) else
+                                 f"{where}: frame {index}: {exc.reason}") from None
+        except Exception as exc:  # Pillow's errors (DecompressionBombError is not an OSError) and its plugins'
+            raise VideoReadError(path, f"{where}: frame {index} is not a readable image "
+                                       f"({type(exc).__name__}: {exc})") from None
         if frames and frame.shape != frames[0].shape:
             raise VideoReadError(path, f"{where}: frame {index} is {frame.shape[1]}×{frame.shape[0]}, frame 0 is "
                                        f"{frames[0].shape[1]}×{frames[0].shape[0]}")

@@ -89,6 +89,9 @@ class LeRobotBenchmark(EpisodeBenchmark):
         if not path.is_file():
             raise ConfigError(f"benchmark.dataset_root: {self.root} has no {INFO}; not a LeRobot dataset "
                               "(docs/dataset-readers.md)")
+        escaping = self.outside(path, INFO)  # never read through a link out of the dataset
+        if escaping:
+            raise ConfigError(f"benchmark.dataset_root: {escaping}")
         info = json_object(path)
         missing = [k for k in ("codebase_version", "fps", "features", "data_path", "video_path") if k not in info]
         if missing:

@@ -46,6 +46,24 @@ def locate(path: Path) -> Path:
                       "folder: data/main_data.hdf5 + data/metadata.json)")
 
 
+def _named(path: Path) -> Path:
+    """``path`` absolute, its folders resolved, a file's own name kept (a symlink is not followed)."""
+    return path.resolve() if path.is_dir() else path.parent.resolve() / path.name
+
+
+def _inside_folder(folder: Path, *paths: Path) -> None:
+    """ConfigError when one of ``paths`` (files of the dataset) resolves outside ``folder``: a
+    symbolic link out of the dataset is never read (benchmark.allow_outside_root opts in)."""
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            continue
+        target = path.resolve()
+        if target != folder and folder not in target.parents:
+            raise ConfigError(f"benchmark.dataset_root: {path.relative_to(folder)} of the Minari dataset {folder} is "
+                              f"a symbolic link to {target}, outside the dataset's folder; it is not read (set "
+                              "benchmark.allow_outside_root=true to read it)")
+
+
 def _render_fps(metadata: dict[str, Any]) -> float | None:
     spec = metadata.get("env_spec")
     try:
@@ -77,6 +95,13 @@ def _looks_encoded(data: Any) -> bool:
     return False
 
 
+def _kind(data: Any) -> str | None:
+    """``"encoded"`` (one JPEG/PNG per row), ``"raw"`` (uint8 frames) or None (not image observations)."""
+    if _looks_encoded(data):
+        return "encoded"
+    return "raw" if data.ndim == 4 and data.shape[-1] == 3 and data.dtype == np.uint8 else None
+
+
 class MinariBenchmark(HDF5Benchmark):
     """A Minari dataset (HDF5 storage); ``camera`` chooses a key of Dict observations."""
 
@@ -85,7 +110,11 @@ class MinariBenchmark(HDF5Benchmark):
 
     def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "actions",
                  **options: Any):
-        main = locate(Path(dataset_root).expanduser().resolve())
+        main = locate(_named(Path(dataset_root).expanduser()))
+        self.named_file = main  # its place in the dataset folder (a link's target is checked, never named)
+        self.dataset_folder = main.parent.parent if main.parent.name == "data" else main.parent
+        if not options.get("allow_outside_root"):
+            _inside_folder(self.dataset_folder, main, main.parent / METADATA)
         self.metadata = self._read_metadata(main.parent / METADATA)
         if options.get("action_low") is None and options.get("action_high") is None:
             options.update(self._bounds())
@@ -121,11 +150,13 @@ class MinariBenchmark(HDF5Benchmark):
 
     @property
     def folder(self) -> Path:
-        return self.root.parent.parent if self.root.parent.name == "data" else self.root.parent
+        """The dataset's folder (``dataset_root`` resolved; its files never lead the reader out of it)."""
+        return self.dataset_folder
 
     def default_name(self) -> str:
-        """Minari's dataset id (the folder ``<name>-v<k>``): canonical by Minari's own convention."""
-        return self.folder.name if self.root.parent.name == "data" else self.root.stem
+        """Minari's dataset id (the dataset's folder ``<name>-v<k>``, never the folder a linked
+        ``main_data.hdf5`` leads to): canonical by Minari's own convention."""
+        return self.folder.name if self.named_file.parent.name == "data" else self.named_file.stem
 
     def _no_group(self, handle: Any) -> str:  # pragma: no cover - group is the root
         return f"{self.root}: not a Minari file"
@@ -151,7 +182,7 @@ class MinariBenchmark(HDF5Benchmark):
         where = f"{self.root.name}[{first}/{OBSERVATIONS}]"
         found, problems = self._resolve(f"{first}/{OBSERVATIONS}")
         if problems:
-            raise ConfigError(f"benchmark.camera: {'; '.join(problems)}")
+            raise ConfigError(f"benchmark=minari: {where} cannot be read: {'; '.join(problems)}")
         with h5py.File(found.file, "r") as other:
             obs = other[found.key]
             if isinstance(obs, h5py.Dataset):
@@ -164,19 +195,23 @@ class MinariBenchmark(HDF5Benchmark):
                     raise ConfigError(f"benchmark=minari: {where} holds {obs.dtype} {tuple(obs.shape)}, not image "
                                       "observations (uint8 T+1×H×W×3 or one encoded frame per step)")
                 return
-            kinds = {k: _looks_encoded(obs[k]) for k in obs if obs.get(k, getclass=True) is h5py.Dataset}
-            images = [k for k, enc in kinds.items() if enc or (obs[k].ndim == 4 and obs[k].shape[-1] == 3
-                                                                and obs[k].dtype == np.uint8)]
-            if self.camera is None:
-                if len(images) != 1:
-                    raise ConfigError(f"benchmark.camera: {where} has {len(images)} image observation(s) "
-                                      f"({', '.join(images) or 'none'}; its keys: {', '.join(obs) or 'none'}); "
-                                      "choose one (benchmark.camera=<key>)")
-                self.camera = images[0]
-            elif self.camera not in images:
-                raise ConfigError(f"benchmark.camera: {self.camera!r} is not an image observation of {where}; its "
-                                  f"image observations: {', '.join(images) or 'none'}")
-            self.obs_group, self.encoded = OBSERVATIONS, kinds[self.camera]
+            known = list(obs)
+            tested = {k: self._test_member(obs, k, found.file, _kind) for k in known}
+        kinds = {k: kind for k, (kind, _) in tested.items() if kind}
+        images = list(kinds)
+        if self.camera is None:
+            self._refuse_links(where, tested)
+            if len(images) != 1:
+                raise ConfigError(f"benchmark.camera: {where} has {len(images)} image observation(s) "
+                                  f"({', '.join(images) or 'none'}; its keys: {', '.join(known) or 'none'}); "
+                                  "choose one (benchmark.camera=<key>)")
+            self.camera = images[0]
+        elif self.camera not in images:
+            problems = tested.get(self.camera, (None, []))[1]
+            raise ConfigError(f"benchmark.camera: {self.camera!r} is not an image observation of {where}"
+                              + (f" ({'; '.join(problems)})" if problems else "")
+                              + f"; its image observations: {', '.join(images) or 'none'}")
+        self.obs_group, self.encoded = OBSERVATIONS, kinds[self.camera] == "encoded"
 
     def _check_frames(self, frames: Any, key: str) -> None:
         from wfeval.benchmarks.episodes.decoder import check_rows

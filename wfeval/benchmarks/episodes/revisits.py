@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from wfeval.benchmarks.base import DATASET_KEYS, PLANNED_KEYS
 from wfeval.config.errors import ConfigError
+from wfeval.tasks.memory import DATASET_KEYS, PLANNED_KEYS
 
 if TYPE_CHECKING:
     from wfeval.benchmarks.episodes.base import EpisodeBenchmark

@@ -65,6 +65,11 @@ class FolderBenchmark:
             raise ConfigError(f"benchmark.dataset_root: {root} is not a folder")
         if not (root / mf.MANIFEST).is_file():
             raise ConfigError(f"benchmark.dataset_root: {root} has no {mf.MANIFEST} (see docs/dataset-folder.md)")
+        for own in (mf.MANIFEST, mf.DATASET_JSON):
+            target = (root / own).resolve()
+            if not self.follow_symlinks and (root / own).exists() and root not in target.parents:
+                raise ConfigError(f"benchmark.dataset_root: {root / own} is a symbolic link to {target}, outside the "
+                                  "dataset root; it is not read (set benchmark.follow_symlinks=true to read it)")
         try:
             self.info = mf.read_dataset_info(root)
             records, self.problems, self.n_lines = mf.read_manifest(root)
@@ -140,6 +145,10 @@ class FolderBenchmark:
             if target != self.root and self.root not in target.parents:
                 out.append(f"{label} {rel!r}: resolves to {target}, outside the dataset root (a symlink leaving "
                            "it); set benchmark.follow_symlinks=true to read it anyway")
+            elif target.is_dir():  # a folder of frames: each frame file stays inside too
+                out += [f"{label} {rel!r}: its frame {frame.name} resolves to {frame.resolve()}, outside the dataset "
+                        "root (a symlink leaving it); set benchmark.follow_symlinks=true to read it anyway"
+                        for frame in _frame_files(target) if self.root not in frame.resolve().parents][:1]
         return out
 
     def records(self) -> list[mf.Record]:
@@ -316,6 +325,15 @@ def _action_problem(actions: list, limits: Any, space: ActionSpace | None = None
         if problem:
             return f"{problem} ({space.describe()})"
     return None
+
+
+def _frame_files(folder: Path) -> list[Path]:
+    from wfeval.io import frame_files
+
+    try:
+        return frame_files(folder)
+    except ValueError:  # an unlistable folder: reading it reports that
+        return []
 
 
 def _label(key: str, slot: str) -> str:

@@ -8,9 +8,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.api import BenchmarkSpec, EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import RevisitPlan, check_gaps, memory_request, metric_specs, probe_frames
+from wfeval.benchmarks.base import metric_specs
 from wfeval.benchmarks.gridworld import world
 from wfeval.storage.artifacts import ArtifactStore
+from wfeval.tasks.memory import RevisitPlan, check_gaps, memory_request
+from wfeval.tasks.probing import probe_frames
 
 
 class GridworldBenchmark:
@@ -140,7 +142,7 @@ class GridworldBenchmark:
 
         return memory.static_masks(request, actions)
 
-    # -- task=policy_evaluation (wfeval.benchmarks.base.PolicyEvaluationFamily) ------------------------
+    # -- task=policy_evaluation (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily) ---------------
 
     def scripted_policies(self) -> dict[str, Any]:
         """Goal-reaching policies of different skill, best first (:mod:`wfeval.benchmarks.gridworld.policies`)."""

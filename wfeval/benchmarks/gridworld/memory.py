@@ -18,8 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.benchmarks.base import RevisitPlan
 from wfeval.benchmarks.gridworld import world
+from wfeval.tasks.memory import RevisitPlan
 
 #: the inverse of each action id (noop is its own inverse): what reversibility loops are made of
 INVERSE = {0: 0, 1: 2, 2: 1, 3: 4, 4: 3}

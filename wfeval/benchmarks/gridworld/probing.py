@@ -12,8 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from wfeval.benchmarks.base import ProbeEpisode, StateVariable
 from wfeval.benchmarks.gridworld import world
+from wfeval.tasks.probing import ProbeEpisode, StateVariable
 
 VARIABLES = (
     StateVariable("agent_row", "continuous", "agent cell row"),

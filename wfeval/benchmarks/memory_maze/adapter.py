@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
-from wfeval.benchmarks.base import RevisitPlan, check_gaps, memory_request
 from wfeval.benchmarks.memory_maze import memory as maze_memory
 from wfeval.benchmarks.memory_maze import policy as maze_policy
 from wfeval.benchmarks.memory_maze import simulator
@@ -18,6 +17,7 @@ from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
 from wfeval.config.errors import ConfigError
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
+from wfeval.tasks.memory import RevisitPlan, check_gaps, memory_request
 
 
 class MemoryMazeBenchmark(RecordedBenchmark):
@@ -74,7 +74,7 @@ class MemoryMazeBenchmark(RecordedBenchmark):
         return dataclasses.replace(request, metadata={**request.metadata, "memory": {
             **request.metadata["memory"], "measure": maze_memory.MEASURE}})
 
-    # -- task=memory (wfeval.benchmarks.base.RevisitPlanner) -----------------------------------------
+    # -- task=memory (wfeval.tasks.memory.RevisitPlanner) --------------------------------------------
 
     def revisit_plan(self, request: GenerationRequest, gaps: Sequence[int]) -> RevisitPlan:
         """Out-and-back legs from the sample's pose, closed loop on the true simulator

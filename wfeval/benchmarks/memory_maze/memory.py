@@ -32,9 +32,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from wfeval.api import GenerationRequest
-from wfeval.benchmarks.base import RevisitPlan
 from wfeval.benchmarks.memory_maze.policy import FORWARD, FORWARD_LEFT, FORWARD_RIGHT, LEFT, NOOP, RIGHT, \
     _wrap, distances, shortest_path
+from wfeval.tasks.memory import RevisitPlan
 
 SETTLE = 4  # no-ops before the first leg: the recorded ball comes to rest (< 0.01 cell)
 WALK_MIN = 40  # steps: a shorter gap looks away and back, a longer one walks out and back

@@ -15,9 +15,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from wfeval.benchmarks.base import StateVariable
 from wfeval.benchmarks.recorded.simulator import Step, require
 from wfeval.config.errors import ConfigError
+from wfeval.tasks.probing import StateVariable
 
 DEFAULTS: dict[str, Any] = {}
 PACKAGES = ("tiny-jepa", "numpy")

@@ -32,7 +32,7 @@ from wfeval.api import (
     GenerationRequest,
     WorldTaskConfig,
 )
-from wfeval.benchmarks.base import ProbeEpisode, metric_specs
+from wfeval.benchmarks.base import metric_specs
 from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
@@ -42,6 +42,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.recordings import FORMAT, RecordingCache, artifact_entry, artifact_ref
+from wfeval.tasks.probing import ProbeEpisode
 from wfeval.utils.hashing import canonical_json, sha256_json
 
 RESIZE_FILTER = "area (exact box average, round half up; wfeval.benchmarks.recorded.resize)"
@@ -243,7 +244,8 @@ class RecordedBenchmark:
         if trajectory in self._trajectories:
             return self._trajectories[trajectory]
         key = self.recording_key(trajectory)
-        cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family) if self.cache else None
+        cache = RecordingCache(self.cache_dir or layout.folder(store.root, layout.RECORDINGS) / self.family,
+                               store=store) if self.cache else None
         index = cache.load(key, read=lambda found: _with_frames(found, store)) if cache else None
         if index is not None:
             self.stats["cached"] += 1

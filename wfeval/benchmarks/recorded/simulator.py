@@ -69,7 +69,8 @@ def simulator_module(family: str) -> Any:
     points), imported in turn until one records the family; a class that cannot import is passed over."""
     if family in _SIMULATORS:
         return _SIMULATORS[family]
-    from wfeval.config.plugins import benchmark_targets, import_target
+    from wfeval.config.code import import_target
+    from wfeval.config.plugins import benchmark_targets
 
     for target in benchmark_targets():
         try:

@@ -1,0 +1,99 @@
+"""Probes at real latent widths, side by side (docs/latent-models.md, "Probes at real widths").
+
+Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024]``.
+What ``task=probing`` fits at its default size (32 training episodes × 33 frames = 1,056 frames; four
+continuous state variables and two discrete ones), on latents of each width:
+
+- **search**: the penalty chosen by 4-fold cross-validation over episodes for every variable — as it
+  was (one normal-equations solve per penalty, fold and variable: 8 × 4 × 6 = 192 solves of
+  (D+1)²) beside :func:`wfeval.functional.probing.choose_alphas` (one decomposition per fold), and
+  whether both choose the same penalties;
+- **fit**: the six final probes — the direct solve beside :class:`~wfeval.functional.probing.RidgePath`
+  (which ``fit_ridge`` uses above ``DIRECT_WIDTH``), and how far apart their weights are.
+
+The old search is run only up to ``--old-up-to`` (the issue measured a whole run at 4096 past 536 s).
+Seconds are wall time of one run on this machine; the ratios are what to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from wfeval.functional.probing import ALPHAS, RidgePath, choose_alphas
+
+
+def _direct(z: np.ndarray, targets: np.ndarray, alpha: float) -> np.ndarray:
+    x = (z - z.mean(0)) / np.where(z.std(0) > 0, z.std(0), 1.0)
+    x1 = np.concatenate([x, np.ones((len(x), 1))], axis=1)
+    penalty = alpha * np.eye(x1.shape[1])
+    penalty[-1, -1] = 0.0
+    return np.linalg.lstsq(x1.T @ x1 + penalty, x1.T @ targets, rcond=None)[0]
+
+
+def _targets(y: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    classes = np.unique(y) if discrete else None
+    return ((y[:, None] == classes[None]).astype(float) if discrete else y[:, None]), classes
+
+
+def old_search(z, states, groups, discrete) -> list[float]:
+    """The search as it was: every penalty refit on every fold for every variable."""
+    ids = np.unique(groups)
+    fold = np.array([{g: i % 4 for i, g in enumerate(ids)}[g] for g in groups])
+    chosen = []
+    for j, d in enumerate(discrete):
+        losses = []
+        for alpha in ALPHAS:
+            per_fold = []
+            for f in np.unique(fold):
+                train, test = fold != f, fold == f
+                targets, classes = _targets(states[train, j], d)
+                w = _direct(z[train], targets, alpha)
+                x = (z[test] - z[train].mean(0)) / z[train].std(0)
+                scores = np.concatenate([x, np.ones((len(x), 1))], axis=1) @ w
+                per_fold.append(-np.mean(classes[np.argmax(scores, 1)] == states[test, j]) if d
+                                else np.mean((scores[:, 0] - states[test, j]) ** 2))
+            losses.append(np.mean(per_fold))
+        chosen.append(float(ALPHAS[int(np.argmin(losses))]))
+    return chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024, 4096])
+    parser.add_argument("--old-up-to", type=int, default=1024)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    frames, groups = 32 * 33, np.repeat(np.arange(32), 33)
+    discrete = [False, False, False, False, True, True]
+    print(f"{'width':>6}  {'search old s':>12}  {'search new s':>12}  {'ratio':>7}  {'same α':>6}  "
+          f"{'fit direct s':>12}  {'fit path s':>10}  {'ratio':>7}  {'max |Δw| / max |w|':>18}")
+    for width in args.widths:
+        z = rng.standard_normal((frames, width)) * rng.uniform(0.2, 5.0, width)
+        signal = z[:, :8] @ rng.standard_normal((8, 6))
+        states = signal + rng.standard_normal(signal.shape)
+        states[:, 4:] = np.digitize(states[:, 4:], [-1.0, 1.0])
+        started = time.perf_counter()
+        new = choose_alphas(z, states, groups, discrete)
+        search_new = time.perf_counter() - started
+        search_old, same = float("nan"), "—"
+        if width <= args.old_up_to:
+            started = time.perf_counter()
+            same = "yes" if old_search(z, states, groups, discrete) == new else "NO"
+            search_old = time.perf_counter() - started
+        started = time.perf_counter()
+        direct = [_direct(z, _targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
+        fit_direct = time.perf_counter() - started
+        started = time.perf_counter()
+        path = RidgePath(z)
+        fast = [path.weights(_targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
+        fit_path = time.perf_counter() - started
+        gap = max(float(np.abs(a - b).max() / np.abs(a).max()) for a, b in zip(direct, fast))
+        print(f"{width:>6}  {search_old:>12.2f}  {search_new:>12.2f}  {search_old / search_new:>7.1f}  {same:>6}  "
+              f"{fit_direct:>12.2f}  {fit_path:>10.2f}  {fit_direct / fit_path:>7.1f}  {gap:>18.1e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""``task=policy_evaluation``: the world model as a policy evaluator (``protocol=policy_evaluation``).
+
+A family serves it by offering :class:`PolicyEvaluationFamily` in its own package (gridworld); a
+benchmark without it is refused before any generation (:data:`NEED`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+from wfeval.api import GenerationRequest
+from wfeval.tasks.family import FamilyNeed
+
+
+@runtime_checkable
+class PolicyEvaluationFamily(Protocol):
+    """What a family offers for ``task=policy_evaluation`` (``protocol=policy_evaluation`` refuses a
+    benchmark without it).
+
+    - ``scripted_policies()``: name → policy (``act(frame, context) -> action``, a pure function of its
+      arguments: :mod:`wfeval.protocols.policies`), a set of different skill, best first;
+    - ``policy_environment(request)``: the true simulator at the sample's start; its ``step(action)``
+      returns ``(frame, reward, done)`` (the simulator's own reward: the truth);
+    - ``frame_reward(request, previous, frame)``: ``(reward, done)`` read off two consecutive frames —
+      how the benchmark scores a rollout inside a world model that gives no reward of its own;
+    - ``policy_settings(request)``: ``{"max_steps": …, "discount": …}`` of the sample's episodes;
+    - ``simulate(request, actions)``: the true video of given actions (the reference of the first
+      policy's in-model actions, so the reference metrics apply)."""
+
+    def scripted_policies(self) -> Mapping[str, Any]: ...
+
+    def policy_environment(self, request: GenerationRequest) -> Any: ...
+
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]: ...
+
+    def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]: ...
+
+    def simulate(self, request: GenerationRequest, actions: Sequence[Any]) -> tuple[Any, Mapping[str, Any]]: ...
+
+
+#: what ``protocol=policy_evaluation`` needs of a benchmark
+NEED = FamilyNeed(
+    task="policy_evaluation", interfaces=(PolicyEvaluationFamily,),
+    refusal="protocol=policy_evaluation: benchmark {name!r} declares no scripted policies, true "
+            "episode and reward (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); use "
+            "benchmark=gridworld")
