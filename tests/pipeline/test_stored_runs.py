@@ -63,9 +63,9 @@ def _results_from_lists(run_dir: Path) -> bytes:
         latest[(result.metric_id, result.sample_id)] = result
     per_metric = {m: [latest[(m, r.sample_id)] for r in requests] for m in metrics}
     _, document = build_results(manifest=manifest, metrics=metrics, per_metric=per_metric, requests=requests,
-                                rules=manifest.get("rules") or {}, aggregation=metrics.aggregation,
-                                required_metrics=manifest["benchmark"].get("metrics", ()))
-    return json.dumps(document, ensure_ascii=False, indent=2, allow_nan=True, default=str).encode() + b"\n"
+                                rules=manifest.rules or {}, aggregation=metrics.aggregation,
+                                required_metrics=manifest.required_metrics)
+    return json.dumps(document.to_dict(), ensure_ascii=False, indent=2, allow_nan=True, default=str).encode() + b"\n"
 
 
 def test_replay_keeps_the_last_row_per_metric_and_sample_whatever_the_chunk_size(tmp_path, monkeypatch):
@@ -103,7 +103,7 @@ def test_merge_keeps_each_shards_last_rows_and_leaves_no_files_when_refused(tmp_
     document = merge_shards(shards, tmp_path / "merged")
     merged = tmp_path / "merged"
     assert (merged / "results.json").read_bytes() == _results_from_lists(merged)
-    assert document["results"]["gridworld.psnr"]["n_valid"] == N
+    assert document.results["gridworld.psnr"].n_valid == N
     assert len(read_jsonl(merged / "metrics.jsonl")) == sum(len(list(stored_rows(s / "metrics.jsonl"))) for s in shards)
     assert [r["request"]["sample_id"] for r in read_jsonl(merged / "generations.jsonl")] == \
         [f"gridworld-test-{i:05d}" for i in range(N)]

@@ -7,6 +7,7 @@ import re
 from types import SimpleNamespace
 
 from wfeval.report.html.gaps import _curve, gap_charts
+from wfeval.results.record import Aggregate, RunResults
 
 
 def _agg(curve):
@@ -16,8 +17,8 @@ def _agg(curve):
 
 
 def _run(label, results):
-    return SimpleNamespace(label=label, color="#123456", results={
-        "results": results, "metrics": {"maze.revisit_error": {"unit": "uint8 levels"}}})
+    return SimpleNamespace(label=label, color="#123456", results=RunResults.from_dict({
+        "results": results, "metrics": {"maze.revisit_error": {"unit": "uint8 levels"}}}))
 
 
 def _svg(uri: str) -> str:
@@ -25,9 +26,9 @@ def _svg(uri: str) -> str:
 
 
 def test_each_models_curve_over_the_gap_is_its_aggregates_buckets_in_order():
-    assert _curve(_agg({256: 17.9, 8: 0.0, 32: 15.4})) == ([8, 32, 256], [0.0, 15.4, 17.9], [-1.0, 14.4, 16.9],
+    assert _curve(Aggregate.from_dict(_agg({256: 17.9, 8: 0.0, 32: 15.4}))) == ([8, 32, 256], [0.0, 15.4, 17.9], [-1.0, 14.4, 16.9],
                                                             [1.0, 16.4, 18.9])
-    assert _curve({"diagnostics": {"value": 3.0}}) is None  # psnr keeps no curve
+    assert _curve(Aggregate.from_dict({"diagnostics": {"value": 3.0}})) is None  # psnr keeps no curve
 
 
 def test_one_chart_per_measure_with_a_curve_and_a_line_per_model_that_has_one():

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import ROOT, cli_env, run_python
 from wfeval.report.usefulness import usefulness
+from wfeval.results.record import RunResults
 
 # model -> (psnr, mse, flicker (constant), goal_success, policy_rank_correlation)
 MODELS = {"a": (40.0, 4.0, 0.9, 1.0, 1.0), "b": (30.0, 9.0, 0.9, 0.5, 0.2), "c": (20.0, 16.0, 0.9, 0.75, 0.6),
@@ -20,19 +21,19 @@ def agg(value: float) -> dict:
             "confidence_interval": None}
 
 
-def document(model: str, protocol: str, measures: dict, directions: dict) -> dict:
-    return {"run_id": f"{model}-{protocol}", "model": {"name": model}, "benchmark": {"id": "gridworld"},
+def document(model: str, protocol: str, measures: dict, directions: dict) -> RunResults:
+    return RunResults.from_dict({"run_id": f"{model}-{protocol}", "model": {"name": model}, "benchmark": {"id": "gridworld"},
             "protocol": {"name": protocol, "driver": protocol},
             "results": {f"gridworld.{m}": agg(v) for m, v in measures.items()},
             "metrics": {f"gridworld.{m}": {"higher_is_better": directions[m]} for m in measures},
-            "evidence": {"eligible": False, "reasons": []}, "scorecard": {}}
+            "evidence": {"eligible": False, "reasons": []}, "scorecard": {}})
 
 
 DIRECTIONS = {"psnr": True, "mse": False, "flicker": True, "goal_success": True, "policy_rank_correlation": True,
               "generated_rate": True}
 
 
-def documents() -> list[dict]:
+def documents() -> list[RunResults]:
     out = []
     for model, (psnr, mse, flicker, success, rank) in MODELS.items():
         out.append(document(model, "open_loop", {"psnr": psnr, "mse": mse, "flicker": flicker, "generated_rate": 1.0},
@@ -59,14 +60,14 @@ def test_spearman_across_models_oriented_by_each_measures_direction():
 
 
 def test_fewer_than_three_models_give_no_table():
-    assert not usefulness([d for d in documents() if d["model"]["name"] in ("a", "b")])
+    assert not usefulness([d for d in documents() if d.model.name in ("a", "b")])
 
 
 def test_compare_and_the_report_show_it(tmp_path):
     for i, doc in enumerate(documents()):
         run = tmp_path / "runs" / f"{i:02d}"
         run.mkdir(parents=True)
-        (run / "results.json").write_text(json.dumps(doc))
+        (run / "results.json").write_text(json.dumps(doc.to_dict()))
     done = run_python(["-m", "wfeval.compare", str(tmp_path / "runs"), "--out", str(tmp_path)],
                       cwd=ROOT, env=cli_env(), timeout=120)
     assert done.returncode == 0, done.stderr

@@ -216,7 +216,7 @@ def failures(run):
     hidden = items[MAX_GROUPS:]
     return {"label": run.label, "reasons": items[:MAX_GROUPS], "total": sum(i["count"] for i in items),
             "hidden_groups": len(hidden), "hidden_items": sum(i["count"] for i in hidden),
-            "run_status": run.status, "run_error": run.manifest.get("error")}
+            "run_status": run.status, "run_error": run.manifest.error}
 
 
 def sample_table(run):

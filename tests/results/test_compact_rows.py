@@ -92,8 +92,8 @@ def test_a_streamed_table_gives_the_document_of_the_lists(tmp_path):
             out.flush()
             table.add(requests[chunk], {"m": rows[chunk], "pooled": pooled[chunk]}, offsets)
     _, streamed = build_results(manifest=manifest, metrics=metrics, table=table, rules=rules)
-    assert json.dumps(streamed) == json.dumps(expected)
-    assert streamed["slices"]["b.pooled"]["split=val"]["diagnostics"]["ids"] == [f"s{i:02d}" for i in range(0, 41, 3)]
+    assert json.dumps(streamed.to_dict()) == json.dumps(expected.to_dict())
+    assert streamed.slices["b.pooled"]["split=val"].diagnostics["ids"] == [f"s{i:02d}" for i in range(0, 41, 3)]
 
 
 class _Simple(BaseMetric):

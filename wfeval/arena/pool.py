@@ -24,6 +24,7 @@ import numpy as np
 from wfeval.report.escape import plain
 from wfeval.report.runs import Entry, column_key, load_entries
 from wfeval.report.votes import model_id
+from wfeval.results.record import OPEN_LOOP, RunManifest, read_manifest
 from wfeval.storage.rundir import FILES
 
 
@@ -90,7 +91,7 @@ class Pool:
         for e in entries:
             columns.setdefault(column_key(e), []).append(e)
         for column, runs in sorted(columns.items()):
-            contents = {e.run_id: sample_contents(e.run_dir, e.protocol == "open_loop") for e in runs}  # type: ignore
+            contents = {e.run_id: sample_contents(e.run_dir, e.protocol == OPEN_LOOP) for e in runs}  # type: ignore
             for a, b in itertools.combinations(sorted(runs, key=lambda e: e.run_id), 2):
                 if model_id(a) == model_id(b):
                     continue  # the same model twice: nothing for people to tell apart
@@ -119,7 +120,7 @@ class Pool:
         data = shown.generated if which == "generated" else shown.reference
         run = self.entries[run_id]
         manifest = _manifest(run.run_dir)  # type: ignore[arg-type]
-        store = Path(manifest["store_dir"]) if manifest.get("store_dir") else None
+        store = Path(manifest.store_dir) if manifest is not None and manifest.store_dir else None
         ref = _stored(data, store)
         if ref is None:
             return None
@@ -127,13 +128,11 @@ class Pool:
         return array
 
 
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    import json
-
+def _manifest(run_dir: Path) -> RunManifest | None:
     try:
-        return json.loads((run_dir / FILES.manifest).read_text(encoding="utf-8"))
+        return read_manifest(run_dir)
     except (OSError, ValueError):
-        return {}
+        return None
 
 
 def _stored(data: dict[str, Any] | None, store: Path | None):

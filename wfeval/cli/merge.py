@@ -13,17 +13,10 @@ import sys
 from pathlib import Path
 
 from wfeval.cli.command import command
-from wfeval.pipeline.merge_shards import merge_shards
+from wfeval.pipeline.merge_shards import is_merge, merge_shards
 from wfeval.pipeline.stored import StoredRunError
 from wfeval.report.rows import find_results
 from wfeval.storage.outputs import OutputRefused
-from wfeval.storage.rundir import FILES, RunDirectory
-
-
-def _merged(run_dir: Path) -> bool:
-    """A run that is itself a merge (a sweep's own ``merged``): found below a sweep, it is not a shard."""
-    manifest = RunDirectory(run_dir, create=False).read_json(FILES.manifest) or {}
-    return bool(manifest.get("merged_from"))
 
 
 @command("wfeval.merge")
@@ -35,14 +28,13 @@ def main(argv: list[str]) -> int:
     try:
         given = {path.resolve() for path in args.paths}
         run_dirs = [p.parent for p in find_results(args.paths) if p.parent.resolve() != args.out.resolve()
-                    and (p.parent.resolve() in given or not _merged(p.parent))]
+                    and (p.parent.resolve() in given or not is_merge(p.parent))]
         document = merge_shards(run_dirs, args.out)
     except (FileNotFoundError, StoredRunError, OutputRefused) as exc:
         print(f"wfeval.merge: {exc}", file=sys.stderr)
         return 2
-    evidence = document["evidence"]
     print(f"merged {len(run_dirs)} shards into {args.out} "
-          f"({document['benchmark']['n_samples']} samples; eligible: {'yes' if evidence['eligible'] else 'no'})")
+          f"({document.benchmark.n_samples} samples; eligible: {'yes' if document.evidence.eligible else 'no'})")
     return 0
 
 

@@ -19,11 +19,12 @@ from typing import Any
 from wfeval.cli.command import command
 from wfeval.pipeline.stored import StoredRunError, rebuild_results
 from wfeval.storage.outputs import OutputRefused, refuse_run_files
+from wfeval.results.record import RunResults, read_manifest, read_results, write_results
 from wfeval.storage.rundir import FILES, RunDirectory
 from wfeval.storage.safe_io import refuse_link
 
 
-def replay(run_dir: Path, out_dir: Path) -> dict:
+def replay(run_dir: Path, out_dir: Path) -> RunResults:
     from wfeval.report.markdown import results_markdown
     from wfeval.report.table import results_table
     from wfeval.report.units import unit_of
@@ -31,14 +32,14 @@ def replay(run_dir: Path, out_dir: Path) -> dict:
     manifest, metrics, results, document = rebuild_results(run_dir)
     for metric_id, options in metrics.code_left_out.items():
         print(f"metric {metric_id!r}: rebuilt as the registered {type(metrics[metric_id]).__name__} "
-              f"{manifest['metrics'][metric_id].get('version')} it records, without its option "
+              f"{(manifest.metrics or {})[metric_id].version} it records, without its option "
               f"{'; '.join(options)} (a run folder's code is never run): its stored rows are aggregated, "
               "not scored again")
     out = RunDirectory(out_dir)
-    out.write_json(FILES.results, document)
+    write_results(out, document)
     out.write_text(FILES.results_md, results_markdown(document))
     units = {m: unit_of(document, m) for m in results}
-    title = f"{manifest['model']['name']} on {manifest['benchmark']['id']}  (replayed {run_dir})"
+    title = f"{manifest.model_info.name} on {manifest.benchmark_info.id}  (replayed {run_dir})"
     print(results_table(results, title=title, units=units))
     print(f"wrote {out.path / FILES.results} and {out.path / FILES.results_md}")
     return document
@@ -78,8 +79,7 @@ def verdict(run_dir: Path, out_dir: Path) -> tuple[bool | None, str]:
     if original.read_bytes() == rebuilt.read_bytes():
         return True, f"matches the run's results.json byte for byte ({original})"
     try:
-        found = differences(json.loads(original.read_text(encoding="utf-8")),
-                            json.loads(rebuilt.read_text(encoding="utf-8")))
+        found = differences(read_results(original).to_dict(), read_results(rebuilt).to_dict())  # type: ignore[union-attr]
     except (ValueError, UnicodeDecodeError):
         found = ["the run's results.json is not readable JSON"]
     added = [d for d in found if d.startswith("metrics.") and d.endswith(ADDED)]
@@ -93,9 +93,10 @@ def verdict(run_dir: Path, out_dir: Path) -> tuple[bool | None, str]:
 
 def _status(run_dir: Path) -> str:
     try:
-        return str(json.loads((run_dir / FILES.manifest).read_text(encoding="utf-8")).get("status"))
+        manifest = read_manifest(run_dir)
     except (OSError, ValueError):
         return "unknown"
+    return str(manifest.status) if manifest is not None else "unknown"
 
 
 @command("wfeval.replay")

@@ -132,15 +132,15 @@ def main(argv: list[str]) -> int:
 def recorded_metrics(run_dir: Path) -> tuple[dict, dict] | None:
     """(``.hydra/config.yaml``, the manifest's ``metric_selection``) of a run folder whose metrics were
     selected before it stopped; None when it stopped before (a run selects them then)."""
-    import json
+    from wfeval.results.record import read_manifest
 
     try:
-        manifest = json.loads((run_dir / FILES.manifest).read_text(encoding="utf-8"))
+        manifest = read_manifest(run_dir)
         with (run_dir / FILES.config).open(encoding="utf-8") as handle:
             recorded = yaml.safe_load(handle)
     except (OSError, ValueError, yaml.YAMLError):
         return None
-    rules = manifest.get("metric_selection") if isinstance(manifest, dict) else None
+    rules = manifest.metric_selection if manifest is not None else None
     return (recorded, rules) if isinstance(rules, dict) and rules and isinstance(recorded, dict) else None
 
 

@@ -8,15 +8,17 @@ jobs are the shards of one run it first merges them into ``<sweep>/merged``.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.experimental.callback import Callback
 
 from wfeval.storage.rundir import FILES
 from wfeval.storage.safe_io import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from wfeval.results.record import RunManifest
 
 
 class SweepFailed(SystemExit):
@@ -28,11 +30,13 @@ class SweepFailed(SystemExit):
         self.failed = failed
 
 
-def _jobs(sweep_dir: Path) -> list[tuple[Path, dict]]:
+def _jobs(sweep_dir: Path) -> list[tuple[Path, RunManifest]]:
+    from wfeval.results.record import read_manifest
+
     jobs = []
     for manifest in sorted(sweep_dir.glob(f"*/{FILES.manifest}")):
         if manifest.parent.name != FILES.merged:
-            jobs.append((manifest.parent, json.loads(manifest.read_text(encoding="utf-8"))))
+            jobs.append((manifest.parent, read_manifest(manifest.parent)))
     return jobs
 
 
@@ -42,15 +46,16 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
     from wfeval.pipeline.stored import StoredRunError
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
     from wfeval.report.runs import load_entries
+    from wfeval.results.record import RunManifest
 
     jobs = _jobs(sweep_dir)
-    done = [(d, m) for d, m in jobs if m.get("status") == "completed"]
-    failed = [(d, m) for d, m in jobs if m.get("status") != "completed"]
+    done = [(d, m) for d, m in jobs if m.status == "completed"]
+    failed = [(d, m) for d, m in jobs if m.status != "completed"]
     lines = [f"# Sweep {sweep_dir.name}", "", f"{len(jobs)} jobs: {len(done)} completed, {len(failed)} failed", ""]
-    if done and not failed and all(m.get("shard") for _, m in done):
+    if done and not failed and all(m.shard for _, m in done):
         try:
             merge_shards([d for d, _ in done], sweep_dir / FILES.merged)
-            done = [(sweep_dir / FILES.merged, {})]
+            done = [(sweep_dir / FILES.merged, RunManifest())]
             lines += [f"shards merged into {sweep_dir / FILES.merged}", ""]
         except StoredRunError as exc:
             lines += [f"shards not merged: {exc}", ""]
@@ -59,7 +64,8 @@ def summarize_sweep(sweep_dir: Path) -> tuple[str, list[str]]:
         lines += ["```", render_text(board), "```", ""]
         write_leaderboard(board, sweep_dir)
     for job_dir, manifest in failed:
-        lines.append(f"- FAILED {job_dir.name}: {manifest.get('status')}: {manifest.get('error', 'no error recorded')}")
+        error = manifest.error if manifest.error is not None else "no error recorded"
+        lines.append(f"- FAILED {job_dir.name}: {manifest.status}: {error}")
     text = "\n".join(lines).rstrip() + "\n"
     atomic_write_bytes(sweep_dir / FILES.sweep_summary, text.encode("utf-8"), durable=False)  # never via a link
     return text, [d.name for d, _ in failed]

@@ -24,6 +24,7 @@ from wfeval.pipeline.select import check_request_fits_task, iter_requests
 from wfeval.pipeline.serve import ServeCheck
 from wfeval.pipeline.spool import request_spool
 from wfeval.pipeline.stored import StoredRunError, load_generations
+from wfeval.results.record import RunManifest
 from wfeval.protocols.base import ProtocolRun
 from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
@@ -155,18 +156,18 @@ def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationPro
     except StoredRunError as exc:
         raise ConfigError(str(exc)) from exc
     _bind_source_dataset(metrics, source_dir, source, store)
-    benchmark_id = source["benchmark"]["id"]
+    benchmark_id = source.benchmark_info.id
     # the current config's rules when it names the source's benchmark (so a re-score can apply a
     # new scorecard or evidence rule), else the rules the source run recorded
     same = str((cfg.section("benchmark") or {}).get("name", "")) == benchmark_id
-    rules: Mapping[str, Any] = build.benchmark_rules(cfg) if same else source.get("rules", {})
+    rules: Mapping[str, Any] = build.benchmark_rules(cfg) if same else (source.rules or {})
     return RunPlan(task=task, protocol=protocol, metrics=metrics, rules=dict(rules), benchmark_id=benchmark_id,
-                   benchmark_entry=source["benchmark"], model_entry=source["model"],
+                   benchmark_entry=source.benchmark_info.to_dict(), model_entry=source.model_info.to_dict(),
                    source_run=str(Path(cfg.run.from_run).resolve()), source_pairs=pairs,
-                   protocol_entry=source.get("protocol") or {"name": "open_loop", "driver": "open_loop"})
+                   protocol_entry=source.protocol_info.to_dict())
 
 
-def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[str, Any],
+def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: RunManifest,
                          store: ArtifactStore | None) -> None:
     """Re-scoring a dataset run with a metric that learns from the benchmark (``idm_accuracy``: its IDM
     trains on the dataset's training episodes): the source run's dataset reader, rebuilt from the
@@ -195,7 +196,7 @@ def _bind_source_dataset(metrics: MetricSet, source_dir: Path, source: Mapping[s
         raise ConfigError(f"run.from_run: {config} records benchmark{special[0]}, which a dataset reader never has; "
                           "nothing is built from it")
     bench = build.build_benchmark(OmegaConf.create({"benchmark": recorded}))
-    was = (source.get("benchmark") or {}).get("fingerprint")
+    was = source.benchmark_info.fingerprint
     now = json.loads(json.dumps(bench.fingerprint(), default=str))
     if was is not None and now != was:
         changed = sorted(k for k in {*was, *now} if was.get(k) != now.get(k))

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Mapping
 import wfeval
 from wfeval.config.errors import ConfigError
 from wfeval.config.run_config import CONFIG_HASH_RUN_KEYS
+from wfeval.results.record import BenchmarkInfo, ModelInfo, ProtocolInfo, RunManifest, read_manifest, write_manifest
 from wfeval.storage.rundir import FILES, RUN_FORMAT_VERSION, RunDirectory, utc_now
 from wfeval.utils.hashing import sha256_json
 
@@ -65,7 +66,7 @@ def config_hash(plain_cfg: Mapping[str, Any]) -> str:
 
 
 class RunRecorder:
-    def __init__(self, rundir: RunDirectory, manifest: dict[str, Any], previous: Mapping[str, Any] | None):
+    def __init__(self, rundir: RunDirectory, manifest: RunManifest, previous: RunManifest | None):
         self.rundir = rundir
         self._manifest = manifest
         self.previous = previous
@@ -76,15 +77,15 @@ class RunRecorder:
         """Start (or resume, in a folder holding a run of the same config) and record it."""
         rundir = RunDirectory(output_dir)
         chash = config_hash(plain_cfg)
-        previous = rundir.read_json(FILES.manifest)
-        if previous is not None and previous.get("config_hash") != chash:
-            raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.get('config_hash')}); "
+        previous = read_manifest(rundir.path)
+        if previous is not None and previous.config_hash != chash:
+            raise ConfigError(f"{rundir.path} holds a run of another config (hash {previous.config_hash}); "
                               "resume it with its own overrides or use a new directory")
-        manifest: dict[str, Any] = {
+        manifest = RunManifest.from_dict({
             "schema_version": RUN_FORMAT_VERSION,
             "run_id": rundir.path.name,
             "status": "running",
-            "started_at": (previous or {}).get("started_at") or utc_now(),
+            "started_at": (previous.started_at if previous is not None else None) or utc_now(),
             "finished_at": None,
             "config_hash": chash,
             "config_file": FILES.config,
@@ -97,14 +98,14 @@ class RunRecorder:
             "store_dir": str(store_dir),
             "resumed": previous is not None,
             "shard": shard,
-        }
+        })
         recorder = cls(rundir, manifest, previous)
         recorder._write()
         recorder.event("run_resumed" if previous is not None else "run_started", config_hash=chash)
         return recorder
 
     @property
-    def manifest(self) -> Mapping[str, Any]:
+    def manifest(self) -> RunManifest:
         return self._manifest
 
     @property
@@ -112,7 +113,7 @@ class RunRecorder:
         return self.rundir.path
 
     def _write(self) -> None:
-        self.rundir.write_json(FILES.manifest, self._manifest)
+        write_manifest(self.rundir, self._manifest)
 
     def event(self, kind: str, **fields: Any) -> None:
         self.rundir.event(kind, **fields)
@@ -125,28 +126,37 @@ class RunRecorder:
                     protocol: Mapping[str, Any] | None = None, metric_selection: Mapping[str, str] | None = None) -> None:
         """What is evaluated: the benchmark (samples, dataset hash), the model, the rules, the metrics,
         the protocol it was generated under."""
+        manifest = self._manifest
         if source_run is not None:
-            self._manifest["source_run"] = source_run
+            manifest.source_run = source_run
         if protocol is not None:
-            self._manifest["protocol"] = dict(protocol)
+            manifest.protocol = ProtocolInfo.from_dict(protocol)
         if metric_selection is not None:
-            self._manifest["metric_selection"] = dict(metric_selection)
-        self._manifest.update(benchmark=dict(benchmark), rules=dict(rules), model=dict(model), metrics=dict(metrics))
+            manifest.metric_selection = dict(metric_selection)
+        manifest.benchmark, manifest.rules = BenchmarkInfo.from_dict(benchmark), dict(rules)
+        manifest.model, manifest.metrics = ModelInfo.from_dict(model), RunManifest.from_dict({"metrics": metrics}).metrics
         self._write()
 
     def record_model(self, entry: Mapping[str, Any]) -> None:
         """The model's identity as it stands after its ``setup()`` (which may load weights)."""
-        self._manifest["model"] = {**self._manifest.get("model", {}), **dict(entry)}
+        self._manifest.model = ModelInfo.from_dict({**self._manifest.model_info.to_dict(), **dict(entry)})
         self._write()
 
     def record_runtime(self, info: Mapping[str, Any] | None) -> None:
         """What the benchmark's runtime hook reports (how the data was obtained: timings, caches)."""
         if info:
-            self._manifest["benchmark"].setdefault("runtime", {}).update(dict(info))
+            benchmark = self._manifest.benchmark_info
+            benchmark.runtime = {**(benchmark.runtime or {}), **info}
+            self._manifest.benchmark = benchmark
             self._write()
 
     def _finish(self, status: str, **fields: Any) -> None:
-        self._manifest.update(status=status, finished_at=utc_now(), **fields)
+        self._manifest.status, self._manifest.finished_at = status, utc_now()
+        for key, value in fields.items():
+            if key in RunManifest.field_names():
+                setattr(self._manifest, key, value)
+            else:
+                self._manifest.extra[key] = value
         self._write()
 
     @contextlib.contextmanager

@@ -41,6 +41,7 @@ from wfeval.pipeline.spool import chunked
 from wfeval.report.markdown import results_markdown
 from wfeval.report.table import FailureTally, end_of_run
 from wfeval.results import build_results
+from wfeval.results.record import RunResults, write_results
 from wfeval.storage.artifacts import ArtifactStore
 from wfeval.storage.seal import event_sink
 from wfeval.storage.generations import GenerationCache
@@ -56,7 +57,7 @@ class RunSummary:
     results: dict[str, AggregateResult] = field(default_factory=dict)
     generated: int = 0
     cached: int = 0
-    document: dict = field(default_factory=dict)  # what results.json holds
+    document: RunResults = field(default_factory=RunResults)  # what results.json holds
 
 
 def run_from_config(cfg: DictConfig | RunConfig, output_dir: str | os.PathLike[str], *,
@@ -149,15 +150,15 @@ def _run(config: RunConfig, output_dir: str | os.PathLike[str], echo: bool = Tru
         recorder.event("phase_started", phase="aggregate")
         summary.results, summary.document = build_results(
             manifest=recorder.manifest, metrics=plan.metrics, table=table, rules=plan.rules,
-            required_metrics=recorder.manifest["benchmark"].get("metrics", ()),
+            required_metrics=recorder.manifest.required_metrics,
         )
         recorder.rundir.replace(PARTIAL_SAMPLES, FILES.samples)
-        recorder.rundir.write_json(FILES.results, summary.document)
+        write_results(recorder.rundir, summary.document)
         recorder.rundir.write_text(FILES.results_md, results_markdown(summary.document))
         recorder.event("phase_finished", phase="aggregate", results=len(summary.results))
         recorder.complete(generated=summary.generated, cached=summary.cached)
     if echo:
-        print(end_of_run(summary.results, summary.document, f"{recorder.manifest['model']['name']} on "
+        print(end_of_run(summary.results, summary.document, f"{recorder.manifest.model_info.name} on "
                                                             f"{plan.benchmark_id}  ({recorder.path})", failed))
     if run.report:  # report.html; a failure is an event and a warning, never a failed run
         from wfeval.report.html import write_run_report

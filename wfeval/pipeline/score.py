@@ -27,6 +27,7 @@ from wfeval.pipeline.failure import storage_fault, user_exit
 from wfeval.stats import check_bounds
 from wfeval.storage.artifacts import ArtifactError, preloaded, read_array
 from wfeval.storage.metric_rows import ResultCache, identity_value, metric_digest, metric_identity
+from wfeval.results.record import ManifestMetric, RunManifest
 from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
 from wfeval.storage.safe_io import open_nofollow
 from wfeval.utils.hashing import sha256_json
@@ -52,13 +53,13 @@ class Reuse:
     file would look current to it if this attempt died before rescoring that sample)."""
 
     def __init__(self, rundir: RunDirectory, metrics: Mapping[str, Any], records: Path,
-                 previous_manifest: Mapping[str, Any]):
+                 previous_manifest: RunManifest):
         before = {sample_id: sha256_json(row) for _, row in line_offsets(rundir.file(FILES.generations))
                   if isinstance(sample_id := request_sample_id(row), str)}  # a malformed old record: rescored
         unchanged = {sample_id for _, row in line_offsets(records)
                      if isinstance(sample_id := request_sample_id(row), str) and before.get(sample_id) == sha256_json(row)}
         del before
-        before = {m: v for m, v in (previous_manifest.get("metrics") or {}).items() if isinstance(v, Mapping)}
+        before = {m: v.to_dict() for m, v in (previous_manifest.metrics or {}).items() if isinstance(v, ManifestMetric)}
         current = {m for m, metric in metrics.items() if m in before and _same_metric(before[m], metric)}
         self.path, self.metric_ids = rundir.file(FILES.metrics), sorted(current)
         self.offsets: dict[tuple[str, str], int] = {}  # (metric id, sample id) -> its latest row

@@ -151,7 +151,7 @@ def sample_rows(pairs, per_metric: dict[str, list[MetricResult]], plan: RunPlan,
             "token_usage": None,
             "cost": result.cost,
             "trace_run_dir": str(recorder.path),
-            "run_spec_ref": f"manifest.json#config_hash={recorder.manifest['config_hash']}",
+            "run_spec_ref": f"manifest.json#config_hash={recorder.manifest.config_hash}",
             "metadata": {
                 "generation_status": result.status,
                 "generation_error": result.error,

@@ -19,6 +19,7 @@ import numpy as np
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.rebuild import MetricRecordError, build_metric_from_record
 from wfeval.results import MetricSet, resolve_aggregation
+from wfeval.results.record import Aggregate, RunManifest, RunResults, read_manifest
 from wfeval.results.sample_table import ResultTable
 from wfeval.storage.rundir import FILES, RunDirectory, line_offsets, request_sample_id
 
@@ -27,13 +28,13 @@ class StoredRunError(ValueError):
     """A run directory lacks what is needed to read it back."""
 
 
-def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, GenerationResult]], dict]:
+def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, GenerationResult]], RunManifest]:
     """The (request, result) pairs of a run (read lazily from its ``generations.jsonl``) and its
     manifest (``run.from_run``)."""
     from wfeval.pipeline.spool import stored_pairs
 
     source = RunDirectory(run_dir, create=False)
-    manifest = source.read_json(FILES.manifest)
+    manifest = read_manifest(source.path)
     pairs = stored_pairs(source.file(FILES.generations))
     if manifest is None or not len(pairs):
         raise StoredRunError(f"run.from_run: {source.path} is not a finished wfeval run "
@@ -41,13 +42,13 @@ def load_generations(run_dir: Path) -> tuple[Sequence[tuple[GenerationRequest, G
     return pairs, manifest
 
 
-def open_run(run_dir: Path) -> tuple[dict, MetricSet]:
+def open_run(run_dir: Path) -> tuple[RunManifest, MetricSet]:
     """(manifest, metrics (a :class:`~wfeval.results.MetricSet`)) of a run directory, its metrics
     rebuilt through the registry from ``.hydra/config.yaml``."""
     from omegaconf import OmegaConf
 
     rundir = RunDirectory(run_dir, create=False)
-    manifest = rundir.read_json(FILES.manifest)
+    manifest = read_manifest(run_dir)
     config = run_dir / FILES.config
     if manifest is None or not config.is_file() or not rundir.file(FILES.metrics).is_file():
         raise StoredRunError(f"{run_dir} is not a wfeval run directory "
@@ -58,10 +59,10 @@ def open_run(run_dir: Path) -> tuple[dict, MetricSet]:
         from wfeval.config.errors import yaml_error_message
 
         raise StoredRunError(f"{run_dir}: {yaml_error_message(exc) or f'cannot read {config}: {exc}'}") from None
-    return manifest, _rebuild_metrics(run_dir, cfg, manifest, list(manifest.get("metrics") or {}))
+    return manifest, _rebuild_metrics(run_dir, cfg, manifest, list(manifest.metrics or {}))
 
 
-def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
+def load_table(run_dir: Path) -> tuple[RunManifest, MetricSet, ResultTable]:
     """(manifest, metrics, the :class:`~wfeval.results.sample_table.ResultTable` of its rows) of a finished
     run, read as the run itself aggregates: a chunk of samples at a time (:class:`RowIndex`)."""
     manifest, metrics = open_run(run_dir)
@@ -69,34 +70,34 @@ def load_table(run_dir: Path) -> tuple[dict, MetricSet, ResultTable]:
     index = RowIndex(list(metrics))
     index.add_run(line_offsets(rundir.file(FILES.generations)), line_offsets(rundir.file(FILES.metrics)),
                   where=run_dir)
-    table = index.table(metrics, (manifest.get("rules") or {}).get("group_by") or (),
+    table = index.table(metrics, (manifest.rules or {}).get("group_by") or (),
                         rundir.file(FILES.generations), rundir.file(FILES.metrics))
     return manifest, metrics, table
 
 
-def rebuild_results(run_dir: Path) -> tuple[dict, MetricSet, dict, dict]:
+def rebuild_results(run_dir: Path) -> tuple[RunManifest, MetricSet, dict, RunResults]:
     """(manifest, metrics, aggregates, results document) of a finished run rebuilt from its rows
     alone, as replay does: what ``results.json`` must say (:func:`results_disagree`)."""
     from wfeval.results import build_results
 
     manifest, metrics, table = load_table(run_dir)
     results, document = build_results(
-        manifest=manifest, metrics=metrics, table=table, rules=manifest.get("rules") or {},
-        required_metrics=manifest["benchmark"].get("metrics", ()),
+        manifest=manifest, metrics=metrics, table=table, rules=manifest.rules or {},
+        required_metrics=manifest.required_metrics,
     )
     return manifest, metrics, results, document
 
 
-def results_disagree(recorded: dict, rebuilt: dict) -> list[str]:
+def results_disagree(recorded: RunResults, rebuilt: RunResults) -> list[str]:
     """Where a run's ``results.json`` (``recorded``) says other numbers than its rows (``rebuilt``):
     one line per measurement whose aggregate differs (value, interval or counts); [] when they agree."""
     out = []
-    mine, theirs = recorded.get("results") or {}, rebuilt.get("results") or {}
+    mine, theirs = recorded.results, rebuilt.results
     for measurement in sorted(set(mine) | set(theirs)):
         a, b = mine.get(measurement), theirs.get(measurement)
         if a != b:
-            said = "missing" if not isinstance(a, dict) else _short_value(a)
-            rows = "missing" if not isinstance(b, dict) else _short_value(b)
+            said = "missing" if not isinstance(a, Aggregate) else _short_value(a)
+            rows = "missing" if not isinstance(b, Aggregate) else _short_value(b)
             out.append(f"{measurement}: {said} in results.json, {rows} from metrics.jsonl")
     return out
 
@@ -123,10 +124,8 @@ def verify_entries(entries: Sequence[Any]) -> list[str]:
     return lines
 
 
-def _short_value(aggregate: dict) -> str:
-    from wfeval.results import headline
-
-    value = headline(aggregate)
+def _short_value(aggregate: Aggregate) -> str:
+    value = aggregate.value
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
@@ -213,7 +212,7 @@ def _line(handle: BinaryIO, offset: int) -> Any:
     return json.loads(handle.readline())
 
 
-def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) -> MetricSet:
+def _rebuild_metrics(run_dir: Path, cfg, manifest: RunManifest, metric_ids: list[str]) -> MetricSet:
     """The run's metrics through the registry (never a target from the folder), with the
     aggregation the run recorded for each. A metric whose recorded options name code (a user's
     locator) is rebuilt without them, to aggregate its stored rows (the code is not run); its
@@ -225,8 +224,8 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
     metrics, aggregation, stand_ins = {}, {}, {}
     try:
         for m in metric_ids:
-            recorded = manifest["metrics"][m] or {}
-            node_id = str(recorded.get("node") or m)  # a measurement of a metric serving several: its node
+            recorded = (manifest.metrics or {})[m]
+            node_id = str(recorded.node or m)  # a measurement of a metric serving several: its node
             if node_id not in (cfg.get("metric") or {}):
                 raise MetricRecordError(
                     f"metric {node_id!r}: .hydra/config.yaml does not record its config (a run made before every "
@@ -234,7 +233,7 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
                     "files, which may differ from what the run scored with")
             node = to_plain(cfg.metric[node_id])
             left_out: list[str] = []
-            built = build_metric_from_record(node_id, node, target=recorded.get("class"), code_left_out=left_out)
+            built = build_metric_from_record(node_id, node, target=recorded.metric_class, code_left_out=left_out)
             try:
                 metrics[m] = measurements_of(node_id, built)[m]
             except (KeyError, ValueError):
@@ -242,10 +241,10 @@ def _rebuild_metrics(run_dir: Path, cfg, manifest: dict, metric_ids: list[str]) 
                                         f"serve the measurement {m!r} the run recorded") from None
             if left_out:
                 version = str(getattr(metrics[m], "version", ""))
-                if str(recorded.get("version")) != version:
+                if str(recorded.version) != version:
                     raise MetricRecordError(
                         f"metric {m!r}: its option {left_out[0]}, which is not run from a folder, and its "
-                        f"recorded version {recorded.get('version')!r} is not this wfeval's {version!r}: its "
+                        f"recorded version {recorded.version!r} is not this wfeval's {version!r}: its "
                         "rows cannot be verified by their recorded identity")
                 stand_ins[m] = tuple(left_out)
             try:

@@ -1,13 +1,13 @@
-"""Flat rows from results.json documents: what export, compare and the Markdown report share."""
+"""Flat rows from a run's results (:class:`~wfeval.results.record.RunResults`): what export,
+compare and the Markdown report share."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from wfeval.report.units import short_unit
-from wfeval.results import headline
+from wfeval.results.record import ProtocolInfo, RunResults, read_results
 from wfeval.storage.rundir import FILES
 
 ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", "ci_high", "ci_method",
@@ -15,19 +15,10 @@ ROW_FIELDS = ("run_id", "model", "benchmark", "measurement", "value", "ci_low", 
               "protocol", "unit")
 
 
-def protocol_label(document: dict[str, Any]) -> str:
+def protocol_label(protocol: ProtocolInfo | None) -> str:
     """The protocol a run was generated under, with its policy (``closed_loop(random)``) or planner
-    method: results of different protocols measure different things and are never ranked together."""
-    record = document.get("protocol") or {}
-    label = str(record.get("name") or "open_loop")
-    policy = record.get("policy")
-    if isinstance(policy, dict) and policy.get("_target_"):
-        short = str(policy["_target_"]).rsplit(".", 1)[-1].removesuffix("Policy").lower() or "policy"
-        label += f"({short})"
-    planner = record.get("planner")
-    if isinstance(planner, dict) and planner.get("method"):
-        label += f"({planner['method']})"
-    return label
+    method (:attr:`ProtocolInfo.label`); open loop where none is recorded."""
+    return (protocol if protocol is not None else ProtocolInfo()).label
 
 
 def find_results(paths: Iterable[str | Path]) -> list[Path]:
@@ -47,38 +38,36 @@ def find_results(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load_document(path: Path) -> dict[str, Any]:
-    """A run's results.json as it is written (its folder is the caller's to keep: ``Entry.run_dir``)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def load_document(path: Path) -> RunResults:
+    """A run's results.json (:func:`~wfeval.results.record.read_results`; its folder is the
+    caller's to keep: ``Entry.run_dir``)."""
+    results = read_results(path)
+    if results is None:
+        raise FileNotFoundError(f"{path}: no results.json")
+    return results
 
 
-def coverage(agg: dict[str, Any]) -> float | None:
-    """n_valid / n_total of an aggregate (None for an empty one): the share of samples its value rests on."""
-    total = agg.get("n_total") or 0
-    return agg.get("n_valid", 0) / total if total else None
-
-
-def rows(document: dict[str, Any], run_dir: str | Path | None = None) -> Iterator[dict[str, Any]]:
-    eligible = (document.get("evidence") or {}).get("eligible")
-    for measurement, agg in document["results"].items():
-        ci = agg.get("confidence_interval") or {}
+def rows(document: RunResults, run_dir: str | Path | None = None) -> Iterator[dict[str, Any]]:
+    eligible = document.evidence.eligible
+    for measurement, agg in document.results.items():
+        info = document.info(measurement)
         yield {
-            "run_id": document["run_id"],
-            "model": document["model"]["name"],
-            "benchmark": document["benchmark"]["id"],
+            "run_id": document.run_id,
+            "model": document.model.name,
+            "benchmark": document.benchmark.id,
             "measurement": measurement,
-            "value": headline(agg),
-            "ci_low": ci.get("low"),
-            "ci_high": ci.get("high"),
-            "ci_method": ci.get("method"),
-            "n_valid": agg["n_valid"],
-            "n_total": agg["n_total"],
-            "n_skipped": agg["n_skipped"],
-            "coverage": coverage(agg),
-            "valid": agg["valid"],
-            "higher_is_better": (document.get("metrics") or {}).get(measurement, {}).get("higher_is_better"),
+            "value": agg.value,
+            "ci_low": agg.ci_low,
+            "ci_high": agg.ci_high,
+            "ci_method": agg.ci_method,
+            "n_valid": agg.n_valid,
+            "n_total": agg.n_total,
+            "n_skipped": agg.n_skipped,
+            "coverage": agg.coverage,
+            "valid": agg.valid,
+            "higher_is_better": info.higher_is_better,
             "eligible": eligible,
             "run_dir": None if run_dir is None else str(run_dir),
-            "protocol": protocol_label(document),
-            "unit": short_unit(((document.get("metrics") or {}).get(measurement) or {}).get("unit")),
+            "protocol": document.protocol.label,
+            "unit": short_unit(info.unit),
         }

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from wfeval.config.run_config import RESULT_NEUTRAL_RUN_KEYS
-from wfeval.report.rows import find_results, load_document, protocol_label
+from wfeval.report.rows import find_results, load_document
+from wfeval.results.record import OPEN_LOOP, Aggregate, RunResults
 from wfeval.storage.rundir import FILES
 
 COLUMN_KEYS = ("benchmark", "task", "protocol", "policy", "run.limit", "run.shard")
@@ -27,36 +28,40 @@ DEFAULT_TASK = "action_video"
 
 @dataclass
 class Entry:
-    """One run: its results.json (None when it has none: a failed run), folder and config choices."""
+    """One run: its results (None when it has none: a failed run), folder and config choices."""
 
-    document: dict[str, Any] | None
+    document: RunResults | None
     run_dir: Path | None = None
     overrides: list[str] | None = None
     task: str | None = None
     model_name: str = "?"
     benchmark: str = ""
-    protocol: str = "open_loop"
+    protocol: str = OPEN_LOOP
     status: str = "completed"
     error: str | None = None
     run_id: str = ""
     model_key: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # what a caller attaches (the report: its RunData)
 
+    def __post_init__(self) -> None:
+        if self.document is not None and not isinstance(self.document, RunResults):  # results given as data
+            self.document = RunResults.from_dict(self.document)
+
     @classmethod
-    def of_document(cls, document: dict[str, Any], run_dir: Path | None = None, **kw: Any) -> "Entry":
-        model = document.get("model") or {}
-        return cls(document, run_dir=run_dir, model_name=str(model.get("name") or "?"),
-                   benchmark=str((document.get("benchmark") or {}).get("id") or ""),
-                   protocol=protocol_label(document), run_id=str(document.get("run_id") or ""),
-                   model_key=str(model.get("key") or ""), **kw)
+    def of_document(cls, document: RunResults | Mapping[str, Any], run_dir: Path | None = None, **kw: Any) -> "Entry":
+        if not isinstance(document, RunResults):
+            document = RunResults.from_dict(document)
+        return cls(document, run_dir=run_dir, model_name=document.model_name, benchmark=document.benchmark_id,
+                   protocol=document.protocol.label, run_id=str(document.run_id or ""),
+                   model_key=str(document.model.key or ""), **kw)
 
     @property
     def folder(self) -> str:
         return self.run_dir.name if self.run_dir is not None else self.run_id
 
     @property
-    def results(self) -> dict[str, Any]:
-        return (self.document or {}).get("results") or {}
+    def results(self) -> dict[str, Aggregate]:
+        return self.document.results if self.document is not None else {}
 
 
 def read_hydra(run_dir: Path) -> tuple[list[str] | None, str | None]:
@@ -124,6 +129,6 @@ def column_key(entry: Entry) -> str:
     key = entry.benchmark or "?"
     if entry.task and entry.task != DEFAULT_TASK:
         return f"{key}/{entry.task}"
-    if entry.protocol != "open_loop":
+    if entry.protocol != OPEN_LOOP:
         return f"{key}@{entry.protocol}"
     return key

@@ -10,6 +10,7 @@ from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.units import with_unit
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
+from wfeval.results.record import Evidence, RunResults
 
 MAX_REASONS = 3  # distinct failure reasons printed for the model, and for the metrics
 REASON_WIDTH = 200
@@ -104,14 +105,16 @@ def distribution_warning(diagnostics: Mapping[str, object]) -> str:
     return ""
 
 
-def evidence_line(evidence: Mapping[str, object], n_samples: int | None = None) -> str:
+def evidence_line(evidence: Evidence | Mapping[str, object], n_samples: int | None = None) -> str:
     """One line saying whether the result counts for the benchmark, and why not (reasons grouped:
     :func:`wfeval.results.evidence.grouped_reasons`); a run on part of the benchmark's metrics is
     not assessed (``missing_metrics``), which says so rather than a bare "no"."""
-    if evidence.get("eligible"):
+    if not isinstance(evidence, Evidence):
+        evidence = Evidence.from_dict(evidence)
+    if evidence.eligible:
         return "eligible: yes (meets the benchmark's evidence rules)"
     reasons = grouped_reasons(evidence, n_samples)
-    missing = list(evidence.get("missing_metrics") or [])  # type: ignore[call-overload]
+    missing = list(evidence.missing_metrics or [])
     if missing:
         others = [r for r in reasons if not r.endswith(": required by the benchmark but not evaluated")]
         return (f"eligible: not assessed for eligibility: metrics {', '.join(missing)} missing (the benchmark's "
@@ -167,16 +170,15 @@ def failure_lines(generation: FailureTally, results: Mapping[str, AggregateResul
     return lines
 
 
-def end_of_run(results: Mapping[str, AggregateResult], document: Mapping[str, object], title: str,
+def end_of_run(results: Mapping[str, AggregateResult], document: RunResults, title: str,
                generation: FailureTally) -> str:
     """What a run prints when it ends: the table (units from the document), why samples failed,
     the eligibility line."""
     from wfeval.report.units import unit_of
 
-    units = {m: unit_of(document, m) for m in results}  # type: ignore[arg-type]
-    n_samples = int(((document.get("benchmark") or {}).get("n_samples")  # type: ignore[union-attr]
-                     or max((a.n_total for a in results.values()), default=0)))
+    units = {m: unit_of(document, m) for m in results}
+    n_samples = int(document.benchmark.n_samples or max((a.n_total for a in results.values()), default=0))
     lines = [results_table(results, title=title, units=units),
              *failure_lines(generation, results, n_samples),
-             evidence_line(document["evidence"], n_samples)]  # type: ignore[arg-type]
+             evidence_line(document.evidence, n_samples)]
     return "\n".join(lines)

@@ -7,9 +7,10 @@ and nothing for a dimensionless value (fractions, indices, scores, FVD).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from wfeval.report.numbers import EN_DASH, HYPHEN
+from wfeval.results.record import RunResults
 
 DIMENSIONLESS = ("fraction", "score", "index", "fvd", "ratio", "share", "rate")
 SHORT = {"levels^2": "levels²", "× real time": "× real time", "real steps": "steps"}
@@ -28,10 +29,9 @@ def short_unit(unit: Any) -> str:
     return SHORT.get(head, head)
 
 
-def unit_of(document: Mapping[str, Any] | None, measurement: str) -> str:
-    """The short unit of a measurement of a results.json document ("" when it declares none)."""
-    info = ((document or {}).get("metrics") or {}).get(measurement) or {}
-    return short_unit(info.get("unit"))
+def unit_of(document: RunResults | None, measurement: str) -> str:
+    """The short unit of a measurement of a run's results ("" when it declares none)."""
+    return short_unit(document.info(measurement).unit) if document is not None else ""
 
 
 def with_unit(text: str, unit: str) -> str:

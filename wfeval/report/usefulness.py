@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from wfeval.results.record import Aggregate, RunResults
 from wfeval.storage.rundir import FILES
 
 TARGETS = ("goal_success", "policy_rank_correlation")
@@ -57,12 +58,6 @@ def _model_config(run_dir: str | None) -> Any:
         return None
 
 
-def _protocol(document: Mapping[str, Any]) -> str:
-    from wfeval.report.rows import protocol_label  # the label the leaderboards use
-
-    return protocol_label(dict(document))
-
-
 def _groups() -> dict[str, tuple[str, ...]]:
     from wfeval.metrics.selection import metric_groups
 
@@ -78,37 +73,35 @@ def _is_quality(metric_id: str, groups: Mapping[str, Sequence[str]]) -> bool:
         set(groups.get(metric_id, ())) & set(NOT_QUALITY_GROUPS))
 
 
-def collect(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None,
+def collect(documents: Iterable[RunResults], run_dirs: Iterable[Any] | None = None,
             ) -> tuple[dict[str, dict[str, Any]], dict[str, bool | None]]:
     """(model key -> {"label", "values": {measure key: value}}, measure key -> higher is better);
     ``run_dirs``: each document's run folder (its recorded model config tells models apart)."""
     from itertools import repeat
 
-    from wfeval.results.aggregation import headline
-
     models: dict[str, dict[str, Any]] = {}
     directions: dict[str, bool | None] = {}
     for doc, run_dir in zip(documents, repeat(None) if run_dirs is None else run_dirs):
-        name = str((doc.get("model") or {}).get("name") or "?")
+        name = doc.model_name
         config = _model_config(None if run_dir is None else str(run_dir))
         digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
         key = name if config is None else f"{name}/{digest}"
         entry = models.setdefault(key, {"name": name, "values": {}})
-        protocol = _protocol(doc)
-        for measurement, agg in (doc.get("results") or {}).items():
-            value = headline(agg) if isinstance(agg, Mapping) else None
+        protocol = doc.protocol.label  # the label the leaderboards use
+        for measurement, agg in doc.results.items():
+            value = agg.value if isinstance(agg, Aggregate) else None
             if value is None:
                 continue
             key_m = f"{protocol}:{measurement}"
             entry["values"][key_m] = float(value)
-            directions[key_m] = ((doc.get("metrics") or {}).get(measurement) or {}).get("higher_is_better")
+            directions[key_m] = doc.info(measurement).higher_is_better
     names = [m["name"] for m in models.values()]
     for key, entry in models.items():  # one label per model; the config hash only where names repeat
         entry["label"] = entry["name"] if names.count(entry["name"]) == 1 else key
     return models, directions
 
 
-def usefulness(documents: Iterable[Mapping[str, Any]], *, run_dirs: Iterable[Any] | None = None,
+def usefulness(documents: Iterable[RunResults], *, run_dirs: Iterable[Any] | None = None,
                n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> UsefulnessTable:
     from wfeval.functional.ranking import spearman
 
@@ -189,7 +182,7 @@ def write_usefulness(table: UsefulnessTable, folder: Path) -> tuple[Path, Path]:
             write_output(sheet, csv_text(header, body)))
 
 
-def section(documents: Iterable[Mapping[str, Any]], run_dirs: Iterable[Any] | None = None) -> dict[str, Any] | None:
+def section(documents: Iterable[RunResults], run_dirs: Iterable[Any] | None = None) -> dict[str, Any] | None:
     """What the HTML report shows (None when no usefulness measure has enough models)."""
     table = usefulness(documents, run_dirs=run_dirs)
     if not table:

@@ -24,7 +24,7 @@ prior's). Rater names are shown as one inert line (:func:`wfeval.report.escape.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from wfeval.report.runs import Entry, column_key
 from wfeval.report.vote_tables import agreement_table, notes, ratings_table, render_text, section  # noqa: F401
+from wfeval.results.record import Aggregate, MeasurementInfo
 from wfeval.storage.rundir import FILES
 from wfeval.storage.votes import Vote, read_votes
 
@@ -143,8 +144,8 @@ def _kappa(kept: Sequence[tuple[Vote, Entry, Entry]]) -> dict[str, Any] | None:
 def _measures(entries: Sequence[Entry]) -> dict[str, bool]:
     out: dict[str, bool] = {}
     for e in entries:
-        for measurement, info in ((e.document or {}).get("metrics") or {}).items():
-            higher = (info or {}).get("higher_is_better")
+        for measurement, info in (e.document.metrics if e.document is not None else {}).items():
+            higher = info.higher_is_better
             if isinstance(higher, bool) and measurement.rsplit(".", 1)[-1] not in NOT_QUALITY_IDS:
                 out.setdefault(measurement, higher)
     return out
@@ -154,7 +155,6 @@ def _agreement(kept, entries, elo, level) -> list[dict[str, Any]]:
     from scipy.stats import kendalltau
 
     from wfeval.report.paired.samples import read_rows
-    from wfeval.results.aggregation import headline
     from wfeval.stats.summary import wilson_interval
 
     directions = _measures(entries)
@@ -172,7 +172,7 @@ def _agreement(kept, entries, elo, level) -> list[dict[str, Any]]:
                 continue
             va = values[a.run_id][measurement].get(vote.sample_id)
             vb = values[b.run_id][measurement].get(vote.sample_id)
-            if va is None or vb is None or (a.document or {}).get("results", {}).get(measurement) is None:
+            if va is None or vb is None or measurement not in a.results:
                 continue
             if va == vb:
                 tied += 1
@@ -182,7 +182,8 @@ def _agreement(kept, entries, elo, level) -> list[dict[str, Any]]:
             agree += prefers == vote.choice
         per_model: dict[str, float] = {}
         for e in runs.values():
-            value = headline((e.results or {}).get(measurement) or {})
+            agg = e.results.get(measurement)
+            value = agg.value if agg is not None else None
             if value is not None:
                 per_model[model_id(e)] = float(value) if higher else -float(value)
         both = [m for m in per_model if m in elo]
@@ -252,11 +253,11 @@ def add_column(board, s: ArenaSummary | None) -> None:
                 continue
             value, low, high, n = s.elo[model_id(entry)]
             measurement = column.measurement("arena")
-            entry.document = {**entry.document, "results": {**entry.results, measurement: {
-                "valid": True, "diagnostics": {"value": round(value)}, "n_valid": n, "n_total": n,
-                "confidence_interval": {"low": round(low), "high": round(high), "method": "bootstrap"}}},
-                "metrics": {**(entry.document.get("metrics") or {}), measurement: {
-                    "higher_is_better": True, "unit": "Elo", "family": "people", "bounds": [None, None]}}}
+            entry.document = replace(entry.document, results={**entry.results, measurement: Aggregate(
+                valid=True, diagnostics={"value": round(value)}, n_valid=n, n_total=n,
+                confidence_interval={"low": round(low), "high": round(high), "method": "bootstrap"})},
+                metrics={**entry.document.metrics, measurement: MeasurementInfo(
+                    higher_is_better=True, unit="Elo", family="people", bounds=[None, None])})
 
 
 def on_board(board, entries: Sequence[Entry]) -> ArenaSummary | None:

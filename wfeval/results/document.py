@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
 from wfeval.results.aggregation import Aggregation, headline
 from wfeval.results.evidence import evidence_gate
+from wfeval.results.record import RunManifest, RunResults
 from wfeval.results.sample_table import ResultTable
 from wfeval.results.scorecard import scorecard
 from wfeval.storage.rundir import RUN_FORMAT_VERSION
@@ -78,7 +79,7 @@ def display_fields(metric: Any) -> dict[str, Any]:
 
 def build_results(
     *,
-    manifest: Mapping[str, Any],
+    manifest: RunManifest | Mapping[str, Any],
     metrics: Mapping[str, Any],
     per_metric: Mapping[str, Sequence[MetricResult]] | None = None,
     requests: Sequence[GenerationRequest] = (),
@@ -86,15 +87,17 @@ def build_results(
     aggregation: Mapping[str, Aggregation | None] | None = None,
     required_metrics: Sequence[str] = (),
     table: ResultTable | None = None,
-) -> tuple[dict[str, AggregateResult], dict[str, Any]]:
-    """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the results.json document.
+) -> tuple[dict[str, AggregateResult], RunResults]:
+    """The aggregates (keyed ``<benchmark_id>.<metric_id>``) and the run's results (results.json).
 
     The samples come as lists (``per_metric`` rows and ``requests``) or as the
     :class:`~wfeval.results.sample_table.ResultTable` a streaming run filled; both give the same document."""
+    if not isinstance(manifest, RunManifest):
+        manifest = RunManifest.from_dict(manifest)
     if table is None:
         table = ResultTable.of_rows(metrics, per_metric or {}, requests, rules.get("group_by") or (), aggregation)
     # ``runtime`` says how this process got the data (recorded or cached, timings): not a result
-    benchmark = {k: v for k, v in manifest["benchmark"].items() if k != "runtime"}
+    benchmark = {k: v for k, v in manifest.benchmark_info.to_dict().items() if k != "runtime"}
     ns = benchmark["id"]
     by_metric = {m: table.aggregate(m) for m in table.ids}
     versions = {m: str(metrics[m].version) for m in metrics}
@@ -107,21 +110,21 @@ def build_results(
         required_metrics=required_metrics,
     )
     group_slices = table.slices()
+    selection = dict(manifest.metric_selection or {})
     document = {
         "schema_version": RUN_FORMAT_VERSION,
-        "run_id": manifest["run_id"],
-        "config_hash": manifest["config_hash"],
+        "run_id": manifest.run_id,
+        "config_hash": manifest.config_hash,
         "benchmark": benchmark,
-        "model": manifest["model"],
-        "protocol": manifest.get("protocol") or {"name": "open_loop", "driver": "open_loop"},
+        "model": manifest.model_info.to_dict(),
+        "protocol": manifest.protocol_info.to_dict(),
         "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m],
-                                  **({"selected_by": manifest["metric_selection"][m]}
-                                     if m in (manifest.get("metric_selection") or {}) else {}),
+                                  **({"selected_by": selection[m]} if m in selection else {}),
                                   **display_fields(metrics[m])} for m in metrics},
-        "metric_selection": dict(manifest.get("metric_selection") or {}),
+        "metric_selection": selection,
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
         "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},
         "scorecard": card,
         "evidence": evidence,
     }
-    return {f"{ns}.{m}": a for m, a in by_metric.items()}, document
+    return {f"{ns}.{m}": a for m, a in by_metric.items()}, RunResults.from_dict(document)

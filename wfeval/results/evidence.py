@@ -86,12 +86,15 @@ _METRIC_REASON = re.compile(r"^([A-Za-z0-9_.\-]+): (.+)$")
 _TOO_FEW = re.compile(r"^(\d+) valid samples < required (\d+)$")
 
 
-def grouped_reasons(evidence: Mapping[str, Any], n_samples: int | None = None) -> list[str]:
+def grouped_reasons(evidence: "Evidence | Mapping[str, Any]", n_samples: int | None = None) -> list[str]:
     """The reasons of an evidence verdict as shown to a person: reasons that differ only in their
     metric become one line (``psnr, ssim: 8 valid samples < required 32``), and a run on fewer
     samples than the pinned dataset (``benchmark.num_samples`` / ``run.limit``: every sample
     valid, just too few, and the dataset hash differs) is one reason that says so."""
-    reasons = [str(r) for r in evidence.get("reasons") or []]
+    from wfeval.results.record import Evidence
+
+    listed = evidence.reasons if isinstance(evidence, Evidence) else evidence.get("reasons")
+    reasons = [str(r) for r in listed or []]
     groups: dict[str, list[str]] = {}
     others: list[str] = []
     for reason in reasons:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from wfeval.results.aggregation import headline
+from wfeval.results.record import Aggregate, RunResults
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,18 @@ class Measurement:
         return None if self.low is None and self.high is None else (self.low, self.high)
 
     @classmethod
-    def from_aggregate(cls, measurement_id: str, aggregate: Mapping[str, Any]) -> "Measurement":
-        ci = aggregate.get("confidence_interval") or {}
-        n_valid, n_total = int(aggregate.get("n_valid", 0)), int(aggregate.get("n_total", 0))
-        coverage = (aggregate.get("diagnostics") or {}).get("coverage")
+    def from_aggregate(cls, measurement_id: str, aggregate: Aggregate | Mapping[str, Any]) -> "Measurement":
+        """The measurement of one aggregate of a run's results (a results.json row)."""
+        if not isinstance(aggregate, Aggregate):
+            aggregate = Aggregate.from_dict(aggregate)
+        n_valid, n_total = int(aggregate.n_valid or 0), int(aggregate.n_total or 0)
+        coverage = (aggregate.diagnostics or {}).get("coverage")
         if coverage is None and n_total:
             coverage = n_valid / n_total
-        return cls(id=measurement_id, value=headline(aggregate), low=ci.get("low"), high=ci.get("high"),
-                   n_valid=n_valid, n_total=n_total, n_skipped=int(aggregate.get("n_skipped", 0)),
-                   coverage=coverage, valid=bool(aggregate.get("valid")), interval_method=ci.get("method"),
-                   skip_breakdown=dict(aggregate.get("skip_breakdown") or {}),
-                   stats=dict(aggregate.get("raw_stats") or {}))
+        return cls(id=measurement_id, value=aggregate.value, low=aggregate.ci_low, high=aggregate.ci_high,
+                   n_valid=n_valid, n_total=n_total, n_skipped=int(aggregate.n_skipped or 0),
+                   coverage=coverage, valid=bool(aggregate.valid), interval_method=aggregate.ci_method,
+                   skip_breakdown=dict(aggregate.skip_breakdown or {}), stats=dict(aggregate.raw_stats or {}))
 
     def __str__(self) -> str:
         value = "n/a" if self.value is None else f"{self.value:.6g}"
@@ -56,14 +57,20 @@ class Measurement:
 
 
 class Results(Mapping[str, Measurement]):
-    """Measurement id → :class:`Measurement`, plus the run folder and the whole results.json."""
+    """Measurement id → :class:`Measurement`, plus the run folder, its typed results (``record``,
+    a :class:`~wfeval.results.record.RunResults`) and the whole results.json (``document``)."""
 
-    def __init__(self, document: Mapping[str, Any], run_dir: str | Path, generated: int = 0, cached: int = 0):
-        self.document = dict(document)
+    def __init__(self, document: RunResults | Mapping[str, Any], run_dir: str | Path, generated: int = 0,
+                 cached: int = 0):
+        self.record = document if isinstance(document, RunResults) else RunResults.from_dict(document)
         self.run_dir = Path(run_dir)
         self.generated, self.cached = generated, cached  # samples the model generated / served from the cache
-        self._measurements = {k: Measurement.from_aggregate(k, v)
-                              for k, v in (self.document.get("results") or {}).items()}
+        self._measurements = {k: Measurement.from_aggregate(k, v) for k, v in self.record.results.items()}
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The run's results.json as plain data (what the file holds)."""
+        return self.record.to_dict()
 
     def __getitem__(self, key: str) -> Measurement:
         try:
@@ -84,12 +91,12 @@ class Results(Mapping[str, Measurement]):
     @property
     def eligible(self) -> bool:
         """Whether the run meets the benchmark's evidence rules (``evidence.reasons`` says why not)."""
-        return bool((self.document.get("evidence") or {}).get("eligible"))
+        return bool(self.record.evidence.eligible)
 
     @property
     def score(self) -> float | None:
         """The benchmark scorecard's overall score, when it has one."""
-        return (self.document.get("scorecard") or {}).get("score")
+        return self.record.scorecard.score
 
     def __repr__(self) -> str:
         lines = [f"Results({self.run_dir}, generated={self.generated}, cached={self.cached})"]

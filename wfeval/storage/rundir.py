@@ -1,7 +1,9 @@
 """The run directory: every file a run writes, appended or replaced atomically as it goes.
 
 :data:`FILES` names every file of a run folder (format version :data:`RUN_FORMAT_VERSION`,
-documented in docs/run-directory.md) and of a sweep folder; no other module spells a name. A run
+documented in docs/run-directory.md) and of a sweep folder; no other module spells a name
+(``manifest.json`` and ``results.json`` are read and written as typed records by
+:mod:`wfeval.results.record`). A run
 folder is data anyone could have written: no file of it is written through a symbolic link
 (:mod:`wfeval.storage.safe_io`; :func:`check_no_links` before anything is written).
 """
@@ -226,10 +228,6 @@ class RunDirectory:
 
     def write_text(self, name: str, text: str) -> None:
         atomic_write_bytes(self.file(name), text.encode("utf-8"))
-
-    def read_json(self, name: str) -> dict | None:
-        path = self.file(name)
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def append(self, name: str, row: Mapping[str, Any]) -> None:
         """Append one JSON line and flush it, so a kill loses at most the line being written."""

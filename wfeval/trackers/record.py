@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from wfeval.report.rows import load_document, rows
+from wfeval.report.rows import rows
+from wfeval.results.record import RunResults, read_manifest, read_results
 from wfeval.storage.rundir import FILES
 
 COUNT_FIELDS = ("ci_low", "ci_high", "n_valid", "n_total", "n_skipped", "coverage")
@@ -46,20 +47,20 @@ class RunRecord:
         return self.status == "completed"
 
 
-def measurement_values(document: Mapping[str, Any]) -> dict[str, float]:
-    """Flat numbers of a results.json document: each measurement's value, interval and counts."""
+def measurement_values(document: RunResults) -> dict[str, float]:
+    """Flat numbers of a run's results: each measurement's value, interval and counts."""
     out: dict[str, float] = {}
-    for row in rows(dict(document)):
+    for row in rows(document):
         key = row["measurement"]
         if isinstance(row["value"], (int, float)) and not isinstance(row["value"], bool):
             out[f"{key}/value"] = float(row["value"])
         for name in COUNT_FIELDS:
             if isinstance(row[name], (int, float)) and not isinstance(row[name], bool):
                 out[f"{key}/{name}"] = float(row[name])
-    score = (document.get("scorecard") or {}).get("score")
+    score = document.scorecard.score
     if isinstance(score, (int, float)):
         out["score"] = float(score)
-    eligible = (document.get("evidence") or {}).get("eligible")
+    eligible = document.evidence.eligible
     if isinstance(eligible, bool):
         out["eligible"] = 1.0 if eligible else 0.0
     return out
@@ -73,23 +74,27 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
               sweep_dir: Path | None = None, name: str | None = None) -> RunRecord:
     """The record of a run folder (its own ``.hydra/`` files give the config when none is passed)."""
     run_dir = Path(run_dir)
-    manifest = _json(run_dir / FILES.manifest)
-    document = load_document(run_dir / FILES.results) if (run_dir / FILES.results).is_file() else None
+    try:
+        manifest = read_manifest(run_dir)
+    except (OSError, ValueError):  # unreadable: the run is shown as one without a manifest
+        manifest = None
+    status = str(manifest.status or "missing") if manifest is not None else "missing"
+    document = read_results(run_dir)
     if config is None:
         config = _yaml(run_dir / FILES.config)
     if overrides is None:
         overrides = [str(o) for o in (_yaml(run_dir / FILES.overrides) or [])]
-    tags = {"wfeval.run_dir": str(run_dir.resolve()), "wfeval.status": str(manifest.get("status", "missing"))}
+    tags = {"wfeval.run_dir": str(run_dir.resolve()), "wfeval.status": status}
     if document is not None:
-        tags.update({"wfeval.model": str(document["model"]["name"]),
-                     "wfeval.benchmark": str(document["benchmark"]["id"]),
-                     "wfeval.protocol": str((document.get("protocol") or {}).get("name", "open_loop")),
-                     "wfeval.config_hash": str(document.get("config_hash", "")),
-                     "wfeval.eligible": str((document.get("evidence") or {}).get("eligible"))})
+        tags.update({"wfeval.model": str(document.model.name),
+                     "wfeval.benchmark": str(document.benchmark.id),
+                     "wfeval.protocol": str(document.protocol.name),
+                     "wfeval.config_hash": str(document.config_hash or ""),
+                     "wfeval.eligible": str(document.evidence.eligible)})
     if sweep_dir is not None:
         tags["wfeval.sweep"] = str(Path(sweep_dir).resolve())
-    if manifest.get("shard"):  # a shard's numbers cover part of the benchmark: say so
-        shard = manifest["shard"]
+    if manifest is not None and manifest.shard:  # a shard's numbers cover part of the benchmark: say so
+        shard = manifest.shard
         tags["wfeval.shard"] = shard if isinstance(shard, str) else json.dumps(shard)
     if overrides:
         tags["wfeval.overrides"] = " ".join(overrides)
@@ -97,7 +102,7 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
         run_dir=run_dir, name=name or run_dir.name,
         experiment=sweep_experiment(Path(sweep_dir)) if sweep_dir is not None else DEFAULT_EXPERIMENT,
         sweep=Path(sweep_dir).name if sweep_dir is not None else None,
-        status=str(manifest.get("status", "missing")), error=manifest.get("error"),
+        status=status, error=manifest.error if manifest is not None else None,
         config=dict(config or {}), overrides=list(overrides or []), tags=tags,
         metrics=measurement_values(document) if document is not None else {},
         measurements=list(rows(document, run_dir)) if document is not None else [],
@@ -136,14 +141,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /:]")
 def safe_key(key: str) -> str:
     """A key MLflow and TensorBoard accept: letters, digits, ``_ - . / : space``; others become ``_``."""
     return _UNSAFE.sub("_", key)
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _yaml(path: Path) -> Any:

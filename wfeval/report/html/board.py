@@ -12,6 +12,7 @@ from typing import Any
 from wfeval.report.html import charts
 from wfeval.report.html.values import fmt
 from wfeval.report.leaderboard import Board, Column, Row
+from wfeval.results.record import Aggregate
 
 
 def row_color(board: Board, row: Row) -> str:
@@ -24,10 +25,10 @@ def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]
     if cell.value is None:
         return {"text": cell.text, "sort": "", "title": cell.missing or cell.text, "cls": "missing",
                 "interval": "", "coverage": ""}
-    agg = board.aggregate(row, column, metric) or {}
-    ci, diag = agg.get("confidence_interval") or {}, agg.get("diagnostics") or {}
+    agg = board.aggregate(row, column, metric) or Aggregate()
+    ci, diag = agg.confidence_interval or {}, agg.diagnostics or {}
     coverage = diag.get("coverage", cell.n_valid / cell.n_total if cell.n_total else 0.0)
-    breakdown = "; ".join(f"{n}× {reason}" for reason, n in (agg.get("skip_breakdown") or {}).items())
+    breakdown = "; ".join(f"{n}× {reason}" for reason, n in (agg.skip_breakdown or {}).items())
     title = (f"{ci.get('method', 'no')} interval at {ci.get('level', '')}; {cell.n_valid}/{cell.n_total} valid, "
              f"coverage {fmt(coverage, 3)}" + (f"; not scored: {breakdown}" if breakdown else ""))
     short = cell.n_total and cell.n_valid < cell.n_total

@@ -14,12 +14,14 @@ from typing import Any, Mapping
 
 from wfeval.report.html import charts
 from wfeval.report.html.load import RunData
+from wfeval.report.html.values import aggregate_of
+from wfeval.results.record import Aggregate
 from wfeval.report.numbers import number
 
 
-def _curve(agg: Mapping[str, Any] | None) -> tuple[list[int], list[float], list[float], list[float]] | None:
+def _curve(agg: Aggregate | None) -> tuple[list[int], list[float], list[float], list[float]] | None:
     """(buckets, means, lows, highs) of an aggregate's curve over the gap; None without one."""
-    diagnostics = (agg or {}).get("diagnostics") or {}
+    diagnostics = (agg.diagnostics if agg is not None else None) or {}
     curve = diagnostics.get("curve")
     if not isinstance(curve, Mapping) or not curve:
         return None
@@ -43,12 +45,12 @@ def gap_charts(runs: list[RunData], measurements: list[str]) -> list[dict[str, A
     for m in measurements:
         curves, over, unit = [], "gap", ""
         for run in runs:
-            agg = ((run.results or {}).get("results") or {}).get(m)
+            agg = aggregate_of(run, m)
             found = _curve(agg)
-            if found is None:
+            if agg is None or found is None:
                 continue
-            over = str(((agg or {}).get("diagnostics") or {}).get("curve_over") or over)
-            unit = str((((run.results or {}).get("metrics") or {}).get(m) or {}).get("unit") or unit)
+            over = str((agg.diagnostics or {}).get("curve_over") or over)
+            unit = str((run.results.info(m).unit if run.results is not None else None) or unit)
             buckets, mean, low, high = found
             curves.append(charts.Curve(run.label, [math.log2(b) for b in buckets], mean, low, high, run.color))
         if curves:

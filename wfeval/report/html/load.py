@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 from wfeval.api import ArtifactRef
 from wfeval.report.html.digest import Generations, Samples, Steps, read_metrics
 from wfeval.report.runs import read_hydra
+from wfeval.results.record import RunManifest, RunResults, read_run_record
 from wfeval.storage import rundir
 from wfeval.storage.rundir import FILES
 
@@ -25,13 +26,6 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """The object rows of a run file (torn lines skipped by :func:`wfeval.storage.rundir.read_jsonl`)."""
     if path.is_file():
         yield from (row for row in rundir.read_jsonl(path) if isinstance(row, dict))
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
 
 
 class FileRows:
@@ -88,11 +82,14 @@ class RunData:
     report once kept: ``metric_rows`` metric → sample → row).
     """
 
-    def __init__(self, path: Path, manifest: dict[str, Any], results: dict[str, Any] | None,
+    def __init__(self, path: Path, manifest: RunManifest | Mapping[str, Any],
+                 results: RunResults | Mapping[str, Any] | None,
                  samples: Iterable | None = None, metric_rows: Iterable | Mapping | None = None,
                  generations: Iterable | Mapping | None = None, steps: Iterable | None = None,
                  overrides: list[str] | None = None, label: str = "", task: str | None = None):
-        self.path, self.manifest, self.results = Path(path), manifest, results
+        self.path = Path(path)
+        self.manifest = manifest if isinstance(manifest, RunManifest) else RunManifest.from_dict(manifest)
+        self.results = results if results is None or isinstance(results, RunResults) else RunResults.from_dict(results)
         self.overrides, self.label, self.task = overrides, label, task
         self.color = "#1f77b4"  # the run's row colour on the page (set with the leaderboard)
         self.samples = Samples(_rows(samples))
@@ -124,37 +121,36 @@ class RunData:
 
     @property
     def run_id(self) -> str:
-        return str(self.manifest.get("run_id") or self.path.name)
+        return str(self.manifest.run_id or self.path.name)
 
     @property
     def model_name(self) -> str:
-        return str((self.manifest.get("model") or {}).get("name") or (self.results or {}).get("model", {}).get("name")
+        return str(self.manifest.model_info.name or (self.results.model.name if self.results is not None else None)
                    or "?")
 
     @property
     def benchmark_id(self) -> str:
-        return str((self.manifest.get("benchmark") or {}).get("id") or "")
+        return str(self.manifest.benchmark_info.id or "")
 
     @property
     def status(self) -> str:
-        return str(self.manifest.get("status") or "unknown")
+        return str(self.manifest.status or "unknown")
 
     def entry(self) -> "Entry":
         """The run as the leaderboard sees it (:class:`~wfeval.report.runs.Entry`), this object attached."""
-        from wfeval.report.rows import protocol_label
         from wfeval.report.runs import Entry
 
         if self.results is not None:
             entry = Entry.of_document(self.results, self.path, overrides=self.overrides, task=self.task)
         else:  # a run that ended without results: its manifest says what it was
             entry = Entry(None, self.path, overrides=self.overrides, task=self.task, model_name=self.model_name,
-                          benchmark=self.benchmark_id, protocol=protocol_label(self.manifest), run_id=self.run_id)
-        entry.status, entry.error = self.status, self.manifest.get("error")
+                          benchmark=self.benchmark_id, protocol=self.manifest.protocol_info.label, run_id=self.run_id)
+        entry.status, entry.error = self.status, self.manifest.error
         entry.extra["run"] = self
         return entry
 
     def store_dir(self) -> Path | None:
-        store = self.manifest.get("store_dir")
+        store = self.manifest.store_dir
         return Path(store) if store else None
 
     def ref(self, data: dict[str, Any] | None) -> ArtifactRef | None:
@@ -169,11 +165,11 @@ class RunData:
 
 def load_run(path: Path) -> RunData:
     path = Path(path)
-    manifest = _read_json(path / FILES.manifest)
-    if manifest is None:
+    record = read_run_record(path)
+    if record.manifest is None:
         raise FileNotFoundError(f"{path}: no manifest.json (not a wfeval run folder)")
     overrides, task = read_hydra(path)
-    return RunData(path, manifest, _read_json(path / FILES.results), samples=FileRows(path / FILES.samples),
+    return RunData(path, record.manifest, record.results, samples=FileRows(path / FILES.samples),
                    metric_rows=FileRows(path / FILES.metrics), generations=FileRows(path / FILES.generations),
                    steps=FileRows(path / FILES.steps), overrides=overrides, task=task)
 

@@ -33,33 +33,30 @@ from wfeval.report.html.samples import (
     viewer,
     viewer_ids,
 )
-from wfeval.report.html.values import fmt, headline, higher_is_better
+from wfeval.report.html.values import aggregate_of, fmt, headline, higher_is_better, info_of
 from wfeval.report.leaderboard import Board, Column, leaderboard
 from wfeval.report.numbers import EN_DASH, number
-from wfeval.report.units import unit_of
+from wfeval.report.units import short_unit
 
 # -- charts ------------------------------------------------------------------------------------
 
-def _info(runs: list[RunData], measurement: str) -> dict[str, Any]:
-    for run in runs:
-        info = ((run.results or {}).get("metrics") or {}).get(measurement)
-        if info is not None:
-            return {**info, "short_unit": unit_of(run.results, measurement)}
-    return {}
+def _shown(runs: list[RunData], measurement: str) -> tuple[str, list[float | None] | None]:
+    """(short unit, bounds) of a measurement as the first run that records it declares them."""
+    info = info_of(runs, measurement)
+    return (short_unit(info.unit), info.bounds) if info is not None else ("", None)
 
 
 def metric_charts(runs: list[RunData], measurements: list[str]) -> list[dict[str, Any]]:
     out = []
     for m in measurements:
-        info = _info(runs, m)
+        unit, bounds = _shown(runs, m)
         points = []
         for run in runs:
-            agg = ((run.results or {}).get("results") or {}).get(m)
-            ci = (agg or {}).get("confidence_interval") or {}
-            points.append(charts.Point(run.label, headline(agg) if agg else None, number(ci.get("low")),
-                                       number(ci.get("high")), run.color))
+            agg = aggregate_of(run, m)
+            points.append(charts.Point(run.label, headline(agg), number(agg.ci_low if agg else None),
+                                       number(agg.ci_high if agg else None), run.color))
         out.append({"measurement": m, "uri": charts.interval_chart(m, points, higher_is_better(runs, m),
-                                                                   info.get("short_unit", ""), info.get("bounds"))})
+                                                                   unit, bounds)})
     return out
 
 
@@ -103,9 +100,9 @@ OWN_CURVES = ("per_frame", "per_step")  # curves of the metric's own per-frame v
 def horizon_charts(found: list[dict[str, Any]], runs: list[RunData], benchmark: str) -> list[dict[str, Any]]:
     out = []
     for f in found:
-        info = _info(runs, f"{benchmark}.{f['metrics'][0]}")
-        bounds = info.get("bounds") if f["component"] in OWN_CURVES else [0.0, None]
-        unit = info.get("short_unit", "") if f["component"] in OWN_CURVES else "px"
+        own_unit, own_bounds = _shown(runs, f"{benchmark}.{f['metrics'][0]}")
+        bounds = own_bounds if f["component"] in OWN_CURVES else [0.0, None]
+        unit = own_unit if f["component"] in OWN_CURVES else "px"
         ylabel = f"{f['component']}" + (f" ({unit})" if unit else "")
         out.append({"metric": " ".join(f["metrics"]), "component": f["component"], "uri": charts.curve_chart(
             f"{', '.join(f['metrics'])} · {f['component']}", f["curves"], f["xlabel"], ylabel, bounds,

@@ -19,13 +19,13 @@ def _program(path: str) -> str:
 
 
 def provenance(run: RunData) -> dict[str, Any]:
-    manifest, doc = run.manifest, run.results or {}
-    argv = [str(a) for a in manifest.get("argv") or []]
+    manifest, doc = run.manifest, run.results
+    argv = [str(a) for a in manifest.argv or []]
     command = " ".join([_program(argv[0]), shlex.join(argv[1:])]).strip() if argv else ""
     single = "python -m wfeval " + shlex.join(run.overrides) if run.overrides is not None else ""
     fvd = []
-    for m, agg in (doc.get("results") or {}).items():
-        diag = agg.get("diagnostics") or {}
+    for m, agg in (doc.results if doc is not None else {}).items():
+        diag = agg.diagnostics or {}
         if "recipe" in diag or "weights" in diag:
             recipe = diag.get("recipe")
             if isinstance(recipe, dict):
@@ -34,20 +34,25 @@ def provenance(run: RunData) -> dict[str, Any]:
                         "weights": (diag.get("weights") or {}).get("sha256") or "–",
                         "n": f"{diag.get('n_real', '–')} reference / {diag.get('n_generated', '–')} generated",
                         "rank_note": diag.get("rank_note")})
-    bench, model = manifest.get("benchmark") or {}, manifest.get("model") or {}
+    bench, model = manifest.benchmark_info, manifest.model_info
     return {
         "label": run.label, "run_id": run.run_id, "path": str(run.path), "status": run.status,
-        "error": manifest.get("error"),
+        "error": manifest.error,
         "fields": [
-            ("status", run.status), ("started", manifest.get("started_at")), ("finished", manifest.get("finished_at")),
-            ("config hash", manifest.get("config_hash")), ("benchmark", f"{bench.get('id', '?')} {bench.get('version', '')}"),
-            ("dataset hash", bench.get("dataset_hash")), ("samples", bench.get("n_samples")),
-            ("model", f"{model.get('name', '?')} {model.get('version', '')} ({model.get('target') or 'no target'})"),
-            ("model cache key", model.get("key")), ("store", manifest.get("store_dir")),
-            ("host", manifest.get("host")), ("working directory", manifest.get("cwd")),
+            ("status", run.status), ("started", manifest.started_at), ("finished", manifest.finished_at),
+            ("config hash", manifest.config_hash), ("benchmark", f"{_or(bench.id, '?')} {_or(bench.version, '')}"),
+            ("dataset hash", bench.dataset_hash), ("samples", bench.n_samples),
+            ("model", f"{_or(model.name, '?')} {_or(model.version, '')} ({model.target or 'no target'})"),
+            ("model cache key", model.key), ("store", manifest.store_dir),
+            ("host", manifest.host), ("working directory", manifest.cwd),
         ],
-        "versions": sorted((manifest.get("versions") or {}).items()),
-        "metrics": sorted((k, v.get("version"), v.get("class")) for k, v in (manifest.get("metrics") or {}).items()),
+        "versions": sorted((manifest.versions or {}).items()),
+        "metrics": sorted((k, v.version, v.metric_class) for k, v in (manifest.metrics or {}).items()),
         "command": command, "single": single if single != command else "", "fvd": fvd,
-        "evidence_rules": (doc.get("evidence") or {}).get("rules"),
+        "evidence_rules": doc.evidence.rules if doc is not None else None,
     }
+
+
+def _or(value: Any, missing: str) -> Any:
+    """``value``, or ``missing`` where the record has none (as a record without the key shows it)."""
+    return missing if value is None else value

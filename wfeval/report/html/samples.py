@@ -32,9 +32,9 @@ def pictured(runs: list[RunData], measurement: str) -> bool:
     (``coverage``: generated_rate, artifact_count), a timing (``interactive``) or a distribution
     (FVD: no per-sample value). A metric that declares no family gets pictures."""
     for run in runs:
-        info = ((run.results or {}).get("metrics") or {}).get(measurement)
-        if info is not None and "family" in info:
-            return info["family"] not in NO_PICTURES
+        info = run.results.metrics.get(measurement) if run.results is not None else None
+        if info is not None and info.family is not None:
+            return info.family not in NO_PICTURES
     return measurement.split(".", 1)[-1] not in ("generated_rate", "artifact_count", "fvd", "step_latency",
                                                  "real_time_factor")  # a run written before families
 
@@ -159,7 +159,7 @@ def failures(run: RunData) -> dict[str, Any]:
     hidden = items[MAX_GROUPS:]  # e.g. an error message that names its sample: one group per sample
     return {"label": run.label, "reasons": items[:MAX_GROUPS], "total": sum(i["count"] for i in items),
             "hidden_groups": len(hidden), "hidden_items": sum(i["count"] for i in hidden),
-            "run_status": run.status, "run_error": run.manifest.get("error")}
+            "run_status": run.status, "run_error": run.manifest.error}
 
 
 def _table_ids(run: RunData) -> tuple[list[Any], int, dict[Any, str]]:

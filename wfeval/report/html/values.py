@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from wfeval.report.numbers import EN_DASH, number
 from wfeval.report.numbers import fmt as _fmt
-from wfeval.results import headline as results_headline
+from wfeval.results.record import Aggregate, MeasurementInfo
 
 if TYPE_CHECKING:
     from wfeval.report.html.load import RunData
 
-__all__ = ["fmt", "number", "headline", "measurements_of", "higher_is_better", "status_of", "row_value"]
+__all__ = ["fmt", "number", "headline", "measurements_of", "info_of", "higher_is_better", "status_of", "row_value"]
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -21,24 +21,34 @@ def fmt(value: Any, digits: int = 4) -> str:
     return _fmt(value, digits, missing=EN_DASH)
 
 
-def headline(agg: dict[str, Any]) -> float | None:
-    """The aggregate's headline number (:func:`wfeval.results.headline`) when it is a finite number."""
-    return number(results_headline(agg))
+def headline(agg: Aggregate | None) -> float | None:
+    """The aggregate's headline number (:attr:`Aggregate.value`) when it is a finite number."""
+    return number(agg.value) if agg is not None else None
 
 
 def measurements_of(runs: Iterable["RunData"]) -> list[str]:
     out: list[str] = []
     for run in runs:
-        out += [m for m in ((run.results or {}).get("results") or {}) if m not in out]
+        out += [m for m in (run.results.results if run.results is not None else {}) if m not in out]
     return out
 
 
-def higher_is_better(runs: Iterable["RunData"], measurement: str) -> bool | None:
+def aggregate_of(run: "RunData", measurement: str) -> Aggregate | None:
+    """The run's aggregate of ``measurement`` (None without results or without that measurement)."""
+    return run.results.results.get(measurement) if run.results is not None else None
+
+
+def info_of(runs: Iterable["RunData"], measurement: str) -> MeasurementInfo | None:
+    """What the first run that records ``measurement`` says about it (unit, bounds, family, direction)."""
     for run in runs:
-        info = ((run.results or {}).get("metrics") or {}).get(measurement)
-        if info is not None:
-            return info.get("higher_is_better")
+        if run.results is not None and measurement in run.results.metrics:
+            return run.results.metrics[measurement]
     return None
+
+
+def higher_is_better(runs: Iterable["RunData"], measurement: str) -> bool | None:
+    info = info_of(runs, measurement)
+    return info.higher_is_better if info is not None else None
 
 
 def status_of(row: dict[str, Any]) -> Any:

@@ -20,18 +20,19 @@ def _columns(entries: Sequence[Entry]) -> list[Column]:
     for entry in entries:
         key = column_key(entry)
         column = columns.setdefault(key, Column(key, entry.benchmark))
-        document = entry.document or {}
+        document = entry.document
+        if document is None:
+            continue
         prefix = f"{entry.benchmark}."
-        for measurement in document.get("results") or {}:
+        for measurement in document.results:
             metric = measurement[len(prefix):] if measurement.startswith(prefix) else measurement
             if metric not in column.measurements:
                 column.measurements.append(metric)
-            info = (document.get("metrics") or {}).get(measurement) or {}
-            column.directions.setdefault(metric, info.get("higher_is_better"))
+            column.directions.setdefault(metric, document.info(measurement).higher_is_better)
             if metric not in column.units or not column.units[metric]:
                 column.units[metric] = unit_of(document, measurement)
-        primary = ((document.get("scorecard") or {}).get("primary"))
-        if column.primary is None and primary and f"{prefix}{primary}" in (document.get("results") or {}):
+        primary = document.scorecard.primary
+        if column.primary is None and primary and f"{prefix}{primary}" in document.results:
             column.primary = str(primary)
     for column in columns.values():
         if column.primary is None:  # no scorecard: the first measurement that has a direction

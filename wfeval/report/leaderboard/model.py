@@ -8,11 +8,11 @@ report (:mod:`wfeval.report.html.board`) from the same cells.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 from wfeval.report.numbers import HYPHEN, fmt, number
 from wfeval.report.runs import Entry
-from wfeval.results import headline
+from wfeval.results.record import Aggregate
 from wfeval.results.evidence import grouped_reasons
 
 TIE = "≈"
@@ -71,7 +71,7 @@ class Board:
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
 
-    def aggregate(self, row: Row, column: Column, metric: str) -> dict[str, Any] | None:
+    def aggregate(self, row: Row, column: Column, metric: str) -> Aggregate | None:
         entry = row.entries.get(column.key)
         return entry.results.get(column.measurement(metric)) if entry is not None else None
 
@@ -84,12 +84,11 @@ class Board:
         agg = entry.results.get(column.measurement(metric))
         if agg is None:
             return Cell(None, None, None, 0, 0, "missing", missing="not measured")
-        value = number(headline(agg))
-        n_valid, n_total = int(agg.get("n_valid") or 0), int(agg.get("n_total") or 0)
+        value = number(agg.value)
+        n_valid, n_total = int(agg.n_valid or 0), int(agg.n_total or 0)
         if value is None:
             return Cell(None, None, None, n_valid, n_total, "n/a", missing="n/a")
-        ci = agg.get("confidence_interval") or {}
-        low, high = number(ci.get("low")), number(ci.get("high"))
+        low, high = number(agg.ci_low), number(agg.ci_high)
         text = fmt(value)
         if low is not None and high is not None:
             text += f" [{fmt(low)}, {fmt(high)}]"
@@ -107,12 +106,11 @@ class Board:
         best = None
         for row in self.rows:
             agg = self.aggregate(row, column, metric)
-            value = number(headline(agg)) if agg else None
+            value = number(agg.value) if agg is not None else None
             if value is None:
                 continue
             if best is None or (value > best[0] if higher else value < best[0]):
-                ci = agg.get("confidence_interval") or {}
-                best = (value, number(ci.get("low")), number(ci.get("high")))
+                best = (value, number(agg.ci_low), number(agg.ci_high))  # type: ignore[union-attr]
         return best
 
     def _tie(self, column: Column, metric: str, value: float, low: float | None, high: float | None) -> bool:
@@ -126,7 +124,7 @@ class Board:
 
     def score(self, row: Row, column: Column) -> float | None:
         entry = row.entries.get(column.key)
-        return number(((entry.document or {}).get("scorecard") or {}).get("score")) if entry else None
+        return number(entry.document.scorecard.score) if entry and entry.document is not None else None
 
     def score_text(self, row: Row, column: Column) -> str:
         entry = row.entries.get(column.key)
@@ -140,8 +138,7 @@ class Board:
             return "no run"
         if entry.document is None:
             return f"run {entry.status}"
-        evidence = entry.document.get("evidence") or {}
-        if evidence.get("eligible"):
+        if entry.document.evidence.eligible:
             return "yes"
         n = len(self.reasons(row, column))
         return f"no ({n} reason{'' if n == 1 else 's'})"
@@ -150,15 +147,14 @@ class Board:
         entry = row.entries.get(column.key)
         if entry is None or entry.document is None:
             return []
-        document = entry.document
-        return grouped_reasons(document.get("evidence") or {}, (document.get("benchmark") or {}).get("n_samples"))
+        return grouped_reasons(entry.document.evidence, entry.document.benchmark.n_samples)
 
     # -- ranking ---------------------------------------------------------------------------------
     def sort_value(self, row: Row, column: Column, metric: str) -> float | None:
         if metric == SCORE:
             return self.score(row, column)
         agg = self.aggregate(row, column, metric)
-        return number(headline(agg)) if agg else None
+        return number(agg.value) if agg is not None else None
 
     def ranked(self, rows: Sequence[Row], column_key_: str, metric: str) -> list[Row]:
         """``rows`` by ``metric`` of the column, in its direction (rows without a value last, in

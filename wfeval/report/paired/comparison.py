@@ -77,14 +77,15 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
     the Holm adjustment to the caller (:func:`adjust_family`)."""
     check_pair(a, b, label_a, label_b)
     shared, notes = shared_samples(a, b, label_a, label_b)
-    doc_a, doc_b = a.document or {}, b.document or {}
-    measurements = [m for m in doc_a.get("results") or {} if m in (doc_b.get("results") or {})
-                    and ((doc_a.get("metrics") or {}).get(m) or {}).get("family") != "people"]  # arena: not per sample
+    doc_a, doc_b = a.document, b.document
+    assert doc_a is not None and doc_b is not None  # check_pair
+    measurements = [m for m in doc_a.results if m in doc_b.results
+                    and doc_a.info(m).family != "people"]  # arena: not per sample
     if not measurements:
         raise NotComparable(f"{label_a} and {label_b} have no measurement in common")
     prefix = f"{a.benchmark}."
     metric_of = {m: m[len(prefix):] if m.startswith(prefix) else m for m in measurements}
-    aggregator = {m: ((doc_a["results"][m].get("diagnostics") or {}).get("aggregator")) for m in measurements}
+    aggregator = {m: (doc_a.results[m].diagnostics or {}).get("aggregator") for m in measurements}
     fvd = [metric_of[m] for m in measurements if aggregator[m] == "fvd"]
     rows_a = read_rows(a.run_dir, metric_of.values(), fvd)  # type: ignore[arg-type]
     rows_b = read_rows(b.run_dir, metric_of.values(), fvd)  # type: ignore[arg-type]
@@ -98,14 +99,14 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
                             confidence=confidence, seed=seed)
     for m in measurements:
         metric = metric_of[m]
-        info_a, info_b = (doc_a.get("metrics") or {}).get(m) or {}, (doc_b.get("metrics") or {}).get(m) or {}
-        diff = Difference(m, unit_of(doc_a, m), info_a.get("higher_is_better"), 0)
+        info_a, info_b = doc_a.info(m), doc_b.info(m)
+        diff = Difference(m, unit_of(doc_a, m), info_a.higher_is_better, 0)
         comparison.differences.append(diff)
-        if str(info_a.get("version")) != str(info_b.get("version")):
-            diff.reason = f"metric versions differ ({info_a.get('version')} vs {info_b.get('version')})"
+        if str(info_a.version) != str(info_b.version):
+            diff.reason = f"metric versions differ ({info_a.version} vs {info_b.version})"
             continue
         ta, tb = rows_a[metric], rows_b[metric]
-        other = (doc_b["results"][m].get("diagnostics") or {}).get("aggregator")
+        other = (doc_b.results[m].diagnostics or {}).get("aggregator")
         if other != aggregator[m]:
             diff.reason = f"aggregated differently ({aggregator[m]} vs {other})"
             continue
@@ -113,7 +114,7 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
             diff.reason = f"computed differently: {ta.variant} vs {tb.variant}"
             continue
         if aggregator[m] == "fvd":
-            _fvd(diff, ta, tb, usable, doc_a["results"][m], n_resamples, confidence, seed)
+            _fvd(diff, ta, tb, usable, doc_a.results[m], n_resamples, confidence, seed)
             continue
         if aggregator[m] not in PAIRED:
             diff.reason = f"aggregated as {aggregator[m] or 'its own way'}: no paired statistic for it"
@@ -156,7 +157,7 @@ def _fvd(diff: Difference, ta: SampleValues, tb: SampleValues, usable: set[str],
     if len(ids) < 2:
         diff.reason = f"FVD needs at least 2 samples with features in both runs, {len(ids)} have"
         return
-    covariance = ((agg.get("diagnostics") or {}).get("recipe") or {}).get("covariance", "N")
+    covariance = ((agg.diagnostics or {}).get("recipe") or {}).get("covariance", "N")
     try:
         def load(refs):
             return np.stack([read_array(ArtifactRef.from_dict(r), verify=True).astype(np.float64).reshape(-1)

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from wfeval.report.numbers import number
 from wfeval.report.runs import Entry, column_key
+from wfeval.results.record import OPEN_LOOP
 from wfeval.storage.rundir import FILES
 
 SCORED = ("ok", "fail")
@@ -113,11 +114,11 @@ def check_pair(a: Entry, b: Entry, label_a: str, label_b: str) -> None:
 def shared_samples(a: Entry, b: Entry, label_a: str, label_b: str) -> tuple[set[str] | None, list[str]]:
     """The sample ids that are the same samples in both runs (None: every id of both, the dataset
     hashes being equal), and notes."""
-    hash_a = ((a.document or {}).get("benchmark") or {}).get("dataset_hash")
-    hash_b = ((b.document or {}).get("benchmark") or {}).get("dataset_hash")
+    hash_a = a.document.benchmark.dataset_hash if a.document is not None else None
+    hash_b = b.document.benchmark.dataset_hash if b.document is not None else None
     if hash_a and hash_a == hash_b:
         return None, []
-    open_loop = a.protocol == "open_loop"
+    open_loop = a.protocol == OPEN_LOOP
     content_a = sample_contents(a.run_dir, open_loop)  # type: ignore[arg-type]
     content_b = sample_contents(b.run_dir, open_loop)  # type: ignore[arg-type]
     if not content_a or not content_b:
