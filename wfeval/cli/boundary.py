@@ -110,43 +110,39 @@ def compose_checked(overrides: Sequence[str], policy: Any, config_path: str = MA
 @contextlib.contextmanager
 def checked(argv: Sequence[str], config_path: str = MAIN, config_name: str = CONFIG, keep: bool = False,
             task: Callable[[Any], Any] | None = None) -> Iterator[Callable[[], None] | None]:
-    """The block of a command that builds: its trust policy in force (and handed to worker processes),
-    every job config composed and checked first (``keep``: its run config kept for :func:`composed_job`).
-    ``task``: wfeval's job function; a plain run's block gets the function running it on the composition
-    made here (:mod:`wfeval.cli.job`), else None: Hydra runs the command (so one that builds nothing)."""
+    """The block of a command that builds: its trust policy in force (and handed to worker processes), every job
+    config composed and checked first (``keep``: kept for :func:`composed_job`). ``task``: wfeval's job function; a
+    plain run's block gets the function running it on this composition (:mod:`wfeval.cli.job`), else None."""
     from wfeval.config import trust
     from wfeval.config.plugin_refusals import PluginError
 
+    _COMPOSED.clear()  # kept for one command: the next one (in this process too) composes its own
     args = command_args(argv)
     if builds_nothing(args):
         yield None
         return
-    try:
-        overrides, main = args.overrides or [], (config_path, config_name) == (MAIN, CONFIG)
-        with trust.in_force(policy := trust.TrustPolicy.from_overrides(overrides)):
-            if args.config_path or args.config_name or args.config_dir:  # Hydra composes another app's config
-                yield None
-                return
-            if task is not None and main and not args.multirun:
-                from wfeval.cli.job import plain_run
-
-                with initialized(config_path):
-                    run = plain_run(overrides, task, _check(policy, overrides, config_name), _COMPOSED)
-                    if run is not None:
-                        yield run
-                        return
-            for job in job_override_lists(overrides, args.multirun):
-                try:
-                    config = compose_checked(job, policy, config_path, config_name)
-                except (trust.UntrustedTargetError, PluginError):
-                    raise
-                except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
-                    break
-                if keep:  # by the job's own overrides (Hydra's hydra.overrides.task: no hydra.* key)
-                    _COMPOSED[tuple(config.job.overrides)] = config
+    overrides, main = args.overrides or [], (config_path, config_name) == (MAIN, CONFIG)
+    with trust.in_force(policy := trust.TrustPolicy.from_overrides(overrides)):
+        if args.config_path or args.config_name or args.config_dir:  # Hydra composes another app's config
             yield None
-    finally:  # kept for this command only: the next one (in this process too) composes its own
-        _COMPOSED.clear()
+            return
+        if task is not None and main and not args.multirun:
+            from wfeval.cli.job import plain_run
+
+            with initialized(config_path):
+                if run := plain_run(overrides, task, _check(policy, overrides, config_name), _COMPOSED):
+                    yield run
+                    return
+        for job in job_override_lists(overrides, args.multirun):
+            try:
+                config = compose_checked(job, policy, config_path, config_name)
+            except (trust.UntrustedTargetError, PluginError):
+                raise
+            except Exception:  # noqa: BLE001 - Hydra reports a config that does not compose itself
+                break
+            if keep:  # by the job's own overrides (Hydra's hydra.overrides.task: no hydra.* key)
+                _COMPOSED[tuple(config.job.overrides)] = config
+        yield None
 
 
 def composed_job(overrides: Sequence[str]) -> Any | None:
