@@ -41,6 +41,21 @@ def _code_values(node: Any, policy: "TrustPolicy") -> Iterator[tuple[str, Any]]:
     return code_values(node, "", lambda target, key: import_path_parameters_of(target, key, policy))
 
 
+def _added_lifted(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with the metric nodes the composition put under ``metric._added_`` (a task's, protocol's or
+    ``extra_metrics``' metrics: :mod:`wfeval.pipeline.compose`) read at ``metric.<id>``, the key the user
+    knows and the file the option names; one whose id the chosen metrics also hold stays where it is."""
+    from wfeval.config.run_config import ADDED
+
+    metrics = tree.get("metric")
+    if not isinstance(metrics, Mapping) or not isinstance(metrics.get(ADDED), Mapping):
+        return tree
+    lifted = {k: v for k, v in metrics.items() if k != ADDED}
+    kept = {k: v for k, v in metrics[ADDED].items() if k in lifted}
+    lifted.update({k: v for k, v in metrics[ADDED].items() if k not in lifted})
+    return {**tree, "metric": {**lifted, **({ADDED: kept} if kept else {})}}
+
+
 def _with_metric_classes(tree: dict[str, Any]) -> dict[str, Any]:
     """``tree`` with each ``metric.<id>`` node that names no class (its option's file is added later:
     a task's, protocol's or ``extra_metrics``' metric, written to by another file) read as the class of
@@ -95,7 +110,7 @@ def find_untrusted(cfg: Any, policy: TrustPolicy) -> list[Finding]:
             tree[str(top)] = _plain(node, resolve=True)
         except Exception:
             tree[str(top)] = _plain(node, resolve=False)
-    for key, value in _code_values(_with_metric_classes(tree), policy):
+    for key, value in _code_values(_with_metric_classes(_added_lifted(tree)), policy):
         reason = policy.refusal(key, value)
         if reason is not None:
             findings.append(Finding(key, str(value), reason))
@@ -166,6 +181,9 @@ def locate_sources(loader: Any, config_name: str | None, overrides: list[str], c
             if found is not None and _writes(found[1], finding):
                 source = found[0]
                 break
+        parts = finding.key.split(".")  # else a metric the run adds: its option's own file (metric/<id>)
+        found = _read_source(sources, f"{parts[0]}/{parts[1]}") if source is None and len(parts) > 2 else None
+        source = found[0] if found is not None and _writes(found[1], finding) else source
         located.append(Finding(finding.key, finding.target, finding.reason, source))
     return located
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Sequence
 
+from wfeval.config.errors import ConfigError, yaml_error_message
 from wfeval.config.run_config import ADDED, JobChoices, RunConfig
 
 
@@ -43,7 +44,13 @@ def compose_node(overrides: Sequence[str], config_name: str = "config") -> Any:
 
     given = [str(o) for o in overrides]
     extra = composition_overrides(given, config_name)[len(given):]
-    node = compose(config_name=config_name, overrides=[*given, *extra], return_hydra_config=True)
+    try:
+        node = compose(config_name=config_name, overrides=[*given, *extra], return_hydra_config=True)
+    except Exception as exc:  # an extra metric's own file that does not parse: named as extra_metrics'
+        message = yaml_error_message(exc) if extra else None
+        if message and any(f"/metric/{o.rsplit('=', 1)[1]}.yaml" in message for o in extra):
+            raise ConfigError(f"extra_metrics: {message}") from None
+        raise
     if extra:  # Hydra's record of the job as if the command line alone had composed it
         with read_write(node.hydra), open_dict(node.hydra):
             node.hydra.overrides.task = [o for o in node.hydra.overrides.task if o not in extra]
