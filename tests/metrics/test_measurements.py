@@ -117,7 +117,7 @@ def test_a_run_records_each_measurement_with_its_node_and_its_folder_rebuilds_ol
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["metrics"]["imagined_probe_r2_k4"]["node"] == "imagined_probe_r2"
     assert "node" not in manifest["metrics"]["probe_r2"]
-    assert rebuild_results(run)[3]["results"] == document["results"]
+    assert rebuild_results(run)[3].to_dict()["results"] == document["results"]
 
     # the same folder as the five classes wrote it: one node and one class per measurement
     config_file = run / ".hydra" / "config.yaml"
@@ -131,7 +131,7 @@ def test_a_run_records_each_measurement_with_its_node_and_its_folder_rebuilds_ol
         entry["class"] = f"wfeval.metrics.probing.ImaginedProbeR2K{k}"
     config_file.write_text(yaml.safe_dump(config))
     (run / "manifest.json").write_text(json.dumps(manifest))
-    assert rebuild_results(run)[3]["results"] == document["results"]
+    assert rebuild_results(run)[3].to_dict()["results"] == document["results"]
 
 
 def test_metric_and_extra_metrics_still_take_the_former_ids_and_score_the_same_numbers(tmp_path):
