@@ -190,6 +190,23 @@ def test_the_html_report_shows_the_rows_numbers_and_names_a_run_whose_results_js
     assert f"{truth:.4g}" in page
 
 
+def test_export_writes_the_rows_numbers_and_names_a_run_whose_results_json_was_edited(runs, capsys):
+    truth = _psnr_rows(runs / "static")
+
+    _forge_psnr(runs / "static")
+    assert export.main([str(runs / "static"), str(runs / "oracle"), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    _no_traceback(captured)
+    assert f"{runs / 'static'}: results.json disagrees with the run's own rows" in captured.err
+    assert "gridworld.psnr: 777.5 in results.json" in captured.err
+    records = json.loads(captured.out)
+    psnr = {r["model"]: r["value"] for r in records if r["measurement"] == "gridworld.psnr"}
+    assert psnr["static"] == pytest.approx(truth, rel=1e-9)  # the rows' number, as compare and report show
+    assert FORGED not in [r["value"] for r in records]
+    assert export.main([str(runs / "oracle"), "--format", "csv"]) == 0
+    assert "disagrees" not in capsys.readouterr().err  # a genuine run: nothing said
+
+
 def test_compare_of_genuine_runs_says_nothing_about_verification(runs, capsys):
     assert compare.main([str(runs / "oracle"), str(runs / "static")]) == 0
     assert "disagrees" not in capsys.readouterr().err

@@ -1,7 +1,10 @@
 """``python -m wfeval.export PATH... [--format csv|json|md] [--out FILE]``: results as a table.
 
 One row per run × measurement (value, interval, counts, eligibility). PATH is a run directory,
-a sweep directory or any folder holding runs; without ``--out`` the table goes to stdout.
+a sweep directory or any folder holding runs; without ``--out`` the table goes to stdout. Each
+run's ``results.json`` is checked against its own rows as compare and report check it
+(:func:`wfeval.pipeline.stored.verify_entries`): where they disagree the rows' numbers are written and
+a line on stderr names the run and the measurements.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from wfeval.cli.command import command
 from wfeval.report.numbers import fmt
 from wfeval.report.escape import csv_text, markdown_table
-from wfeval.report.rows import ROW_FIELDS, find_results, load_document, rows
+from wfeval.report.rows import ROW_FIELDS, rows
 from wfeval.storage.outputs import OutputRefused, refuse_run_files, write_output
 
 
@@ -24,6 +27,20 @@ def render(records: list[dict], fmt_name: str) -> str:
     if fmt_name == "csv":
         return csv_text(ROW_FIELDS, [[r[f] for f in ROW_FIELDS] for r in records])
     return markdown_table(list(ROW_FIELDS), [[fmt(r[f]) for f in ROW_FIELDS] for r in records]) + "\n"
+
+
+def _records(paths: list[Path]) -> list[dict]:
+    """The rows of every run under ``paths``: the numbers of its own rows where an edited
+    results.json says otherwise (named on stderr, as compare and report name it)."""
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.stored import verify_entries
+    from wfeval.report.runs import load_entries
+
+    entries = load_entries(paths)
+    register_schemas()  # a metric a run added with extra_metrics is read from its packaged config
+    for line in verify_entries(entries):
+        print(f"wfeval.export: {line}", file=sys.stderr)
+    return [r for entry in entries for r in rows(entry.document, entry.run_dir)]
 
 
 @command("wfeval.export")
@@ -36,8 +53,8 @@ def main(argv: list[str]) -> int:
     try:
         if args.out:
             refuse_run_files(args.out)
-        records = [r for p in find_results(args.paths) for r in rows(load_document(p), p.parent)]
-    except (FileNotFoundError, OutputRefused) as exc:
+        records = _records(args.paths)
+    except (FileNotFoundError, ValueError, OutputRefused) as exc:
         print(f"wfeval.export: {exc}", file=sys.stderr)
         return 2
     text = render(records, args.format)
