@@ -153,9 +153,17 @@ def test_inside_the_callers_mlflow_run_the_evaluation_sits_beside_the_training_l
     (dict(tracker="mlflow"), "tracker= logs each evaluation at the training step of the caller: pass step="),
     (dict(tracker="mlfow", step=1), "tracker='mlfow' is not a tracker; the trackers are: mlflow, tensorboard, wandb"),
     (dict(tracker="mlflow", step=1, overrides=["hydra.callbacks.wfeval_mlflow.uri=x"]), "tracker=mlflow has no option uri"),
+    (dict(tracker="mlflow", step=2.9), "step=2.9: the training step a tracker logs at is a non-negative int"),
+    (dict(tracker="mlflow", step=True), "step=True: the training step a tracker logs at is a non-negative int"),
+    (dict(tracker="mlflow", step=-1), "step=-1: the training step a tracker logs at is a non-negative int"),
+    (dict(tracker="mlflow", step="3"), "step='3': the training step a tracker logs at is a non-negative int"),
+    (dict(tracker="mlflow", step=1, overrides=["hydra.callbacks.wfeval_mlflow.tracking_uri=${oc.env:WFEVAL_NOPE_UNSET}"]),
+     "tracker=mlflow: option tracking_uri (hydra.callbacks.wfeval_mlflow.tracking_uri) cannot be resolved: the "
+     "environment variable WFEVAL_NOPE_UNSET is not set"),
 ])
 def test_what_a_call_from_python_would_ignore_is_refused_before_anything_runs(tmp_path, kwargs, words, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WFEVAL_NOPE_UNSET", raising=False)
     with pytest.raises(ConfigError) as caught:
         wfeval.evaluate(model=wfeval_test_live.ShiftNet(), metrics=["psnr"], **kwargs)
     assert words in str(caught.value)

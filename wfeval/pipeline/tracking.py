@@ -16,7 +16,11 @@ trackers' options (the run folder is ``run_dir=``; sweeps and launchers belong t
 
 from __future__ import annotations
 
+import numbers
+import re
 import threading
+import warnings
+from pathlib import Path
 from typing import Any, Sequence
 
 from wfeval.config.errors import ConfigError
@@ -24,6 +28,7 @@ from wfeval.config.errors import ConfigError
 _BUILT: dict[tuple, Any] = {}  # tracker name + options -> the tracker object of this process's training run
 _LOCK = threading.Lock()
 _API_OPTIONS = ("hydra.searchpath",)
+TIMEOUT_S = 60.0  # how long one evaluation's logging may hold the caller (a tracker's own: tracker.timeout_s)
 
 
 def tracker_names(tracker: Any) -> list[str]:
@@ -55,6 +60,10 @@ def refuse_without_effect(overrides: Sequence[str], tracker: Any, step: Any) -> 
     if tracker is not None and step is None:
         raise ConfigError("tracker= logs each evaluation at the training step of the caller: pass step=<the training "
                           "step> (an int), so the evaluations of a training run form one curve.")
+    if tracker is not None and (isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0):
+        raise ConfigError(f"step={step!r}: the training step a tracker logs at is a non-negative int (0, 1, 2, ...; "
+                          f"not a bool, a float or a string), checked before anything runs so no evaluation is "
+                          f"logged at a step it was not given.")
 
 
 def trackers_of(tracker: Any, overrides: Sequence[str]) -> list[Any]:
@@ -95,7 +104,7 @@ def _built(name: str, options: dict[str, Any]) -> Any:
     if unknown:
         raise ConfigError(f"tracker={name} has no option {', '.join(unknown)}; its options: "
                           f"{', '.join([*defaults, 'run_name'])}")
-    resolved = OmegaConf.to_container(OmegaConf.create({**defaults, **options}), resolve=True)  # ${oc.env:...}
+    resolved = _resolved(name, {**defaults, **options})
     key = (name, tuple(sorted((k, repr(v)) for k, v in resolved.items())))
     with _LOCK:
         if key not in _BUILT:
@@ -103,14 +112,78 @@ def _built(name: str, options: dict[str, Any]) -> Any:
         return _BUILT[key]
 
 
-def log_evaluation(trackers: list[Any], run_dir: Any, step: int) -> None:
-    """Each tracker logs the run folder at ``step``; a tracker that fails says so and changes no result
-    (as on the command line, docs/trackers.md)."""
-    import sys
+def _resolved(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The tracker's options with ``${oc.env:...}`` and the like resolved; one that cannot be is a
+    ConfigError naming the option (and the environment variable that is not set)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
-    for tracker in trackers:
+    cfg = OmegaConf.create(options)
+    for key in options:
         try:
-            tracker.log_step(run_dir, int(step))
-        except Exception as exc:  # noqa: BLE001 - a tracker never fails a run: say it, keep going
-            name = getattr(tracker, "name", type(tracker).__name__)
-            print(f"wfeval: tracker {name} could not log {run_dir}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            OmegaConf.select(cfg, key, throw_on_missing=False)
+        except OmegaConfBaseException as exc:
+            text = str(exc).splitlines()[0]
+            variable = re.search(r"Environment variable '([^']*)' not found", text)
+            why = (f"the environment variable {variable.group(1)} is not set (set it, give the option a value, or "
+                   f"a default: ${{oc.env:{variable.group(1)},<default>}})" if variable else text)
+            raise ConfigError(f"tracker={name}: option {key} (hydra.callbacks.wfeval_{name}.{key}) cannot be "
+                              f"resolved: {why}") from None
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def log_evaluation(trackers: list[Any], run_dir: Any, step: int) -> None:
+    """Each tracker logs the run folder (already written) at ``step``, within its deadline
+    (``tracker.timeout_s``, default :data:`TIMEOUT_S`); a tracker that fails, calls
+    ``sys.exit`` or does not finish in time changes no result and blocks the caller no longer: a
+    RuntimeWarning ``wfeval: tracker <name> could not log <run folder>: <why>`` and an event
+    ``tracker_failed`` in the run folder's events.jsonl (docs/trackers.md)."""
+    for tracker in trackers:
+        name = str(getattr(tracker, "name", "") or type(tracker).__name__)
+        why = _within_deadline(tracker, name, run_dir, int(step))
+        if why is None:
+            continue
+        warnings.warn(f"wfeval: tracker {name} could not log {run_dir} at step {int(step)}: {why}", RuntimeWarning,
+                      stacklevel=3)
+        try:
+            from wfeval.storage.rundir import RunDirectory
+
+            RunDirectory(Path(run_dir), create=False).event("tracker_failed", tracker=name, step=int(step), error=why)
+        except OSError as exc:  # a full disk that refuses even that line must not fail the finished evaluation
+            warnings.warn(f"events.jsonl: tracker_failed not recorded: {exc}", RuntimeWarning, stacklevel=3)
+
+
+_BUSY: dict[int, threading.Thread] = {}  # id(tracker) -> its call still running past its deadline
+
+
+def _within_deadline(tracker: Any, name: str, run_dir: Any, step: int) -> str | None:
+    """Run the tracker's logging in a daemon thread and wait at most its deadline: None when it
+    logged, else why not. A call still running past its deadline goes on in the background; the
+    tracker's next evaluation is not logged while it does (said, not queued behind it)."""
+    with _LOCK:
+        running = _BUSY.get(id(tracker))
+        if running is not None and running.is_alive():
+            return "its call for an earlier evaluation is still running (past its deadline); this one is not logged"
+    prepare = getattr(tracker, "bound_step", None)  # what lives in the caller's thread (MLflow's active run)
+    work = prepare(run_dir, step) if callable(prepare) else (lambda: tracker.log_step(run_dir, step))
+    outcome: list[str] = []
+
+    def call() -> None:
+        try:
+            work()
+        except SystemExit as exc:  # tracker code never ends the caller's script
+            outcome.append(f"it ended the process (SystemExit({exc.code!r}), e.g. sys.exit) instead of returning "
+                           f"or raising; caught, the evaluation goes on")
+        except BaseException as exc:  # noqa: BLE001 - a tracker never fails an evaluation: say it, keep going
+            outcome.append(f"{type(exc).__name__}: {exc}")
+
+    timeout = float(getattr(tracker, "timeout_s", None) or TIMEOUT_S)
+    thread = threading.Thread(target=call, name=f"wfeval-tracker-{name}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        with _LOCK:
+            _BUSY[id(tracker)] = thread
+        return (f"not finished within its deadline of {timeout:g} s (a server that does not answer?); it goes on in "
+                f"the background, the results are written; set tracker.timeout_s for another deadline")
+    return outcome[0] if outcome else None

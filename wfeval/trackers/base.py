@@ -41,6 +41,7 @@ class Tracker(Callback):
     package = ""  # what pip installs for it
 
     run_name: str | None = None  # the tracker run's name (None: the run folder's; from Python: <model>-<time>)
+    timeout_s: float | None = None  # from Python: one evaluation's logging deadline (None: pipeline.tracking.TIMEOUT_S)
 
     def __init__(self) -> None:
         self._require()  # Hydra builds callbacks before the run starts: a missing package stops it there
@@ -77,7 +78,7 @@ class Tracker(Callback):
     def _log_folder(self, run_dir: Path, **options: Any) -> None:
         try:
             self.log(record_of(run_dir, **options))
-        except Exception as exc:  # noqa: BLE001 - a tracker never fails a run: say it, keep going
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a tracker never fails or ends a run: say it, go on
             print(f"wfeval: tracker {self.name} could not log {run_dir}: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def log(self, record: RunRecord) -> None:
@@ -89,6 +90,11 @@ class Tracker(Callback):
         """Log the evaluation written to ``run_dir`` at training step ``step`` into this tracker's
         run for the training run (made on the first call, or the library's active run)."""
         self.log_at(record_of(Path(run_dir)), int(step))
+
+    def bound_step(self, run_dir: str | Path, step: int) -> Any:
+        """:meth:`log_step`'s work, prepared in the caller's thread (what a library keeps per thread,
+        such as MLflow's active run, is read here) to run in another under a deadline."""
+        return lambda: self.log_step(run_dir, step)
 
     def log_at(self, record: RunRecord, step: int) -> None:
         raise NotImplementedError

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from wfeval.trackers.base import Tracker
-from wfeval.trackers.record import RunRecord, flatten, safe_key
+from wfeval.trackers.record import RunRecord, flatten, record_of, safe_key
+
+_CALLER = object()  # log_at's active run: the one of the thread it runs in
 
 
 def tracking_uri_of(uri: str | None) -> str:
@@ -92,10 +94,14 @@ class MLflowTracker(Tracker):
             raise
         client.set_terminated(run_id, "FINISHED" if record.completed else "FAILED")
 
-    def log_at(self, record: RunRecord, step: int) -> None:
+    def bound_step(self, run_dir: str | Path, step: int) -> Any:
+        active = _active_run()  # MLflow keeps the active run per thread: read in the caller's
+        return lambda: self.log_at(record_of(Path(run_dir)), int(step), active=active)
+
+    def log_at(self, record: RunRecord, step: int, active: Any = _CALLER) -> None:
         from mlflow.entities import Metric, Param, RunTag
 
-        client, run_id, own = self._live_run(record)
+        client, run_id, own = self._live_run(record, _active_run() if active is _CALLER else active)
         now = int(time.time() * 1000)
         metrics = [Metric(safe_key(k), v, now, step) for k, v in record.metrics.items()]
         for i in range(0, len(metrics), 1000):
@@ -111,21 +117,27 @@ class MLflowTracker(Tracker):
         if own:
             client.set_terminated(run_id, "FINISHED" if record.completed else "FAILED")
 
-    def _live_run(self, record: RunRecord) -> tuple[Any, str, bool]:
-        """(client, run id, made here): the caller's active fluent run, else this training run's own."""
-        import sys
-
-        fluent = sys.modules.get("mlflow")
-        active = fluent.active_run() if fluent is not None and hasattr(fluent, "active_run") else None
+    def _live_run(self, record: RunRecord, active: tuple[str, str] | None) -> tuple[Any, str, bool]:
+        """(client, run id, made here): the caller's active fluent run (tracking URI, run id), else this
+        training run's own."""
         if active is not None:
             from mlflow.tracking import MlflowClient
 
-            return MlflowClient(tracking_uri=fluent.get_tracking_uri()), active.info.run_id, False
+            return MlflowClient(tracking_uri=active[0]), active[1], False
         client = self._client()
         if self._live is None:
             experiment = self.experiment_id(client, self.experiment or record.experiment)
             self._live = client.create_run(experiment, run_name=self.live_name(record)).info.run_id
         return client, self._live, True
+
+
+def _active_run() -> tuple[str, str] | None:
+    """(tracking URI, run id) of the fluent API's active run in this thread, if the caller has one."""
+    import sys
+
+    fluent = sys.modules.get("mlflow")
+    active = fluent.active_run() if fluent is not None and hasattr(fluent, "active_run") else None
+    return None if active is None else (fluent.get_tracking_uri(), active.info.run_id)
 
 
 def _params(config: dict) -> dict[str, str]:
