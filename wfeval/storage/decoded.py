@@ -23,11 +23,19 @@ from wfeval.api import ArtifactRef
 from wfeval.storage import layout
 from wfeval.storage.artifacts import FileDecoder, atomic_write_bytes, content_sha256
 from wfeval.storage.artifacts import file_ref as _file_ref
-from wfeval.storage.seal import NOT_A_RECORD, RecordRefused, Sealer
+from wfeval.storage.seal import Sealer
 from wfeval.utils.hashing import is_sha256, sha256_json
 
 FORMAT = "wfeval.decoded/2"  # /1 recorded a copy in objects/: its records are ignored (another key)
 
+
+
+def _found(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a decoded-file record names (its object, shape, dtype); ValueError for another format."""
+    found = {"sha256": entry["sha256"], "shape": tuple(int(n) for n in entry["shape"]), "dtype": str(entry["dtype"])}
+    if entry.get("format") != FORMAT or not is_sha256(found["sha256"]):
+        raise ValueError(f"not a {FORMAT} record, or no object name")
+    return found
 
 class DecodedCache:
     def __init__(self, store: Any):
@@ -43,24 +51,10 @@ class DecodedCache:
                             "versions": dict(decoder.versions()), "options": dict(options)})
 
     def get(self, key: str) -> dict[str, Any] | None:
-        path = self._path(key)
-        try:
-            entry = self.seal.read(f"decoded/{key}", path)
-            if entry is None:
-                return None
-            try:
-                found = {"sha256": entry["sha256"], "shape": tuple(int(n) for n in entry["shape"]),
-                         "dtype": str(entry["dtype"])}
-                if entry.get("format") != FORMAT or not is_sha256(found["sha256"]):
-                    raise ValueError("another format, or no object name")
-            except (KeyError, ValueError, TypeError) as exc:
-                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a {FORMAT} record ({exc})") from None
-        except RecordRefused as refusal:  # never served: the file is decoded again
-            self.seal.refused(refusal, "decoded-file record", "decode again")
-            return None
+        try:  # a refused record is never served: the file is decoded again
+            return self.seal.served(f"decoded/{key}", self._path(key), _found, "decoded-file record", "decode again")
         except OSError:
             return None
-        return found
 
     def put(self, key: str, found: Mapping[str, Any]) -> None:
         record = {"format": FORMAT, "sha256": found["sha256"], "shape": list(found["shape"]), "dtype": found["dtype"]}

@@ -17,7 +17,7 @@ from typing import Callable
 from wfeval.api import GenerationResult
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactCorrupt, ArtifactError, ArtifactStore, atomic_write_bytes, check_object
-from wfeval.storage.seal import NOT_A_RECORD, RecordRefused, Sealer, event_sink
+from wfeval.storage.seal import Sealer, event_sink
 
 
 class GenerationCache:
@@ -41,18 +41,10 @@ class GenerationCache:
         return f"generation/{self.model_key}/{key}"
 
     def get(self, key: str) -> GenerationResult | None:
-        path = self._path(key)
-        try:
-            record = self.seal.read(self._name(key), path)
-            if record is None:
-                return None
-            try:
-                result = GenerationResult.from_dict(record)
-            except (KeyError, ValueError, TypeError, AttributeError) as exc:
-                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a generation record ({type(exc).__name__})"
-                                    ) from None
-        except RecordRefused as refusal:  # never served, never the model's: it generates the sample again
-            self.seal.refused(refusal, "generation record", "regenerate")
+        # a refused record is never served, never the model's: it generates the sample again
+        result = self.seal.served(self._name(key), self._path(key), GenerationResult.from_dict, "generation record",
+                                  "regenerate")
+        if result is None:
             return None
         for name, ref in result.artifacts.items():
             try:

@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from wfeval.api import GenerationRequest, GenerationResult, MetricResult
 from wfeval.storage import layout
 from wfeval.storage.safe_io import atomic_write_bytes
-from wfeval.storage.seal import NOT_A_RECORD, RecordRefused, Sealer, event_sink
+from wfeval.storage.seal import Sealer, event_sink
 from wfeval.utils.code_identity import code_identity, value_identity
 from wfeval.utils.hashing import canonical_json, sha256_json
 
@@ -161,19 +161,12 @@ class ResultCache:
 
     def get(self, digest: str, key: str) -> MetricResult | None:
         path = self._path(digest, key)
-        try:
-            record = self.seal.read(f"metric_row/{digest}/{key}", path, self._pending.get(path))
-            if record is None:
-                return None
-            try:
-                row = MetricResult.from_dict(record)
-            except (KeyError, ValueError, TypeError, AttributeError) as exc:
-                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a metric row ({type(exc).__name__})"
-                                    ) from None
-        except RecordRefused as refusal:  # never served: the metric scores the sample again
-            self.seal.refused(refusal, "metric row", "rescore")
-            return None
+        try:  # a refused row is never served: the metric scores the sample again
+            row = self.seal.served(f"metric_row/{digest}/{key}", path, MetricResult.from_dict, "metric row", "rescore",
+                                   self._pending.get(path))
         except OSError:
+            return None
+        if row is None:
             return None
         if not all(_intact(ref) for ref in row.artifact_refs.values()):
             return None  # e.g. FVD's feature file was deleted or holds other bytes: recompute the row

@@ -183,6 +183,25 @@ class Sealer:
                 return None
         return self.loads(name, data, path)
 
+    def served(self, name: str, path: Path, parse: Callable[[dict[str, Any]], Any], record: str, action: str,
+               data: bytes | None = None) -> Any:
+        """``parse`` of the sealed record at ``path`` (:meth:`read`), or None: no file, or the record refused
+        and reported (:meth:`refused`; ``record``: what kind, ``action``: what is done instead). A record
+        whose seal holds but that ``parse`` cannot take (KeyError, ValueError, TypeError, AttributeError)
+        is refused as not a record. OSError is the caller's to handle."""
+        try:
+            found = self.read(name, path, data)
+            if found is None:
+                return None
+            try:
+                return parse(found)
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                raise RecordRefused(path, NOT_A_RECORD, f"sealed but not a {record} ({type(exc).__name__}: {exc})"
+                                    ) from None
+        except RecordRefused as refusal:
+            self.refused(refusal, record, action)
+            return None
+
     def refused(self, refusal: RecordRefused, record: str, action: str) -> None:
         """Report a refusal (``record``: what kind of record; ``action``: what is done instead)."""
         if self.on_refused is not None:
