@@ -161,15 +161,20 @@ class HDF5Benchmark(EpisodeBenchmark):
             tested = {k: self._test_member(obs, k, found.file, _is_frames) for k in known}
         images = [k for k, (image, _) in tested.items() if image]
         if self.camera is None:
-            self._refuse_links(where, tested)
-            if len(images) != 1:
-                raise ConfigError(f"benchmark.camera: {where} has {len(images)} image datasets "
-                                  f"({', '.join(images) or 'none'}; it holds {', '.join(known) or 'nothing'}); "
-                                  "choose one (benchmark.camera=<key>)")
-            self.camera = images[0]
+            self._only_image(where, tested, images, f"{len(images)} image datasets ({', '.join(images) or 'none'}; "
+                                                    f"it holds {', '.join(known) or 'nothing'})")
         elif self.camera not in known:
             raise ConfigError(f"benchmark.camera: no {self.camera!r} in {where}; its image datasets: "
                               f"{', '.join(images) or 'none'}")
+
+    def _only_image(self, where: str, tested: dict[str, tuple[Any, list[str]]], images: list[str],
+                    found: str) -> None:
+        """No camera given: the one image member becomes the camera, once no member is a link that leaves
+        the folder, dangles or cycles; else a ConfigError saying what ``where`` has (``found``)."""
+        self._refuse_links(where, tested)
+        if len(images) != 1:
+            raise ConfigError(f"benchmark.camera: {where} has {found}; choose one (benchmark.camera=<key>)")
+        self.camera = images[0]
 
     def _test_member(self, group: Any, name: str, file: Path, test: Any) -> tuple[Any, list[str]]:
         """(``test`` of the dataset ``group[name]``, None if not a dataset; why it cannot be looked at). A link

@@ -200,12 +200,8 @@ class MinariBenchmark(HDF5Benchmark):
         kinds = {k: kind for k, (kind, _) in tested.items() if kind}
         images = list(kinds)
         if self.camera is None:
-            self._refuse_links(where, tested)
-            if len(images) != 1:
-                raise ConfigError(f"benchmark.camera: {where} has {len(images)} image observation(s) "
-                                  f"({', '.join(images) or 'none'}; its keys: {', '.join(known) or 'none'}); "
-                                  "choose one (benchmark.camera=<key>)")
-            self.camera = images[0]
+            found = f"{', '.join(images) or 'none'}; its keys: {', '.join(known) or 'none'}"
+            self._only_image(where, tested, images, f"{len(images)} image observation(s) ({found})")
         elif self.camera not in images:
             problems = tested.get(self.camera, (None, []))[1]
             raise ConfigError(f"benchmark.camera: {self.camera!r} is not an image observation of {where}"
