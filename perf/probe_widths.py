@@ -87,7 +87,7 @@ def main() -> None:
         direct = [_direct(z, _targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
         fit_direct = time.perf_counter() - started
         started = time.perf_counter()
-        path = RidgePath(z)
+        path = RidgePath.fit(z)
         fast = [path.weights(_targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
         fit_path = time.perf_counter() - started
         gap = max(float(np.abs(a - b).max() / np.abs(a).max()) for a, b in zip(direct, fast))

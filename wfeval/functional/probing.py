@@ -100,7 +100,7 @@ def fit_ridge(z: np.ndarray, y: np.ndarray, *, alpha: float = 1.0, discrete: boo
     else:
         targets = y[:, None]
     if x.shape[1] - 1 > DIRECT_WIDTH:  # wide latents: one decomposition, not a (D+1)² least-squares solve
-        path = RidgePath(z)
+        path = RidgePath(x, mean, scale)  # the standardisation above, not computed again
         return RidgeProbe(mean=path.mean, scale=path.scale, weights=path.weights(targets, alpha), classes=classes)
     penalty = alpha * np.eye(x.shape[1])
     penalty[-1, -1] = 0.0  # the bias is not shrunk
@@ -148,9 +148,9 @@ class RidgePath:
     so 4096-wide latents cost one decomposition per fold, not one (D+1)² solve per penalty, fold and
     variable."""
 
-    def __init__(self, z: np.ndarray):
-        x, self.mean, self.scale = _features(z)
-        self.x = x[:, :-1]
+    def __init__(self, x: np.ndarray, mean: np.ndarray, scale: np.ndarray):
+        """From standardised latents with their bias column (:func:`_features`), their mean and scale."""
+        self.mean, self.scale, self.x = mean, scale, x[:, :-1]
         if self.x.shape[0] <= self.x.shape[1]:  # the dual: an N×N kernel
             values, vectors = np.linalg.eigh(self.x @ self.x.T)
             self.left, self.right = self.x.T @ vectors, vectors.T  # weights = left diag(1/(μ+α)) right t
@@ -158,6 +158,10 @@ class RidgePath:
             values, vectors = np.linalg.eigh(self.x.T @ self.x)
             self.left, self.right = vectors, vectors.T @ self.x.T
         self.values = np.clip(values, 0.0, None)  # round-off below zero
+
+    @classmethod
+    def fit(cls, z: np.ndarray) -> "RidgePath":
+        return cls(*_features(z))
 
     def weights(self, targets: np.ndarray, alpha: float) -> np.ndarray:
         """(D + 1) × outputs: the weights of the standardised latents, the bias last."""
@@ -182,7 +186,7 @@ def choose_alphas(z: np.ndarray, states: np.ndarray, groups: np.ndarray, discret
     losses: list[list[list[float]]] = [[[] for _ in alphas] for _ in discrete]  # variable × alpha × fold
     for f in np.unique(fold):
         train, test = fold != f, fold == f
-        path = RidgePath(z[train])
+        path = RidgePath.fit(z[train])
         for j, is_discrete in enumerate(discrete):
             y_train, y_test = states[train, j], states[test, j]
             classes = np.unique(y_train) if is_discrete else None
