@@ -34,6 +34,12 @@ def model_key(model_cfg: Mapping[str, Any], version: str, fingerprint: Mapping[s
     return sha256_json(identity)[:32]
 
 
+def driven_key(key: str, protocol: Any) -> str:
+    """The key of a model's generations under a protocol that adds an identity (protocols never share
+    generations); the model's own key when it adds none."""
+    return key if protocol is None else sha256_json({"model": key, "protocol": protocol})[:32]
+
+
 def state_source(model: Any) -> Any:
     """The live object whose state is part of the model's identity: an adapter's user object
     (``model=python``, ``wfeval.evaluate(model=...)``: its ``state_object``), or the model itself when
@@ -99,7 +105,7 @@ class ModelHandle:
         protocol's identity (protocols never share generations)."""
         if driven is self.model and identity is None:
             return self
-        key = self.key if identity is None else sha256_json({"model": self.key, "protocol": identity})[:32]
+        key = driven_key(self.key, identity)
         return replace(self, model=driven, key=key, protocol_identity=identity)
 
     def settled(self) -> "ModelHandle":
@@ -111,9 +117,7 @@ class ModelHandle:
         if state == self.fingerprint.get("state"):
             return self
         fingerprint = {**self.fingerprint, "state": state}
-        key = model_key(self.identity_config, self.version, fingerprint)
-        if self.protocol_identity is not None:
-            key = sha256_json({"model": key, "protocol": self.protocol_identity})[:32]
+        key = driven_key(model_key(self.identity_config, self.version, fingerprint), self.protocol_identity)
         return replace(self, key=key, fingerprint=fingerprint)
 
     def setup(self) -> None:
