@@ -175,13 +175,14 @@ class RidgePath:
     def __init__(self, x: np.ndarray, mean: np.ndarray, scale: np.ndarray):
         """From standardised latents with their bias column (:func:`_features`), their mean and scale."""
         self.mean, self.scale, self.x = mean, scale, x[:, :-1]
-        if self.x.shape[0] <= self.x.shape[1]:  # the dual: an N×N kernel
-            values, vectors = np.linalg.eigh(self.x @ self.x.T)
-            self.left, self.right = self.x.T @ vectors, vectors.T  # weights = left diag(1/(μ+α)) right t
-        else:
-            values, vectors = np.linalg.eigh(self.x.T @ self.x)
-            self.left, self.right = vectors, vectors.T @ self.x.T
+        self.dual = self.x.shape[0] <= self.x.shape[1]  # an N×N kernel: weights = Xᵀ U diag Uᵀ t
+        values, self.vectors = np.linalg.eigh(self.x @ self.x.T if self.dual else self.x.T @ self.x)
+        self.right = self.vectors.T if self.dual else self.vectors.T @ self.x.T
         self.values = np.clip(values, 0.0, None)  # round-off below zero
+
+    def _left(self, a: np.ndarray) -> np.ndarray:
+        """``left @ a`` with ``left`` = Xᵀ U (dual) or V: in the dual never formed (a D×N product per fit)."""
+        return self.x.T @ (self.vectors @ a) if self.dual else self.vectors @ a
 
     @classmethod
     def fit(cls, z: np.ndarray) -> "RidgePath":
@@ -190,16 +191,13 @@ class RidgePath:
     def weights(self, targets: np.ndarray, alpha: float) -> np.ndarray:
         """(D + 1) × outputs: the weights of the standardised latents, the bias last."""
         centre = targets.mean(axis=0)
-        coefficients = self.left @ ((self.right @ (targets - centre)) / (self.values + float(alpha))[:, None])
+        coefficients = self._left((self.right @ (targets - centre)) / (self.values + float(alpha))[:, None])
         return np.vstack([coefficients, centre[None, :]])
-
-    def scores(self, z: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        x = (np.asarray(z, dtype=np.float64) - self.mean) / self.scale
-        return x @ weights[:-1] + weights[-1]
 
     def project(self, z: np.ndarray) -> np.ndarray:
         """Latents standardised by the path's statistics, times ``left``: M × (the decomposition's rank)."""
-        return ((np.asarray(z, dtype=np.float64) - self.mean) / self.scale) @ self.left
+        x = (np.asarray(z, dtype=np.float64) - self.mean) / self.scale
+        return (x @ self.x.T) @ self.vectors if self.dual else x @ self.vectors
 
     def projected_scores(self, projected: np.ndarray, targets: np.ndarray, alphas: Sequence[float]):
         """The scores of :meth:`scores` for each penalty of ``alphas`` on latents already :meth:`project`-ed:
