@@ -6,6 +6,13 @@ measurement ``<id>`` (``<benchmark>.<metric>``) ``<id>/value``, ``<id>/ci_low``,
 ``<id>/n_valid``, ``<id>/n_total``, ``<id>/n_skipped``, ``<id>/coverage`` (one section per
 measurement in TensorBoard and W&B, one folder in MLflow's store); plus ``score`` (the
 scorecard's) and ``eligible`` (1 or 0). An invalid measurement has no ``value`` (never a 0).
+
+Where the run has them, the per-variable results too (:func:`per_variable`): a probing measurement
+(``probe_r2``, ``probe_accuracy``, ``imagined_probe_r2_k<k>``: one measurement per horizon) scores
+each state variable on each sample; ``<id>/variable/<name>`` is that variable's mean over the valid
+samples (``metrics.jsonl``). And :attr:`RunRecord.params`: the handful of ``wfeval.*`` parameters a
+tracker logs into a run that is not wfeval's own (the caller's training run), at most :data:`MAX_PARAMS`;
+the whole config goes with them as one artifact.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ COUNT_FIELDS = ("ci_low", "ci_high", "n_valid", "n_total", "n_skipped", "coverag
 ARTIFACTS = (FILES.results, FILES.results_md, FILES.report, FILES.manifest, FILES.config,
              FILES.overrides)
 DEFAULT_EXPERIMENT = "wfeval"
+MAX_PARAMS = 20  # what wfeval may add to a run that is not its own
+PER_VARIABLE_FAMILIES = ("probing",)  # measurements whose sample components are one score per state variable
 
 
 @dataclass
@@ -40,6 +49,7 @@ class RunRecord:
     tags: dict[str, str]
     metrics: dict[str, float]  # flat key -> value, see the module docstring
     measurements: list[dict[str, Any]] = field(default_factory=list)  # the export rows
+    params: dict[str, str] = field(default_factory=dict)  # wfeval.* parameters: what ran (summary_params)
     artifacts: list[Path] = field(default_factory=list)
 
     @property
@@ -64,6 +74,55 @@ def measurement_values(document: RunResults) -> dict[str, float]:
     if isinstance(eligible, bool):
         out["eligible"] = 1.0 if eligible else 0.0
     return out
+
+
+def per_variable(document: RunResults, run_dir: Path) -> dict[str, float]:
+    """``<id>/variable/<name>``: each state variable's mean score over the valid samples of a probing
+    measurement (the last row of a sample wins, as everywhere), read from ``metrics.jsonl``."""
+    from wfeval.storage.rundir import read_jsonl
+
+    prefix = f"{document.benchmark.id}."
+    wanted = {m[len(prefix):]: m for m in document.results
+              if m.startswith(prefix) and document.info(m).family in PER_VARIABLE_FAMILIES}
+    if not wanted or not (run_dir / FILES.metrics).is_file():
+        return {}
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in read_jsonl(run_dir / FILES.metrics):
+        if row.get("metric_id") in wanted and isinstance(row.get("sample_id"), str):
+            last[(row["metric_id"], row["sample_id"])] = row
+    sums: dict[str, list[float]] = {}
+    for (metric, _), row in last.items():
+        if (row.get("diagnostics") or {}).get("status") != "ok":
+            continue
+        for name, value in (row.get("components") or {}).items():
+            if name != "chance" and isinstance(value, (int, float)) and not isinstance(value, bool):
+                sums.setdefault(f"{wanted[metric]}/variable/{name}", []).append(float(value))
+    return {key: sum(values) / len(values) for key, values in sorted(sums.items())}
+
+
+def summary_params(document: RunResults | None, config: Mapping[str, Any]) -> dict[str, str]:
+    """What ran, as at most :data:`MAX_PARAMS` ``wfeval.*`` parameters (the whole config is an artifact)."""
+    from importlib import metadata
+
+    def get(*keys: str) -> Any:
+        node: Any = config
+        for key in keys:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return node
+
+    out = {"wfeval.task": get("task", "name"), "wfeval.num_samples": get("benchmark", "num_samples"),
+           "wfeval.seed": get("run", "seed")}
+    if document is not None:
+        out.update({"wfeval.model": document.model.name, "wfeval.model_version": document.model.version,
+                    "wfeval.benchmark": document.benchmark.id, "wfeval.protocol": document.protocol.label,
+                    "wfeval.metrics": ",".join(sorted(document.results))[:500]})
+    try:
+        out["wfeval.version"] = metadata.version("wfeval")
+    except metadata.PackageNotFoundError:
+        pass
+    params = {k: str(v) for k, v in out.items() if v is not None and v != ""}
+    assert len(params) <= MAX_PARAMS
+    return params
 
 
 def sweep_experiment(sweep_dir: Path) -> str:
@@ -104,8 +163,9 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
         sweep=Path(sweep_dir).name if sweep_dir is not None else None,
         status=status, error=manifest.error if manifest is not None else None,
         config=dict(config or {}), overrides=list(overrides or []), tags=tags,
-        metrics=measurement_values(document) if document is not None else {},
+        metrics={**measurement_values(document), **per_variable(document, run_dir)} if document is not None else {},
         measurements=list(rows(document, run_dir)) if document is not None else [],
+        params=summary_params(document, config or {}),
         artifacts=[run_dir / a for a in ARTIFACTS if (run_dir / a).is_file()],
     )
 
