@@ -50,6 +50,30 @@ def expected_numbers(run_dir: Path) -> dict[str, float]:
     return out
 
 
+def horizon_numbers(run_dir: Path) -> dict[str, float]:
+    """From metrics.jsonl: per measurement whose rows keep a curve of their own value (per_frame from
+    first_frame, per_step from 1), each frame's mean over the valid samples (a sample's last row)."""
+    benchmark = json.loads((run_dir / "results.json").read_text())["benchmark"]["id"]
+    last = {}
+    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        last[(row["metric_id"], row["sample_id"])] = row
+    values: dict[str, list[float]] = {}
+    for (metric, _), row in last.items():
+        c = row["components"]
+        if row["diagnostics"]["status"] != "ok":
+            continue
+        points = (enumerate(c["per_frame"], start=c.get("first_frame", 0)) if "per_frame" in c
+                  else enumerate(c["per_step"], start=1) if "per_step" in c else ())
+        for x, value in points:
+            values.setdefault(f"{benchmark}.{metric}/horizon/{x}", []).append(value)
+    return {key: sum(v) / len(v) for key, v in values.items()}
+
+
+def logged_numbers(run_dir: Path) -> dict[str, float]:
+    return {**expected_numbers(run_dir), **horizon_numbers(run_dir)}
+
+
 def wandb_env(root: Path) -> dict:
     return cli_env(WANDB_CONFIG_DIR=str(root / "wandb-config"), WANDB_CACHE_DIR=str(root / "wandb-cache"),
                    WANDB_DATA_DIR=str(root / "wandb-data"), WANDB_SILENT="true")
@@ -84,7 +108,8 @@ def test_mlflow_holds_one_experiment_per_sweep_one_run_per_job_with_results_json
     for model, job in jobs.items():
         run = runs[job.name]
         assert run.info.status == "FINISHED" and run.data.tags["wfeval.model"] == model
-        assert run.data.metrics == expected_numbers(job)  # every number, exactly
+        assert run.data.metrics == logged_numbers(job)  # every number, exactly
+        assert run.data.metrics["gridworld.psnr/horizon/15"] == horizon_numbers(job)["gridworld.psnr/horizon/15"]
         assert run.data.params["benchmark.num_samples"] == "3" and run.data.params["model._target_"].endswith("Model")
         assert run.data.tags["wfeval.run_dir"] == str(job.resolve()) and f"model={model}" in run.data.tags["wfeval.overrides"]
         names = {a.path for a in client.list_artifacts(run.info.run_id, "wfeval")}
@@ -127,7 +152,7 @@ def test_tensorboard_holds_a_sweep_folder_with_one_run_per_job_and_the_same_numb
     assert sorted(p.name for p in logs.iterdir()) == ["0_oracle", "1_static"]
     for job in jobs.values():
         scalars, texts = _tensorboard(logs / job.name)
-        assert scalars == as_float32(expected_numbers(job))
+        assert scalars == as_float32(logged_numbers(job))
         assert "num_samples: 3" in texts["config/text_summary"]
         assert texts["results.md/text_summary"] == (job / "results.md").read_text()
         assert (logs / job.name / "artifacts" / "results.json").read_bytes() == (job / "results.json").read_bytes()
@@ -170,7 +195,7 @@ def test_wandb_offline_runs_carry_the_config_the_same_numbers_and_the_report_art
         assert records["config"]["benchmark"]["num_samples"] == 3 and records["exit_code"] == 0
         assert model in records["run"].tags
         logged = {k: v for k, v in records["summary"].items() if not k.startswith(("_", "wfeval/"))}
-        assert logged == expected_numbers(job)
+        assert logged == logged_numbers(job)
         assert records["summary"]["wfeval/status"] == "completed"
         (artifact,) = records["artifacts"]
         contents = {entry.path: entry.digest for entry in artifact.manifest.contents}
@@ -206,7 +231,7 @@ def test_any_run_folder_can_be_logged_afterwards_into_the_default_experiment(swe
     MLflowTracker(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}").log(record)
     client = mlflow_client(tmp_path / "mlflow.db")
     (run,) = client.search_runs([client.get_experiment_by_name("wfeval").experiment_id])
-    assert run.info.run_name == "1_static" and run.data.metrics == expected_numbers(jobs["static"])
+    assert run.info.run_name == "1_static" and run.data.metrics == logged_numbers(jobs["static"])
 
 
 @pytest.mark.parametrize("tracker,module,package", [("mlflow", "mlflow", "mlflow-skinny"),

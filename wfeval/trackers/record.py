@@ -7,17 +7,20 @@ measurement ``<id>`` (``<benchmark>.<metric>``) ``<id>/value``, ``<id>/ci_low``,
 measurement in TensorBoard and W&B, one folder in MLflow's store); plus ``score`` (the
 scorecard's) and ``eligible`` (1 or 0). An invalid measurement has no ``value`` (never a 0).
 
-Where the run has them, the per-variable results too (:func:`per_variable`): a probing measurement
-(``probe_r2``, ``probe_accuracy``, ``imagined_probe_r2_k<k>``: one measurement per horizon) scores
-each state variable on each sample; ``<id>/variable/<name>`` is that variable's mean over the valid
-samples (``metrics.jsonl``). And :attr:`RunRecord.params`: the handful of ``wfeval.*`` parameters a
-tracker logs into a run that is not wfeval's own (the caller's training run), at most :data:`MAX_PARAMS`;
-the whole config goes with them as one artifact.
+Where the run has them, per-variable and per-horizon results too (:func:`breakdown`, means over the
+valid samples of ``metrics.jsonl``): ``<id>/variable/<name>`` for a probing measurement (``probe_r2``,
+``probe_accuracy``, ``imagined_probe_r2_k<k>``, itself one measurement per horizon k), which scores
+each state variable; ``<id>/horizon/<frame>`` for a measurement whose rows keep a per-frame curve.
+
+:attr:`RunRecord.params`: the handful of ``wfeval.*`` parameters a tracker logs into a run that is
+not wfeval's own (the caller's training run), at most :data:`MAX_PARAMS`; the whole config goes
+with them as one artifact.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,28 +79,43 @@ def measurement_values(document: RunResults) -> dict[str, float]:
     return out
 
 
-def per_variable(document: RunResults, run_dir: Path) -> dict[str, float]:
-    """``<id>/variable/<name>``: each state variable's mean score over the valid samples of a probing
-    measurement (the last row of a sample wins, as everywhere), read from ``metrics.jsonl``."""
+def breakdown(document: RunResults, run_dir: Path) -> dict[str, float]:
+    """Per-variable and per-horizon results, read from ``metrics.jsonl`` (the last row of a sample
+    wins, as everywhere), each a mean over the valid samples: ``<id>/variable/<name>`` for a probing
+    measurement (its components score each state variable), ``<id>/horizon/<x>`` for a measurement
+    whose rows keep a curve of its own value (PSNR's per frame, flicker's per step: the report's x,
+    :data:`wfeval.report.html.curves.OWN_CURVES`)."""
+    from wfeval.report.html.curves import CURVE_KEYS, OWN_CURVES
     from wfeval.storage.rundir import read_jsonl
 
     prefix = f"{document.benchmark.id}."
-    wanted = {m[len(prefix):]: m for m in document.results
-              if m.startswith(prefix) and document.info(m).family in PER_VARIABLE_FAMILIES}
+    wanted = {m[len(prefix):]: m for m in document.results if m.startswith(prefix)}
     if not wanted or not (run_dir / FILES.metrics).is_file():
         return {}
     last: dict[tuple[str, str], dict[str, Any]] = {}
     for row in read_jsonl(run_dir / FILES.metrics):
         if row.get("metric_id") in wanted and isinstance(row.get("sample_id"), str):
             last[(row["metric_id"], row["sample_id"])] = row
-    sums: dict[str, list[float]] = {}
+    values: dict[str, list[float]] = {}
     for (metric, _), row in last.items():
-        if (row.get("diagnostics") or {}).get("status") != "ok":
+        components = row.get("components") or {}
+        if (row.get("diagnostics") or {}).get("status") != "ok" or not isinstance(components, dict):
             continue
-        for name, value in (row.get("components") or {}).items():
-            if name != "chance" and isinstance(value, (int, float)) and not isinstance(value, bool):
-                sums.setdefault(f"{wanted[metric]}/variable/{name}", []).append(float(value))
-    return {key: sum(values) / len(values) for key, values in sorted(sums.items())}
+        key = wanted[metric]
+        if document.info(key).family in PER_VARIABLE_FAMILIES:
+            for name, value in components.items():
+                if name != "chance" and _number(value):
+                    values.setdefault(f"{key}/variable/{name}", []).append(float(value))
+        curve = next(((x_of, components[name]) for name, x_of, _ in CURVE_KEYS
+                      if name in OWN_CURVES and isinstance(components.get(name), list)), None)
+        for i, value in enumerate(curve[1] if curve else ()):
+            if _number(value):
+                values.setdefault(f"{key}/horizon/{curve[0](components, i)}", []).append(float(value))
+    return {key: sum(v) / len(v) for key, v in sorted(values.items())}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def summary_params(document: RunResults | None, config: Mapping[str, Any]) -> dict[str, str]:
@@ -163,7 +181,7 @@ def record_of(run_dir: Path, *, config: Mapping[str, Any] | None = None, overrid
         sweep=Path(sweep_dir).name if sweep_dir is not None else None,
         status=status, error=manifest.error if manifest is not None else None,
         config=dict(config or {}), overrides=list(overrides or []), tags=tags,
-        metrics={**measurement_values(document), **per_variable(document, run_dir)} if document is not None else {},
+        metrics={**measurement_values(document), **breakdown(document, run_dir)} if document is not None else {},
         measurements=list(rows(document, run_dir)) if document is not None else [],
         params=summary_params(document, config or {}),
         artifacts=[run_dir / a for a in ARTIFACTS if (run_dir / a).is_file()],

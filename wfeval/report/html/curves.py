@@ -24,6 +24,7 @@ CURVE_KEYS: tuple[tuple[str, Callable[[dict, int], int], str], ...] = (  # key â
     ("per_step", lambda c, i: i + 1, "frame (change from the previous one)"),
     ("per_frame_error_px", lambda c, i: i, "frame"),
 )
+OWN_CURVES = ("per_frame", "per_step")  # curves of the metric's own per-frame value: its bounds hold
 
 
 class Sum:

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from wfeval.report.html import charts
 from wfeval.report.html.board import board_tables
 from wfeval.report.html.comparisons import comparisons
+from wfeval.report.html.curves import OWN_CURVES
 from wfeval.report.html.gaps import gap_charts
 from wfeval.report.html.load import RunData
 from wfeval.report.html.provenance import provenance
@@ -92,9 +93,6 @@ def horizon_curves(runs: list[RunData]) -> list[dict[str, Any]]:
                                    "cap": cap})
             found[key]["metrics"].append(metric)
     return list(found.values())
-
-
-OWN_CURVES = ("per_frame", "per_step")  # curves of the metric's own per-frame value: its bounds hold
 
 
 def horizon_charts(found: list[dict[str, Any]], runs: list[RunData], benchmark: str) -> list[dict[str, Any]]:
