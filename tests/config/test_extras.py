@@ -108,3 +108,20 @@ def test_a_missing_package_is_refused_with_its_own_extra_only(monkeypatch, what,
     message = str(caught.value)
     assert message.startswith(f"{what} needs the ") and message.endswith(f"pip install 'wfeval[{extra}]'")
     assert message.count("pip install") == 1, message  # the orby family said games as well
+
+
+@pytest.mark.parametrize("target,module,what", [
+    ("wfeval.benchmarks.episodes:LeRobotBenchmark", "pyarrow", "benchmark=lerobot"),
+    ("wfeval.benchmarks.episodes:HDF5Benchmark", "h5py", "benchmark=hdf5"),
+    ("wfeval.benchmarks.episodes:MinariBenchmark", "h5py", "benchmark=minari"),
+])
+def test_a_dataset_reader_without_its_package_names_the_datasets_extra(monkeypatch, tmp_path, target, module, what):
+    import importlib
+
+    module_name, cls = target.split(":")
+    reader = getattr(importlib.import_module(module_name), cls)
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ConfigError) as caught:
+        reader(dataset_root=str(tmp_path))
+    assert str(caught.value) == (f"{what} needs the '{module}' package, which is not installed: "
+                                 "pip install 'wfeval[datasets]'")
