@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 from wfeval.config.errors import ConfigError
-from wfeval.config.extras import DEV, EXTRAS, extra_of, install_hint, missing
+from wfeval.config.extras import DEV, EXTRAS, distribution_of, extra_of, install_hint, missing
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 DECLARED = PYPROJECT["optional-dependencies"]
@@ -67,20 +67,32 @@ def test_missing_names_every_absent_package_and_their_extra():
 
 
 def _source_calls():
-    """Every ``require("module", "package", ...)`` call with literal arguments in the package."""
+    """Every ``require(...)`` call in the package naming its packages literally, as (file, distributions):
+    ``wfeval.config.extras.require(what, modules)`` (import names) and the simulators'
+    ``require(module, package, what)`` (the distribution named)."""
     for path in sorted((ROOT / "wfeval").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        from_extras = any(isinstance(n, ast.ImportFrom) and n.module == "wfeval.config.extras"
+                          and any(a.name == "require" for a in n.names) for n in ast.walk(tree))
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "require"
-                    and len(node.args) >= 2 and all(isinstance(a, ast.Constant) for a in node.args[:2])):
-                yield path.relative_to(ROOT), node.args[0].value, node.args[1].value
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "require" and len(node.args) >= 2):
+                continue
+            second = node.args[1]
+            if from_extras:
+                names = [second] if isinstance(second, ast.Constant) else getattr(second, "elts", [])
+                yield path.relative_to(ROOT), [distribution_of(n.value) for n in names if isinstance(n, ast.Constant)]
+            elif isinstance(second, ast.Constant):
+                yield path.relative_to(ROOT), [second.value]
 
 
 def test_every_require_in_the_code_names_a_package_an_extra_installs():
     calls = list(_source_calls())
-    assert {(m, p) for _, m, p in calls} >= {("ale_py", "ale-py"), ("crafter", "crafter"), ("tiny_jepa", "tiny-jepa")}
-    for path, module, package in calls:
-        assert extra_of(package) in EXTRAS, (path, package)  # raises when no extra (or several) installs it
+    named = {p for _, packages in calls for p in packages}
+    assert {"ale-py", "crafter", "tiny-jepa", "pyarrow", "h5py", "sqlalchemy", "alembic"} <= named
+    for path, packages in calls:
+        assert packages, path
+        for package in packages:
+            assert extra_of(package) in EXTRAS, (path, package)  # raises when no extra (or several) installs it
 
 
 def test_no_install_command_is_spelled_outside_the_table():

@@ -288,3 +288,16 @@ def test_a_probing_run_logs_each_state_variable_and_each_horizon(tmp_path):
     horizons = {int(k.split("_k")[1].split("/")[0]) for k in logged if k.startswith("gridworld.imagined_probe_r2_k")
                 and k.endswith("/value")}
     assert horizons == {1, 2, 4, 8, 16}
+
+
+def test_a_database_store_without_sqlalchemy_is_refused_naming_the_trackers_extra(tmp_path, monkeypatch):
+    from wfeval.config.errors import ConfigError
+    from wfeval.trackers.mlflow_tracker import MLflowTracker
+
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # mlflow-skinny alone: no database store
+    with pytest.raises(ConfigError) as caught:
+        MLflowTracker(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")
+    assert str(caught.value) == (
+        f"tracker=mlflow with tracking_uri sqlite:///{tmp_path / 'm.db'} (MLflow's database store) needs the "
+        "'sqlalchemy' package, which is not installed: pip install 'wfeval[trackers]'")
+    assert not (tmp_path / "m.db").exists()

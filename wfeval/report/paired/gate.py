@@ -119,6 +119,8 @@ def render(findings: list[Finding]) -> str:
                              f"({with_unit(signed(a - b), f.difference.unit)})")
             if len(f.samples) > SHOWN_SAMPLES:
                 lines.append(f"    … and {len(f.samples) - SHOWN_SAMPLES} more")
+        elif f.regressed and f.difference.estimate is not None:
+            lines.append("  no per-sample values: the measure compares the sets of samples (FVD)")
     failed = [f for f in findings if f.regressed]
     lines.append(f"gate failed: {len(failed)} of {len(findings)} gated measure(s) regressed or unchecked"
                  if failed else f"gate passed: no regression on {len(findings)} gated measure(s)")
