@@ -53,14 +53,16 @@ def test_a_worse_model_fails_the_gate_naming_the_measure_and_its_regressed_sampl
     listed = [re.match(r"\s+(\S+)\s", line).group(1) for line in gate_lines[2:2 + N]]
     assert listed == worse
     assert any(line.startswith("gate gridworld.ssim (static − oracle): regressed:") for line in gate_lines)
-    assert gate_lines[-1] == "gate failed: 2 of 2 gated measure(s) regressed or unchecked"
+    assert gate_lines[-1] == "gate failed: 2 of 2 gated measure(s) regressed or not checked"
+    assert "p 0.0078 (Holm over 2 gated: 0.0156), n 8" in gate_lines[0]  # every sample one way: 2/2^8, × 2 gates
 
 
 def test_an_equal_model_passes_the_gate_and_exits_0(runs):
     proc = _compare(runs, runs["oracle_again"], runs["oracle"], "--gate", "psnr", "--gate", "gridworld.ssim=0.01")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # two runs of one model are told apart by their run folders
-    assert "gate gridworld.psnr (oracle (oracle_again) − oracle (oracle)): passed: 0 dB [0, 0], p (Holm) 1, n 8" in proc.stdout
+    assert ("gate gridworld.psnr (oracle (oracle_again) − oracle (oracle)): passed: 0 dB [0, 0], p 1 (Holm over 2 "
+            "gated: 1), n 8; margin 0") in proc.stdout
     assert proc.stdout.rstrip().endswith("gate passed: no regression on 2 gated measure(s)")
 
 
@@ -77,7 +79,17 @@ def test_every_row_is_gated_against_the_baseline(runs):
     assert proc.returncode == 1, proc.stdout + proc.stderr  # static regressed, the second oracle did not
     assert "gate gridworld.psnr (static − oracle (oracle)): regressed: -" in proc.stdout
     assert "gate gridworld.psnr (oracle (oracle_again) − oracle (oracle)): passed: 0 dB" in proc.stdout
-    assert "gate failed: 1 of 2 gated measure(s) regressed or unchecked" in proc.stdout
+    assert "gate failed: 1 of 2 gated measure(s) regressed or not checked" in proc.stdout
+
+
+def test_too_few_samples_to_call_any_regression_fail_the_gate_as_not_checked(runs):
+    """8 samples give an exact p of at least 2/256 = 0.0078: at alpha 0.005 nothing could be called, so
+    even an equal model does not pass a gate that could never fail."""
+    proc = _compare(runs, runs["oracle_again"], runs["oracle"], "--gate", "psnr", "--alpha", "0.005")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("gate gridworld.psnr (oracle (oracle_again) − oracle (oracle)): not checked: too few samples (8): the "
+            "smallest p they can give is 0.00781, 0.00781 after Holm, not below 0.005") in proc.stdout
+    assert "regressed sample" not in proc.stdout
 
 
 @pytest.mark.parametrize("gate,words", [

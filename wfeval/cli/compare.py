@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
         print(f"\nwrote {', '.join(map(str, written))}")
     if findings:
         print("\n" + gate.render(findings))
-    return 1 if any(f.regressed for f in findings) else 0
+    return 1 if any(f.failed for f in findings) else 0
 
 
 def _comparisons(board, entries, args, width):
