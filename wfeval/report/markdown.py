@@ -5,6 +5,7 @@ from __future__ import annotations
 from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.escape import markdown_table, md_cell
 from wfeval.report.rows import rows
+from wfeval.report.signals import flags
 from wfeval.report.units import with_unit
 from wfeval.results.evidence import grouped_reasons
 from wfeval.results.record import RunResults
@@ -21,6 +22,7 @@ def results_markdown(document: RunResults) -> str:
              f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else HYPHEN,
              r["ci_method"] or HYPHEN, f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
+    parts += weak_signals(document)
     card = document.scorecard
     if card.components:
         parts += ["## Scorecard", "", f"overall: **{md_cell(fmt(card.score))}**"
@@ -42,3 +44,11 @@ def results_markdown(document: RunResults) -> str:
             parts.append(markdown_table(["group", "value", "valid/total"], [
                 [g, fmt(a.value), f"{a.n_valid}/{a.n_total}"] for g, a in groups.items()]))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def weak_signals(document: RunResults) -> list[str]:
+    """Under the table: each measurement whose number cannot tell models apart, and why
+    (:func:`wfeval.report.signals.flags`); nothing when there is none."""
+    lines = [f"- ⚠ **{md_cell(measurement)}**: {md_cell(flag.label)} — {md_cell(flag.detail)}"
+             for measurement, agg in document.results.items() for flag in flags(agg)]
+    return ["Weak signals:", "", *lines, ""] if lines else []

@@ -7,6 +7,7 @@ from typing import Mapping
 
 from wfeval.api import AggregateResult
 from wfeval.report.numbers import HYPHEN, fmt
+from wfeval.report.signals import label as weak_signals
 from wfeval.report.units import with_unit
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
@@ -73,6 +74,9 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
             chance = agg.diagnostics.get("chance")
             note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
         warning = distribution_warning(agg.diagnostics) if agg.valid else ""
+        weak = weak_signals(agg)  # an IDM too weak, a value at chance: first, before anything is cut
+        if weak:
+            warning = f"{weak}; {warning}" if warning else weak
         if warning:  # beside the value, first: a distribution metric at small N ranks unreliably
             note = f"{warning}; {note}" if note else warning
         if agg.skip_breakdown and agg.valid:
