@@ -82,6 +82,8 @@ def test_a_weak_idm_and_a_value_at_chance_are_flagged_in_the_table_results_md_co
 
     md = (weak_run / "results.md").read_text()
     assert "**lerobot.idm_accuracy**: IDM too weak — the IDM's ceiling" in md and "at chance — the interval" in md
+    row = next(line for line in md.splitlines() if line.startswith("| lerobot.idm_accuracy |"))
+    assert "⚠ IDM too weak; ⚠ at chance |" in row  # beside the value in the table too
 
     assert compare([str(weak_run), "--width", "400"]) == 0
     out = capsys.readouterr().out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.escape import markdown_table, md_cell
 from wfeval.report.rows import rows
-from wfeval.report.signals import flags
+from wfeval.report.signals import flags, label
 from wfeval.report.units import with_unit
 from wfeval.results.evidence import grouped_reasons
 from wfeval.results.record import RunResults
@@ -18,7 +18,8 @@ def results_markdown(document: RunResults) -> str:
              f"run `{md_cell(document.run_id)}` · config `{md_cell(str(document.config_hash)[:12])}` · "
              f"dataset `{md_cell(str(bench.dataset_hash)[:12])}` · "
              f"{md_cell(n_samples)} samples", ""]
-    body = [[r["measurement"], with_unit(fmt(r["value"]), r["unit"]),
+    body = [[r["measurement"], " ".join(filter(None, [with_unit(fmt(r["value"]), r["unit"]),
+                                                       label(document.results[r["measurement"]])])),
              f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else HYPHEN,
              r["ci_method"] or HYPHEN, f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
