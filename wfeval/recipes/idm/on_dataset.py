@@ -84,11 +84,10 @@ def plans(bench: Any, folds: int = DEFAULTS["folds"], seed: int = DEFAULTS["seed
         return [Plan(episodes, how)]
     usable = sorted((e for e in bench.episodes if not e.errors), key=lambda e: e.name)
     if len(usable) < 2:
-        raise ValueError(
-            f"an inverse-dynamics model is trained on episodes other than the one it scores, and {how}: "
-            f"{len(usable)} readable episode(s), cross-fitting needs 2 or more; give a dataset of more episodes, "
-            f"a 'train' split beside the evaluated one (LeRobot meta/info.json \"splits\", HDF5 mask/<split>), "
-            f"or pass {OPTIONS}")
+        raise ValueError(  # what to do first: the table shows the first 200 characters
+            f"{len(usable)} readable episode(s): an IDM scores only episodes it was not trained on (cross-fitting "
+            f"needs 2); give more episodes, a 'train' split beside the evaluated one (LeRobot meta/info.json "
+            f"\"splits\", HDF5 mask/<split>) or {OPTIONS}; {how}")
     k = min(folds, len(usable))
     order = np.random.default_rng(seed).permutation(len(usable))
     dealt = [[usable[i] for j, i in enumerate(order) if j % k == fold] for fold in range(k)]
