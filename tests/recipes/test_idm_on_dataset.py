@@ -155,7 +155,8 @@ def test_a_dataset_of_one_episode_all_evaluated_is_refused_naming_the_options(tm
                                                          f"run.store_dir={tmp_path / 'store'}"])
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     reasons = {r["skip_reason"] for r in rows if r["metric_id"] == "idm_accuracy"}
-    assert len(reasons) == 1 and all(r["diagnostics"].get("status") == "skip" for r in rows if r["metric_id"] == "idm_accuracy")
+    assert len(reasons) == 1
+    assert all(r["diagnostics"].get("status") == "skip" for r in rows if r["metric_id"] == "idm_accuracy")
     reason = reasons.pop()
     assert reason.startswith("1 readable episode(s): an IDM scores only episodes it was not trained on")
     assert "cross-fitting needs 2" in reason and "one split (train)" in reason

@@ -31,11 +31,12 @@ LEROBOT_VERSION = "v3.0"
 
 def save_arrays(rec: Recording, path: str | Path) -> Path:
     """The recording as one compressed ``.npz`` file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle:
-        np.savez_compressed(handle, frames=rec.frames, actions=rec.actions, action_names=np.array(rec.action_names),
-                            seeds=np.asarray(rec.seeds, np.int64), info=np.array(json.dumps(rec.info, sort_keys=True)))
+    from wfeval.storage.safe_io import atomic_write_bytes
+
+    path, buffer = Path(path), io.BytesIO()
+    np.savez_compressed(buffer, frames=rec.frames, actions=rec.actions, action_names=np.array(rec.action_names),
+                        seeds=np.asarray(rec.seeds, np.int64), info=np.array(json.dumps(rec.info, sort_keys=True)))
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 
@@ -56,9 +57,10 @@ def save_hdf5(rec: Recording, path: str | Path, camera: str = "agentview_image",
     """The recording in robomimic's HDF5 layout (one ``demo_<k>`` group per episode)."""
     import h5py
 
+    from wfeval.storage.safe_io import atomic_target
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with h5py.File(path, "w") as handle:
+    with atomic_target(path) as tmp, h5py.File(tmp, "w") as handle:
         data = handle.create_group("data")
         data.attrs["env_args"] = json.dumps({"recorded_by": "wfeval.recipes.data", **rec.info}, sort_keys=True,
                                             default=str)
@@ -83,6 +85,12 @@ def save_lerobot(rec: Recording, root: str | Path, fps: float, task: str | None 
     """The recording as a LeRobot v3.0 dataset folder (one data file, the frames as PNG images)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from wfeval.storage.safe_io import atomic_target, atomic_write_bytes
+
+    def parquet(table: Any, rel: str) -> None:
+        with atomic_target(root / rel) as tmp:
+            pq.write_table(table, tmp)
 
     root = Path(root)
     n_episodes, length = int(rec.frames.shape[0]), int(rec.frames.shape[1])
@@ -120,10 +128,9 @@ def save_lerobot(rec: Recording, root: str | Path, fps: float, task: str | None 
                       "timestamp": pa.array(columns["timestamp"], type=pa.float32()),
                       **{key: pa.array(columns[key], type=pa.int64())
                          for key in ("frame_index", "episode_index", "index", "task_index")}})
-    for folder in ("meta/episodes/chunk-000", "data/chunk-000"):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, root / data_path.format(chunk_index=0, file_index=0))
-    pq.write_table(pa.Table.from_pylist(episodes), root / "meta/episodes/chunk-000/file-000.parquet")
-    pq.write_table(pa.table({"task_index": [0], "task": [task]}), root / "meta/tasks.parquet")
-    (root / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n", encoding="utf-8")
+    parquet(table, data_path.format(chunk_index=0, file_index=0))
+    parquet(pa.Table.from_pylist(episodes), "meta/episodes/chunk-000/file-000.parquet")
+    parquet(pa.table({"task_index": [0], "task": [task]}), "meta/tasks.parquet")
+    # info.json last: the folder is a dataset once it is there
+    atomic_write_bytes(root / "meta/info.json", (json.dumps(info, indent=4) + "\n").encode())
     return root

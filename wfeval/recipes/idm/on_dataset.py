@@ -71,7 +71,8 @@ def training_episodes(bench: Any) -> tuple[list[Any], str]:
     rest = [e for e in everything if e.name not in evaluated and not e.errors]
     if rest:
         return rest, "the episodes this run does not evaluate"
-    return [], (f"{bench.root} declares {'one split (' + ', '.join(splits) + ')' if len(splits) == 1 else 'no split named train'} "
+    declared = f"one split ({', '.join(splits)})" if len(splits) == 1 else "no split named train"
+    return [], (f"{bench.root} declares {declared} "
                 "whose episodes are all evaluated")
 
 
@@ -133,7 +134,8 @@ def _train(bench: Any, store: Any, plan: Plan, opts: Mapping[str, Any], progress
     config = FitConfig(steps=int(opts["steps"]), batch_size=int(opts["batch_size"]), lr=float(opts["lr"]),
                        seed=int(opts["seed"]), log_every=max(1, int(opts["steps"]) // 4))
     trained_with = {k: v for k, v in opts.items() if k != "folds"}  # the folds choose the clips, hashed already
-    key = hashlib.sha256(json.dumps([files.FORMAT, clips.data_hash(), trained_with], sort_keys=True).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([files.FORMAT, clips.data_hash(), trained_with],
+                                    sort_keys=True).encode()).hexdigest()
     folder = store.root / "idm" / key[:32]
     try:
         files.read_sidecar(folder)

@@ -196,7 +196,8 @@ class IDMProvider:
                 if plan.fold is not None:
                     name += f" (cross-fitting fold {plan.fold + 1}/{plan.folds})"
                 return self._load(f"dataset:{folder}", folder, None, name, False, plan.cross_fitting()), None
-        return None, why or f"episode {episode!r} is in no cross-fitting fold (it was not readable when the folds were dealt)"
+        return None, why or (f"episode {episode!r} is in no cross-fitting fold (it was not readable when the "
+                             "folds were dealt)")
 
     def for_request(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
         """(the IDM, None) or (None, why no IDM may score this sample); a shipped or given checkpoint whose
