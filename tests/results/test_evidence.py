@@ -43,3 +43,21 @@ def test_no_rules_means_eligible():
     gate = evidence_gate({}, results={"psnr": _agg("psnr", 1, 5)}, metric_versions={}, dataset_hash=None,
                          split="x", required_metrics=())
     assert gate["eligible"] is True
+
+
+def test_every_dataset_reader_holds_a_result_to_the_same_minimum_sample_count():
+    """One rule (issue 50): a Minari run of 22 samples was eligible while a LeRobot run of 12 was not,
+    because only some reader files spelled min_valid; the count now comes from the schema alone."""
+    from omegaconf import OmegaConf
+
+    from tests.conftest import compose
+    from wfeval.config.schema import MIN_VALID
+
+    readers = ("minari", "lerobot", "hdf5", "folder", "video_actions")
+    rules = {b: OmegaConf.to_container(compose([f"benchmark={b}"]).benchmark.evidence) for b in readers}
+    assert {b: r["min_valid"] for b, r in rules.items()} == {b: {"default": MIN_VALID} for b in readers}
+    assert MIN_VALID == 32
+    for reader, n in (("minari", 22), ("lerobot", 12)):
+        gate = evidence_gate(rules[reader], results={"psnr": _agg("psnr", n, n)}, metric_versions={},
+                             dataset_hash=None, split="train", required_metrics=["psnr"])
+        assert gate["reasons"] == [f"psnr: {n} valid samples < required 32"], reader
