@@ -7,7 +7,8 @@ probe per state variable the benchmark declares (wfeval/functional/probing.py). 
 sample is a held-out episode: its frames are encoded and read by the probes (observed), and from
 every frame ``t`` the model's ``predict`` imagines ``k`` steps ahead with the true actions
 ``t..t+k-1``; the probes read the imagined latent against the true state at ``t + k`` (for each
-``k`` of ``horizons`` shorter than the episode). The scores per variable go to
+``k`` of ``horizons`` shorter than the episode). The scores per variable, and the effective rank
+of the training latents (RankMe, wfeval/functional/rank.py: a collapse check), go to
 ``result.metadata["probing"]``; the probe metrics (wfeval/metrics/probing.py) read them.
 """
 
@@ -20,6 +21,7 @@ import numpy as np
 from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.functional.probing import accuracy, choose_alphas, fit_ridges, majority_share, predict_all, r2_term
+from wfeval.functional.rank import effective_rank
 from wfeval.models import latent
 from wfeval.models.protocol import Generated
 from wfeval.models.stepping import per_sample
@@ -110,6 +112,8 @@ class ProbingDriver(Driver):
         states = np.concatenate([np.asarray(e.states, dtype=np.float64) for e in episodes])
         groups = np.concatenate([np.full(len(e.frames), i) for i, e in enumerate(episodes)])
         self.train = states
+        # RankMe of every training latent (episodes × frames, diverse scenes): a collapse check
+        self.rank = effective_rank(z) if np.isfinite(z).all() else None
         alpha = self.options.alpha  # auto: each penalty by cross-validation over training episodes
         self.alphas = choose_alphas(z, states, groups, self.discrete) if alpha == "auto" else \
             [alpha] * len(self.discrete)
@@ -163,6 +167,7 @@ class ProbingDriver(Driver):
         readout = np.stack(predict_all(self.probes or [], z), axis=1).astype(np.float64)
         info = {"variables": [{"name": v.name, "kind": v.kind} for v in self.variables],
                 "observed": self._scores(z, states), "imagined": imagined, "frames": steps,
-                "latent_dim": int(z.shape[1]), "train_episodes": self.options.train_episodes,
+                "latent_dim": int(z.shape[1]), "effective_rank": self.rank,
+                "train_episodes": self.options.train_episodes,
                 "alphas": dict(zip([v.name for v in self.variables], self.alphas))}
         return Generated({"probe_readout": readout}, {"probing": info, "protocol": self.protocol})

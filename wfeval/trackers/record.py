@@ -4,7 +4,9 @@ The numbers come from ``results.json`` only (through :func:`wfeval.report.rows.r
 ``export`` and ``compare`` use), so a tracker shows exactly what the run folder says: per
 measurement ``<id>`` (``<benchmark>.<metric>``) ``<id>/value``, ``<id>/ci_low``, ``<id>/ci_high``,
 ``<id>/n_valid``, ``<id>/n_total``, ``<id>/n_skipped``, ``<id>/coverage`` (one section per
-measurement in TensorBoard and W&B, one folder in MLflow's store); plus ``score`` (the
+measurement in TensorBoard and W&B, one folder in MLflow's store), and where a measurement has them
+(the probes, ``idm_accuracy``) ``<id>/chance``, ``<id>/ceiling``, ``<id>/effective_rank``,
+``<id>/off_range`` and ``<id>/variable/<name>`` (wfeval/report/probes.py); plus ``score`` (the
 scorecard's) and ``eligible`` (1 or 0). An invalid measurement has no ``value`` (never a 0).
 
 Where the run has them, per-variable and per-horizon results too (:func:`breakdown`, means over the
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from wfeval.report.probes import level_values
 from wfeval.report.rows import rows
 from wfeval.results.record import RunResults, read_manifest, read_results
 from wfeval.storage.rundir import FILES
@@ -70,6 +73,8 @@ def measurement_values(document: RunResults) -> dict[str, float]:
         for name in COUNT_FIELDS:
             if isinstance(row[name], (int, float)) and not isinstance(row[name], bool):
                 out[f"{key}/{name}"] = float(row[name])
+        for name, value in level_values(document.results[key].diagnostics).items():  # chance, ceiling, …
+            out[f"{key}/{name}"] = value
     score = document.scorecard.score
     if isinstance(score, (int, float)):
         out["score"] = float(score)

@@ -22,6 +22,7 @@ from wfeval.report.html.comparisons import comparisons
 from wfeval.report.html.curves import OWN_CURVES
 from wfeval.report.html.gaps import gap_charts
 from wfeval.report.html.load import RunData
+from wfeval.report.html.probes import probe_section
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import (
     MAX_IDS,
@@ -174,6 +175,7 @@ def section(board: Board, column: Column, details: dict[str, Any]) -> dict[str, 
         "metric_charts": metric_charts(runs, measurements),
         "horizon": horizon_charts(parts["horizon"], runs, column.benchmark),
         "gaps": gap_charts(runs, measurements),
+        "probes": probe_section(runs, measurements),  # the latent layout (task=probing)
         "latency": latency_chart(parts["latency"]),
         "strips": parts["strips"], "unpictured": [m.split(".", 1)[-1] for m in measurements if m not in shown],
         "failures": parts["failures"], "samples": _sample_rows(runs, parts["tables"]),
