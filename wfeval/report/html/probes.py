@@ -16,6 +16,9 @@ from wfeval.report.numbers import number
 from wfeval.report.probes import OFF_RANGE, OFF_RANGE_NOTE, horizon_of, horizon_order, is_probe, off_range
 
 
+LEVEL_COLOR = "#9a9a9a"
+
+
 def probe_curve(runs: list[RunData], measurements: list[str]) -> dict[str, Any] | None:
     """One chart, a line per model: probe R² (95% interval as the band) against the steps imagined
     ahead, 0 being the observed frames; an off-range point (the predictor leaves the encoder's
@@ -42,9 +45,12 @@ def probe_curve(runs: list[RunData], measurements: list[str]) -> dict[str, Any] 
             curves.append(charts.Curve(run.label, xs, ys, lows, highs, run.color))
     if not curves:
         return None
+    span = [0, max(x for c in curves for x in c.x)]  # chance and ceiling drawn across, in grey
+    curves += [charts.Curve("ceiling (exact state)", span, [1.0, 1.0], color=LEVEL_COLOR),
+               charts.Curve("chance (training mean)", span, [0.0, 0.0], color=LEVEL_COLOR)]
     uri = charts.curve_chart("probe R² against the horizon (0: observed frames)", curves,
                              "steps imagined ahead (k)", "probe R² (1 exact, 0 chance)", [None, 1.0])
-    return {"uri": uri, "horizons": sorted({int(x) for c in curves for x in c.x}),
+    return {"uri": uri, "horizons": sorted({int(x) for c in curves[:-2] for x in c.x}),
             "dropped": f"{OFF_RANGE_NOTE}: {', '.join(dropped)}" if dropped else ""}
 
 
