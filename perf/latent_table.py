@@ -12,7 +12,7 @@ ahead, and latent planning (``task=goal_reaching``: goal success and SPL in the 
 is ``—`` where the measure does not apply (a calibration encoder draws no pixels; ``static`` has no
 latents; ``pixels_pca`` is fit on probing's training episodes only). The row ``static predictor``
 (the exact state, never moved by a plan: every candidate ties, so the first random plan runs) is
-the planning floor.
+the planning floor; the row ``tiny_jepa (cem)`` plans with ``protocol.planner.method=cem``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ LATENTS = ("tiny_jepa", "state_oracle", "random_projection", "pixels_pca")
 HORIZONS = (1, 4, 16)
 PLANNERS = {"tiny_jepa": ["model=tiny_jepa"], "state_oracle": ["model=state_oracle"],
             "random_projection": ["model=random_projection"],
-            "static predictor": ["model=state_oracle", "model.predictor=static"]}
+            "static predictor": ["model=state_oracle", "model.predictor=static"],
+            "tiny_jepa (cem)": ["model=tiny_jepa", "protocol.planner.method=cem"]}
 
 
 def _run(overrides: list[str], folder: Path) -> dict[str, Any]:

@@ -18,10 +18,12 @@ def test_the_latent_table_script_fills_every_row_from_real_runs(tmp_path):
     # 16 training episodes = 4 trajectories: enough distinct pellet positions for x and y to differ
     text = module.table(trajectories=1, train_episodes=16, root=tmp_path, candidates=24)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in text.splitlines()[2:]}
-    assert set(rows) == {"tiny_jepa", "static", "state_oracle", "random_projection", "pixels_pca", "static predictor"}
+    assert set(rows) == {"tiny_jepa", "static", "state_oracle", "random_projection", "pixels_pca", "static predictor",
+                         "tiny_jepa (cem)"}
     assert rows["state_oracle"][4].startswith("1.00") and rows["state_oracle"][1] == "—"
     assert rows["static"][4] == "—" and rows["static"][1] != "—"
     assert all(cell.strip(" |") != "—" for cell in rows["tiny_jepa"][1:])
     success = {m: float(rows[m][8].split()[0]) for m in ("state_oracle", "static predictor")}  # 4 goals each
     assert success["state_oracle"] >= 0.75 > success["static predictor"]
     assert rows["pixels_pca"][8] == "—" and rows["static predictor"][4] == "—"
+    assert rows["tiny_jepa (cem)"][8] != "—" and rows["tiny_jepa (cem)"][1] == "—"  # planning only
