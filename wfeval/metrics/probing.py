@@ -101,7 +101,8 @@ class _ProbeMetric(DescribedMetric):
         chances = [float(c["chance"]) for c in rows if isinstance(c.get("chance"), (int, float))]
         extra: dict[str, Any] = {"chance": float(np.mean(chances)) if self.kind == "discrete" and chances else 0.0,
                                  "ceiling": 1.0}
-        names = dict.fromkeys(k for c in rows for k in c if k not in NOT_VARIABLES)
+        names = dict.fromkeys(k for c in rows for k, v in c.items()  # a variable's score: a number
+                              if k not in NOT_VARIABLES and isinstance(v, (int, float)) and not isinstance(v, bool))
         extra["variables"] = {n: float(np.mean([c[n] for c in rows if isinstance(c.get(n), (int, float))]))
                               for n in names}
         ranks = [float(c["effective_rank"]) for c in rows if isinstance(c.get("effective_rank"), (int, float))]
