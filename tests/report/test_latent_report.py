@@ -40,3 +40,18 @@ def test_a_latent_goal_reaching_report_shows_the_goal_beside_the_path_taken(tmp_
     page = write_report([run], tmp_path / "r.html").read_text()
     assert "is not a T×H×W×3 video" not in page and 'class="problem"' not in page
     assert "<span>path taken (true world)</span><span>goal</span>" in page
+
+
+
+def test_the_leaderboard_says_a_probes_chance_and_ceiling_and_flags_an_off_range_r2(tmp_path, monkeypatch):
+    from wfeval.report.html import write_report
+
+    monkeypatch.setenv("WFEVAL_TRUST", "tests.metrics.test_probe_levels.")  # in-process: trusted explicitly
+    run = _run(tmp_path, "overshooting", "task=probing", "model=python",
+               "model.object._target_=tests.metrics.test_probe_levels.Overshooting", "protocol.train_episodes=4",
+               "task.data.probing.num_frames=9", "protocol.horizons=[1,4]")
+    page = write_report([run], tmp_path / "r.html").read_text()
+    board = page[:page.index('id="charts"')]
+    assert "off range (&lt; -1)" in board or "off range (< -1)" in board
+    assert re.search(r'title="chance 0, ceiling 1; effective rank [\d.]+ of 2;', board)
+    assert re.search(r"⚠ the predictor leaves the encoder(&#39;|')s range", board)

@@ -12,6 +12,7 @@ from typing import Any
 from wfeval.report.html import charts
 from wfeval.report.html.values import fmt
 from wfeval.report.leaderboard import Board, Column, Row
+from wfeval.report.probes import OFF_RANGE, levels_note, off_range
 from wfeval.report.signals import flags
 from wfeval.results.record import Aggregate
 
@@ -35,7 +36,10 @@ def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]
     short = cell.n_total and cell.n_valid < cell.n_total
     weak = flags(agg)  # a number that cannot tell models apart: marked, its reason in the tooltip
     title += "".join(f"; {flag.label}: {flag.detail}" for flag in weak)
-    return {"text": fmt(cell.value) + (" ≈" if cell.tie else ""), "sort": repr(cell.value), "title": title,
+    if levels_note(diag):  # a probe: what it reads against (chance, ceiling, effective rank), off range flagged
+        title = f"{levels_note(diag)}; {title}"
+    text = OFF_RANGE if off_range(diag) else fmt(cell.value) + (" ≈" if cell.tie else "")
+    return {"text": text, "sort": repr(cell.value), "title": title,
             "cls": "low-coverage" if short else "",
             "interval": f"[{fmt(cell.low)}, {fmt(cell.high)}]" if cell.low is not None else "",
             "coverage": f"{cell.n_valid}/{cell.n_total}" if short else "", "weak": "; ".join(map(str, weak))}
