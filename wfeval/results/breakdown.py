@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from wfeval.metrics.probing import NOT_VARIABLES  # probing components that are not a variable's score
 
 #: a row's curve: component key → (x of item i, what x means); the report's horizon charts read the same
 CURVE_KEYS: tuple[tuple[str, Callable[[dict, int], int], str], ...] = (
@@ -27,7 +29,6 @@ CURVE_KEYS: tuple[tuple[str, Callable[[dict, int], int], str], ...] = (
     ("per_step", lambda c, i: i + 1, "frame (change from the previous one)"),
     ("per_frame_error_px", lambda c, i: i, "frame"),
 )
-NOT_VARIABLES = ("chance", "left_out")  # probing components that are not a variable's score
 PER_VARIABLE_FAMILIES = ("probing",)  # measurements whose row components are one score per state variable
 HORIZON = re.compile(r"_k(\d+)$")
 
@@ -69,13 +70,14 @@ def per_variable(run_dir: str | Path, metric_id: str) -> dict[str, float]:
     return dict(sorted(_means(values).items()))
 
 
-def per_frame(run_dir: str | Path, metric_id: str) -> dict[int, float]:
-    """The mean curve of ``metric_id`` over its valid samples (frame → mean; empty without a curve)."""
+def per_frame(run_dir: str | Path, metric_id: str, keys: Sequence[str] | None = None) -> dict[int, float]:
+    """The mean curve of ``metric_id`` over its valid samples (frame → mean; empty without a curve);
+    ``keys``: only these curves of :data:`CURVE_KEYS` (e.g. the report's own-value curves)."""
     values: dict[int, list[float]] = {}
     for row in scored_rows(run_dir, metric_id):
         components = row.get("components") or {}
         for key, x_of, _ in CURVE_KEYS:
-            series = components.get(key)
+            series = components.get(key) if keys is None or key in keys else None
             if isinstance(series, list) and series:
                 for i, value in enumerate(series):
                     if (v := _finite(value)) is not None:

@@ -9,10 +9,9 @@ measurement in TensorBoard and W&B, one folder in MLflow's store), and where a m
 ``<id>/off_range`` and ``<id>/variable/<name>`` (wfeval/report/probes.py); plus ``score`` (the
 scorecard's) and ``eligible`` (1 or 0). An invalid measurement has no ``value`` (never a 0).
 
-Where the run has them, per-variable and per-horizon results too (:func:`breakdown`, means over the
-valid samples of ``metrics.jsonl``): ``<id>/variable/<name>`` for a probing measurement (``probe_r2``,
-``probe_accuracy``, ``imagined_probe_r2_k<k>``, itself one measurement per horizon k), which scores
-each state variable; ``<id>/horizon/<frame>`` for a measurement whose rows keep a per-frame curve.
+Where the run has them, per-horizon results too (:func:`breakdown`, means over the valid samples
+of ``metrics.jsonl``): ``<id>/horizon/<frame>`` for a measurement whose rows keep a per-frame curve
+of its own value (the imagined probes are one measurement per horizon k, ``imagined_probe_r2_k<k>``).
 
 :attr:`RunRecord.params`: the handful of ``wfeval.*`` parameters a tracker logs into a run that is
 not wfeval's own (the caller's training run), at most :data:`MAX_PARAMS`; the whole config goes
@@ -22,7 +21,6 @@ with them as one artifact.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +37,6 @@ ARTIFACTS = (FILES.results, FILES.results_md, FILES.report, FILES.manifest, FILE
              FILES.overrides)
 DEFAULT_EXPERIMENT = "wfeval"
 MAX_PARAMS = 20  # what wfeval may add to a run that is not its own
-PER_VARIABLE_FAMILIES = ("probing",)  # measurements whose sample components are one score per state variable
 
 
 @dataclass
@@ -85,42 +82,16 @@ def measurement_values(document: RunResults) -> dict[str, float]:
 
 
 def breakdown(document: RunResults, run_dir: Path) -> dict[str, float]:
-    """Per-variable and per-horizon results, read from ``metrics.jsonl`` (the last row of a sample
-    wins, as everywhere), each a mean over the valid samples: ``<id>/variable/<name>`` for a probing
-    measurement (its components score each state variable), ``<id>/horizon/<x>`` for a measurement
-    whose rows keep a curve of its own value (PSNR's per frame, flicker's per step: the report's x,
-    :data:`wfeval.report.html.curves.OWN_CURVES`)."""
-    from wfeval.report.html.curves import CURVE_KEYS, OWN_CURVES
-    from wfeval.storage.rundir import read_jsonl
+    """Per-horizon results: ``<id>/horizon/<x>`` for a measurement whose rows keep a curve of its own
+    value (PSNR's per frame, flicker's per step: the report's x, :data:`wfeval.report.html.curves.OWN_CURVES`),
+    each a mean over the valid samples of ``metrics.jsonl`` (:func:`wfeval.results.breakdown.per_frame`).
+    The per-variable means of a probe come with its aggregate (:func:`measurement_values`)."""
+    from wfeval.report.html.curves import OWN_CURVES
+    from wfeval.results.breakdown import per_frame
 
     prefix = f"{document.benchmark.id}."
-    wanted = {m[len(prefix):]: m for m in document.results if m.startswith(prefix)}
-    if not wanted or not (run_dir / FILES.metrics).is_file():
-        return {}
-    last: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in read_jsonl(run_dir / FILES.metrics):
-        if row.get("metric_id") in wanted and isinstance(row.get("sample_id"), str):
-            last[(row["metric_id"], row["sample_id"])] = row
-    values: dict[str, list[float]] = {}
-    for (metric, _), row in last.items():
-        components = row.get("components") or {}
-        if (row.get("diagnostics") or {}).get("status") != "ok" or not isinstance(components, dict):
-            continue
-        key = wanted[metric]
-        if document.info(key).family in PER_VARIABLE_FAMILIES:
-            for name, value in components.items():
-                if name != "chance" and _number(value):
-                    values.setdefault(f"{key}/variable/{name}", []).append(float(value))
-        curve = next(((x_of, components[name]) for name, x_of, _ in CURVE_KEYS
-                      if name in OWN_CURVES and isinstance(components.get(name), list)), None)
-        for i, value in enumerate(curve[1] if curve else ()):
-            if _number(value):
-                values.setdefault(f"{key}/horizon/{curve[0](components, i)}", []).append(float(value))
-    return {key: sum(v) / len(v) for key, v in sorted(values.items())}
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return {f"{key}/horizon/{x}": value for key in document.results if key.startswith(prefix)
+            for x, value in per_frame(run_dir, key[len(prefix):], keys=OWN_CURVES).items()}
 
 
 def summary_params(document: RunResults | None, config: Mapping[str, Any]) -> dict[str, str]:
