@@ -75,7 +75,8 @@ def test_wfeval_evaluate_serves_a_latent_object_with_a_model_version(tmp_path):
 def test_a_model_without_the_latent_interface_is_refused_for_probing_with_the_calibration_names(tmp_path):
     from wfeval.config.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="no latent interface.*state_oracle"):
+    with pytest.raises(ConfigError, match=r"task=probing needs the latent interface.*encode\(frames\) is missing; "
+                                          r"predict\(z, actions\) is missing.*state_oracle"):
         _probing(tmp_path, "model=static")
 
 

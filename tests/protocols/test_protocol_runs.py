@@ -103,7 +103,8 @@ def test_a_dataset_folder_refuses_closed_loop_before_generation(tmp_path):
 
 
 def test_protocols_needing_steps_refuse_a_generate_only_model(tmp_path):
-    with pytest.raises(ConfigError, match="has no step interface"):
+    with pytest.raises(ConfigError, match=r"protocol.driver=autoregressive needs the step interface.*start\(request\) is "
+                                          r"missing; step\(state, actions\) is missing"):
         _run(tmp_path, "x", "benchmark.num_samples=1", "protocol=autoregressive", "model=python",
              "model.object._target_=wfeval_test_models.RecordingModel")
 

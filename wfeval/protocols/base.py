@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Mapping
 
 from wfeval.api import EvaluationProtocolSpec, WorldTaskConfig
 from wfeval.config.errors import ConfigError
-from wfeval.models.protocol import has_step_interface
+from wfeval.models import interfaces
 from wfeval.tasks.family import FamilyNeed
 
 
@@ -89,10 +89,8 @@ class Protocol:
 
 
 def need_steps(model: Any, driver: str) -> None:
-    if not has_step_interface(model):
-        name = getattr(model, "name", type(model).__name__)
-        raise ConfigError(f"protocol.driver={driver}: model {name!r} has no step interface (start(request) and "
-                          "step(state, actions), see docs/protocols.md); it can only run protocol=open_loop")
+    interfaces.require(model, interfaces.STEP, f"protocol.driver={driver}",
+                       more="; without it a model can only run protocol=open_loop")
 
 
 def need_simulator(bench: Any, driver: str) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from wfeval.config.errors import ConfigError
-from wfeval.models import latent
+from wfeval.models import interfaces, latent
 from wfeval.protocols.planner import Planner
 
 #: per imagined step, in units of the present latent distance to the goal (the earlier plan wins a tie)
@@ -38,9 +38,7 @@ def check_latent(model: Any) -> None:
     """ConfigError unless ``model`` can plan in its latent space: the latent interface, and no encoder
     that must first be fit on training episodes (``pixels_pca``: task=probing fits it)."""
     name = getattr(model, "name", type(model).__name__)
-    if not latent.has_latent_interface(model):
-        raise ConfigError(f"protocol.space=latent: model {name!r} has no latent interface (encode(frames), "
-                          "predict(z, actions); docs/latent-models.md)")
+    interfaces.require(model, interfaces.LATENT, "protocol.space=latent (task=goal_reaching)")
     if callable(getattr(model, "fit", None)):
         raise ConfigError(f"task=goal_reaching: model {name!r} is an encoder fit on training episodes, which only "
                           "task=probing records; plan with model=state_oracle or model=random_projection")

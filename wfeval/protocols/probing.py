@@ -22,7 +22,7 @@ from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 from wfeval.functional.probing import accuracy, choose_alphas, fit_ridges, majority_share, predict_all, r2_term
 from wfeval.functional.rank import effective_rank
-from wfeval.models import latent
+from wfeval.models import interfaces, latent
 from wfeval.models.protocol import Generated
 from wfeval.models.stepping import per_sample
 from wfeval.protocols.base import Protocol, ProtocolRun
@@ -60,11 +60,9 @@ class Probing(Protocol):
                 "benchmark": self._benchmark}
 
     def check(self, model: Any, benchmark: Any) -> None:
-        if not latent.has_latent_interface(model):
-            name = getattr(model, "name", type(model).__name__)
-            raise ConfigError(f"task=probing reads a model's latents: model {name!r} has no latent interface "
-                              "(encode(frames), predict(z, actions); docs/latent-models.md). The calibration "
-                              "encoders are model=state_oracle, model=random_projection and model=pixels_pca")
+        interfaces.require(model, interfaces.LATENT, "task=probing",
+                           more=". The calibration encoders are model=state_oracle, model=random_projection and "
+                                "model=pixels_pca")
         super().check(model, benchmark)
         self._benchmark = dict(benchmark.fingerprint())
 
