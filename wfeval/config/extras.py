@@ -25,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "trackers": ("mlflow-skinny", "sqlalchemy", "alembic", "tensorboard", "wandb"),
     "arena": ("starlette", "uvicorn", "jinja2", "pillow"),
     "tinyjepa": ("tiny-jepa",),
+    "peers": ("torch-world",),
 }
 #: ``dev`` (the test suite's) installs every extra above but ``bench``, and the test tools
 DEV = "dev"
