@@ -26,6 +26,7 @@ import numpy as np
 
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.gridworld import world
+from wfeval.benchmarks.recorded.simulator import plain_action
 from wfeval.models.base import actions_of, initial_frame
 from wfeval.models.protocol import StepOutput
 
@@ -59,7 +60,15 @@ def _needs_simulator(request: GenerationRequest) -> str | None:
             "snapshot (metadata['simulator'])")
 
 
-def _noop_of(request: GenerationRequest) -> int:
+def _noop_of(request: GenerationRequest) -> Any:
+    """What a late action is replaced by: the action named noop (else id 0); for continuous actions
+    (Push-T's target positions) the command in force before the sample, its last context action
+    (else its first action: holding still)."""
+    from wfeval.api import has_continuous_actions
+
+    if has_continuous_actions(request):
+        before = list(request.controls.get("context_actions") or ()) or list(request.controls.get("actions") or ())[:1]
+        return [float(v) for v in before[-1]]
     names = [str(n).lower() for n in (request.controls.get("action_names") or ())]
     return names.index("noop") if "noop" in names else 0
 
@@ -320,18 +329,17 @@ class RandomActionsModel(_GameSimulators, _Baseline):
     def _rng_seed(self, request: GenerationRequest) -> int:
         return (self.seed * 1_000_003 + int(request.metadata.get("episode_seed", 0))) % (2**32)
 
-    def _game_seed(self, request: GenerationRequest) -> tuple[int, int]:
-        n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
-        digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
-        return int.from_bytes(digest[:4], "little"), n_actions
+    def _game_seed(self, request: GenerationRequest) -> tuple[int, Any]:
+        from wfeval.benchmarks.recorded.baselines import own_seed
+
+        return own_seed(self.seed, request)
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         n = len(actions_of(request))
         if _on_recorded_game(request):
-            from wfeval.benchmarks.recorded.baselines import continue_game, sticky_actions
+            from wfeval.benchmarks.recorded.baselines import continue_game, own_actions
 
-            seed, n_actions = self._game_seed(request)
-            return continue_game(request, sticky_actions(seed, n, n_actions, self.p_repeat), self._sims())
+            return continue_game(request, own_actions(self._game_seed(request), n, self.p_repeat), self._sims())
         video, _ = world.rollout(_world_state(request),
                                  world.sample_actions(self._rng_seed(request), n, p_repeat=self.p_repeat))
         return video
@@ -344,11 +352,10 @@ class RandomActionsModel(_GameSimulators, _Baseline):
         return SimState(_world_state(request), extra=self._rng_seed(request))
 
     def _step_other(self, state: SourceState, actions: Sequence[int]) -> StepOutput:
-        from wfeval.benchmarks.recorded.baselines import step_game, sticky_actions
+        from wfeval.benchmarks.recorded.baselines import own_actions, step_game
 
-        seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
-        end = state.t + len(actions)
-        own = sticky_actions(seed, end, n_actions, self.p_repeat)[state.t:]
+        end = state.t + len(actions)  # its own actions: a prefix-stable sequence
+        own = own_actions(state.extra, end, self.p_repeat)[state.t:]
         frames, inner = step_game(state.inner, own, self._sims())
         return StepOutput(SourceState(inner, end, state.extra), frames)
 
@@ -456,7 +463,7 @@ class LaggedModel(_GameSimulators, _Baseline):
         if _on_recorded_game(request):
             from wfeval.benchmarks.recorded.baselines import continue_game
 
-            late = ((_noop_of(request),) * self.lag + tuple(int(a) for a in actions))[: len(actions)]
+            late = ((_noop_of(request),) * self.lag + tuple(plain_action(a) for a in actions))[: len(actions)]
             return continue_game(request, list(late), self._sims())
         noop = world.ACTIONS.index("noop")
         late = ((noop,) * self.lag + actions)[: len(actions)]
@@ -473,7 +480,7 @@ class LaggedModel(_GameSimulators, _Baseline):
     def _step_other(self, state: SourceState, actions: Sequence[int]) -> StepOutput:
         from wfeval.benchmarks.recorded.baselines import step_game
 
-        queue = tuple(state.extra) + tuple(int(a) for a in actions)
+        queue = tuple(state.extra) + tuple(plain_action(a) for a in actions)
         n = len(actions)
         frames, inner = step_game(state.inner, list(queue[:n]), self._sims())
         return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)

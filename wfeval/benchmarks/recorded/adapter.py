@@ -37,7 +37,7 @@ from wfeval.benchmarks.recorded.policy import Policy
 from wfeval.benchmarks.recorded.resize import area_resize
 from wfeval.benchmarks.recorded.runtime import RecordingRuntime
 from wfeval.benchmarks.recorded.scorer import RecordingScorer
-from wfeval.benchmarks.recorded.simulator import Simulator, register_simulator
+from wfeval.benchmarks.recorded.simulator import Simulator, plain_action, register_simulator
 from wfeval.config.errors import ConfigError
 from wfeval.storage import layout
 from wfeval.storage.artifacts import ArtifactStore
@@ -110,6 +110,8 @@ class RecordedBenchmark:
         module = self.simulator_module
         self.identity = module.identity(self.env)
         self.action_names = tuple(module.action_names(self.env))
+        # a continuous family declares its space (shape, bounds); a discrete one has ids into action_names
+        self.action_space = module.action_space(self.env) if hasattr(module, "action_space") else None
         try:
             self.policy.check(self.num_trajectories, self.n_steps, len(self.action_names))
             self.policy_identity = self.policy.identity()
@@ -127,6 +129,7 @@ class RecordedBenchmark:
             splits=tuple(splits),
             metrics=metric_specs(metrics),
             tags=tuple(tags),
+            action_space=self.action_space,
             metadata={"family": self.family, "split": split, "num_samples": len(self.records()),
                       "context_frames": self.context_frames, "horizon": self.horizon},
         )
@@ -199,7 +202,7 @@ class RecordedBenchmark:
         for t in range(self.n_steps):
             if t in boundary:
                 snapshots[boundary[t]] = sim.snapshot()
-            action = int(actor(t, sim))
+            action = plain_action(actor(t, sim))
             actions.append(action)
             step = sim.step(action)
             steps.append(step)
@@ -220,8 +223,8 @@ class RecordedBenchmark:
                 "image": artifact_entry(store.put_array(context[-1], kind="image")),
                 "context": artifact_entry(store.put_array(context, kind="video")),
                 "reference": artifact_entry(store.put_array(reference, kind="video")),
-                "context_actions": [int(a) for a in actions[s:b]],
-                "actions": [int(a) for a in actions[b:b + self.horizon]],
+                "context_actions": list(actions[s:b]),
+                "actions": list(actions[b:b + self.horizon]),
                 "context_rewards": [float(st.reward) for st in steps[s:b]],
                 "rewards": [float(st.reward) for st in future],
                 "terminated": [bool(st.terminated) for st in future],
@@ -295,7 +298,8 @@ class RecordedBenchmark:
             protocol=protocol.name,
             inputs={"image": artifact_ref(w["image"], store), "context": artifact_ref(w["context"], store)},
             controls={"actions": w["actions"], "action_names": list(index["action_names"]),
-                      "context_actions": w["context_actions"]},
+                      "context_actions": w["context_actions"],
+                      **({"action_space": self.action_space.to_dict()} if self.action_space is not None else {})},
             references={"video": artifact_ref(w["reference"], store)},
             generation={**dict(task.generation_defaults), "fps": self.fps, "num_frames": self.horizon + 1,
                         "context_frames": self.context_frames},
@@ -313,7 +317,7 @@ class RecordedBenchmark:
         info = request.metadata["simulator"]
         sim = self.simulator()
         sim.restore(info["state"])
-        steps = [sim.step(int(a)) for a in actions]
+        steps = [sim.step(plain_action(a)) for a in actions]
         first = np.asarray(initial_frame_of(request))[None]
         video = first if not steps else np.concatenate([first, area_resize(np.stack([s.frame for s in steps]),
                                                                            info.get("resize"))])
@@ -329,9 +333,9 @@ class RecordedBenchmark:
     def _probe_run(self, sim: Any, actions: Sequence[int]) -> ProbeEpisode:
         frames, states = [sim_frame(sim)], [list(sim.state())]
         for a in actions:
-            frames.append(sim.step(int(a)).frame)
+            frames.append(sim.step(plain_action(a)).frame)
             states.append(list(sim.state()))
-        return ProbeEpisode(frames=area_resize(np.stack(frames), self.resize), actions=tuple(int(a) for a in actions),
+        return ProbeEpisode(frames=area_resize(np.stack(frames), self.resize), actions=tuple(plain_action(a) for a in actions),
                             states=np.asarray(states, dtype=np.float64))
 
     def probe_episode(self, request: GenerationRequest) -> ProbeEpisode:
@@ -356,7 +360,7 @@ class RecordedBenchmark:
             sim.reset(seed)
             frames, states, actions = [sim_frame(sim)], [list(sim.state())], []
             for t in range(self.n_steps):
-                actions.append(int(actor(t, sim)))
+                actions.append(plain_action(actor(t, sim)))
                 frames.append(sim.step(actions[-1]).frame)
                 states.append(list(sim.state()))
             for j in range(self.windows_per_trajectory):

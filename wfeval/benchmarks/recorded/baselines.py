@@ -23,10 +23,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest
-from wfeval.benchmarks.recorded.policy import sticky_actions
+from wfeval.api import GenerationRequest, action_space_of
+from wfeval.benchmarks.recorded.policy import own_actions, sticky_actions
 from wfeval.benchmarks.recorded.resize import area_resize
-from wfeval.benchmarks.recorded.simulator import simulator_module
+from wfeval.benchmarks.recorded.simulator import plain_action, simulator_module
 from wfeval.models.base import actions_of, initial_frame
 from wfeval.models.protocol import StepOutput
 from wfeval.utils.hashing import canonical_json
@@ -55,7 +55,7 @@ def play(info: Mapping[str, Any], snapshot: Mapping[str, Any], actions: Sequence
     """One (resized) frame per action played from ``snapshot``, and the snapshot after them."""
     sim = _simulator(info, simulators)
     sim.restore(snapshot)
-    frames = [sim.step(int(a)).frame for a in actions]
+    frames = [sim.step(plain_action(a)).frame for a in actions]
     after = sim.snapshot()
     if not frames:
         return np.empty((0, 0, 0, 3), np.uint8), after
@@ -66,7 +66,7 @@ def continue_game(request: GenerationRequest, actions: Sequence[int], simulators
     """The initial frame, then one frame per action, simulated from the sample's saved snapshot."""
     info = simulator_info(request)
     first = initial_frame(request)
-    if not actions:
+    if not len(actions):
         return first[None]
     frames, _ = play(info, info["state"], actions, simulators)
     return np.concatenate([first[None], frames])
@@ -91,10 +91,26 @@ def start_game(request: GenerationRequest) -> GameState:
 
 def step_game(state: GameState, actions: Sequence[int], simulators: dict | None = None) -> tuple[np.ndarray, GameState]:
     """One frame per action played from ``state`` (which is left as it was), and the state after them."""
-    if not actions:
+    if not len(actions):
         return np.empty((0, *state.shape), np.uint8), state
-    frames, after = play(state.info, state.snapshot, [int(a) for a in actions], simulators)
+    frames, after = play(state.info, state.snapshot, [plain_action(a) for a in actions], simulators)
     return frames, GameState(state.info, after, state.t + len(actions), state.shape, state.extra)
+
+
+def own_seed(seed: int, request: GenerationRequest) -> tuple[int, Any]:
+    """What a random-actions baseline draws its own actions from for ``request``
+    (:func:`~wfeval.benchmarks.recorded.policy.own_actions`): a seed from (``seed``, sample id) and
+    the number of action ids, or, for a continuous space, its bounds."""
+    digest = hashlib.sha256(f"{seed}/{request.sample_id}".encode()).digest()
+    space = action_space_of(request)
+    if space is not None and space.is_continuous:
+        found = space.bounds()
+        if found is None:
+            raise ValueError(f"sample {request.sample_id!r}: random actions are drawn within the action space's "
+                             f"bounds, and it declares none ({space.describe()})")
+        return int.from_bytes(digest[:4], "little"), found
+    n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
+    return int.from_bytes(digest[:4], "little"), n_actions
 
 
 class _GameBaseline:
@@ -130,7 +146,7 @@ class _GameBaseline:
         return start_game(request)
 
     def _actions(self, state: GameState, actions: Sequence[int]) -> list[int]:
-        return [int(a) for a in actions]
+        return [plain_action(a) for a in actions]
 
     def step(self, state: GameState, actions: Sequence[int]) -> StepOutput:
         frames, after = step_game(state, self._actions(state, actions), self._simulators)
@@ -164,14 +180,11 @@ class SimulatorRandomActions(_GameBaseline):
             raise ValueError(f"model.p_repeat must be in [0, 1], got {p_repeat}")
         self.seed, self.p_repeat = int(seed), float(p_repeat)
 
-    def _own(self, request: GenerationRequest) -> tuple[int, int]:
-        n_actions = len(request.controls.get("action_names") or ()) or max(actions_of(request), default=0) + 1
-        digest = hashlib.sha256(f"{self.seed}/{request.sample_id}".encode()).digest()
-        return int.from_bytes(digest[:4], "little"), n_actions
+    def _own(self, request: GenerationRequest) -> tuple[int, Any]:
+        return own_seed(self.seed, request)
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
-        seed, n_actions = self._own(request)
-        actions = sticky_actions(seed, len(actions_of(request)), n_actions, self.p_repeat)
+        actions = own_actions(self._own(request), len(actions_of(request)), self.p_repeat)
         return continue_game(request, actions, self._simulators)
 
     def start(self, request: GenerationRequest) -> GameState:
@@ -179,5 +192,5 @@ class SimulatorRandomActions(_GameBaseline):
         return GameState(state.info, state.snapshot, 0, state.shape, self._own(request))
 
     def _actions(self, state: GameState, actions: Sequence[int]) -> list[int]:
-        seed, n_actions = state.extra  # its own actions: sticky_actions is prefix-stable
-        return sticky_actions(seed, state.t + len(actions), n_actions, self.p_repeat)[state.t:]
+        # its own actions: sticky_actions and sticky_vectors are prefix-stable
+        return own_actions(state.extra, state.t + len(actions), self.p_repeat)[state.t:]

@@ -17,7 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -42,6 +42,35 @@ def sticky_actions(seed: int, n: int, n_actions: int, repeat_probability: float)
     for t in range(n):
         out.append(out[-1] if t and u[t, 1] < repeat_probability else int(fresh[t]))
     return out
+
+
+def sticky_vectors(seed: int, n: int, low: Sequence[float], high: Sequence[float],
+                   repeat_probability: float) -> list[list[float]]:
+    """``n`` action vectors of a continuous space, each element uniform in its ``[low, high]`` and
+    rounded to float32, each vector repeating its predecessor with ``repeat_probability`` (the
+    continuous twin of :func:`sticky_actions`: sha256 draws, prefix-stable)."""
+    repeat = uniforms(seed, n)[:, 1]
+    out: list[list[float]] = []
+    for t in range(n):
+        if t and repeat[t] < repeat_probability:
+            out.append(list(out[-1]))
+            continue
+        vector = []
+        for k, (lo, hi) in enumerate(zip(low, high)):
+            digest = hashlib.sha256(f"wfeval.policy/{seed}/{t}/{k}".encode()).digest()
+            value = float(np.float32(lo + int.from_bytes(digest[:8], "little") / 2.0**64 * (hi - lo)))
+            vector.append(min(max(value, float(lo)), float(hi)))  # float32 rounding stays within the bounds
+        out.append(vector)
+    return out
+
+
+def own_actions(own: tuple[int, Any], n: int, repeat_probability: float) -> list[Any]:
+    """A baseline's own ``n`` sticky random actions; ``own`` is ``(seed, n_actions)`` for a discrete
+    game or ``(seed, (low, high))`` for a continuous one (:func:`sticky_vectors` within the bounds)."""
+    seed, space = own
+    if isinstance(space, int):
+        return sticky_actions(seed, n, space, repeat_probability)
+    return sticky_vectors(seed, n, space[0], space[1], repeat_probability)
 
 
 @dataclass(frozen=True)

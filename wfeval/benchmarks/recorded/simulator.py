@@ -6,7 +6,8 @@ A family module ``wfeval.benchmarks.<family>.simulator`` exposes ``make(config) 
 The simulator:
 
 - ``reset(seed)`` starts a trajectory and returns its first frame (H×W×3 uint8);
-- ``step(action)`` applies one agent action (an index into ``action_names``) and returns a
+- ``step(action)`` applies one agent action (an index into ``action_names``; for a family whose
+  module declares a continuous ``action_space(config)``, a vector: Push-T) and returns a
   :class:`Step`; after a step that ended the episode the next ``step`` first starts a new episode
   (deterministically), so a trajectory is one unbroken stream of frames;
 - ``snapshot()`` returns JSON-able data from which ``restore`` continues exactly as the original
@@ -46,6 +47,14 @@ class Simulator(Protocol):
     def snapshot(self) -> dict[str, Any]: ...
 
     def restore(self, snapshot: Mapping[str, Any]) -> None: ...
+
+
+def plain_action(action: Any) -> Any:
+    """An action as a recording stores it and a simulator takes it: an int id (a discrete game), or a
+    list of floats (a vector of a continuous one). ``int`` refuses what is neither."""
+    if isinstance(action, (list, tuple)) or getattr(action, "ndim", 0):
+        return [float(v) for v in action]
+    return int(action)
 
 
 def require(module: str, package: str, what: str) -> None:

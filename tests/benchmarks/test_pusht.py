@@ -1,0 +1,129 @@
+"""benchmark=pusht: gym-pusht recorded offline with continuous actions, its pinned hash reproduced in
+a fresh process, its baselines bracketing the oracle, its behaviour policy pushing the block."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, compose, run_fresh, user_environ
+from wfeval.pipeline import build
+from wfeval.pipeline.runner import run_from_config
+from wfeval.results import dataset_hash
+from wfeval.storage.artifacts import ArtifactStore, read_array
+
+pytest.importorskip("gym_pusht")
+
+SMALL = ["benchmark=pusht", "benchmark.num_trajectories=2", "benchmark.windows_per_trajectory=2"]
+
+RECORD = """
+import hashlib, json, sys
+from tests.conftest import compose
+from wfeval.pipeline import build
+from wfeval.results import dataset_hash
+from wfeval.storage.artifacts import ArtifactStore, read_array
+cfg = compose(["benchmark=pusht"])
+requests = build.build_benchmark(cfg).requests(store=ArtifactStore(sys.argv[1]), task=build.build_task(cfg),
+                                               protocol=build.build_protocol(cfg))
+frames = hashlib.sha256(b"".join(read_array(r.references["video"]).tobytes() for r in requests)).hexdigest()
+print(json.dumps({"hash": dataset_hash(requests), "frames": frames, "n": len(requests)}))
+"""
+
+
+def _requests(overrides, store):
+    cfg = compose(overrides)
+    bench = build.build_benchmark(cfg)
+    return bench, bench.requests(store=store, task=build.build_task(cfg), protocol=build.build_protocol(cfg))
+
+
+@pytest.mark.subprocess  # the recording made again in a fresh interpreter (pymunk, pygame and OpenCV loaded anew)
+def test_a_recording_made_in_a_fresh_process_is_byte_identical_and_matches_the_pinned_hash(tmp_path):
+    env = {k: v for k, v in user_environ().items() if k not in ("SDL_VIDEODRIVER", "DISPLAY")}  # no display
+    env["PYTHONPATH"] = str(ROOT)
+    done = run_fresh(["-c", RECORD, tmp_path / "fresh"], ROOT, env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    fresh = json.loads(done.stdout.strip().splitlines()[-1])
+    cfg = compose(["benchmark=pusht"])
+    assert fresh["n"] == cfg.benchmark.evidence.min_valid.default == 32
+    assert fresh["hash"] == cfg.benchmark.evidence.dataset_hash
+    _, here = _requests(["benchmark=pusht"], ArtifactStore(tmp_path / "here"))
+    frames = hashlib.sha256(b"".join(read_array(r.references["video"]).tobytes() for r in here)).hexdigest()
+    assert frames == fresh["frames"] and dataset_hash(here) == fresh["hash"]
+
+
+def test_samples_declare_the_continuous_action_space_and_carry_float32_target_positions(tmp_path):
+    bench, requests = _requests(SMALL, ArtifactStore(tmp_path))
+    assert bench.spec.action_space.describe() == "continuous (2,) float32 in [0, 512]"
+    assert len(requests) == 4
+    for r in requests:
+        actions = np.asarray(r.controls["actions"], dtype=np.float64)
+        assert actions.shape == (16, 2) and r.controls["action_space"]["kind"] == "continuous"
+        assert np.array_equal(actions, actions.astype(np.float32)) and actions.min() >= 0 and actions.max() <= 512
+        assert read_array(r.references["video"]).shape == (17, 96, 96, 3)
+        assert len(r.controls["context_actions"]) == 1
+
+
+def test_the_pusher_moves_smoothly_and_pushes_the_block_unlike_random_targets(tmp_path):
+    """Demonstration-like data: consecutive targets at most `speed` px plus jitter apart, and the block
+    moved in most windows; uniform targets jump across the arena."""
+    _, pusher = _requests(["benchmark=pusht", "benchmark.num_trajectories=4"], ArtifactStore(tmp_path / "p"))
+    _, rand = _requests(["benchmark=pusht", "benchmark.num_trajectories=4", "benchmark.policy.kind=random"],
+                        ArtifactStore(tmp_path / "r"))
+
+    def jumps(requests):
+        return np.concatenate([np.linalg.norm(np.diff(np.asarray(r.controls["actions"]), axis=0), axis=1)
+                               for r in requests])
+
+    def block_moves(requests):
+        moved = []
+        for r in requests:
+            states = np.asarray(r.metadata["step_info"]["state"])
+            moved.append(float(np.abs(states[:, 2:4] - states[0, 2:4]).max()))
+        return np.asarray(moved)
+
+    assert jumps(pusher).max() < 25.0 + 5 * 3.0 * np.sqrt(2)
+    assert jumps(rand).mean() > 100.0  # half the steps repeat (sticky), the others jump across the arena
+    assert (block_moves(pusher) > 5.0).mean() >= 0.5
+
+
+def test_restoring_a_snapshot_continues_exactly_as_the_original_run():
+    from wfeval.benchmarks.pusht.simulator import PushTSimulator
+
+    sim = PushTSimulator()
+    sim.reset(7)
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(100, 400, (30, 2)).tolist()
+    for a in actions[:12]:
+        sim.step(a)
+    snap, state_at, frame_at = sim.snapshot(), sim.state(), sim.frame()
+    straight = [sim.step(a).frame for a in actions[12:]]
+    other = PushTSimulator()
+    other.restore(snap)
+    assert other.state() == state_at and np.array_equal(other.frame(), frame_at)
+    again = [other.step(a).frame for a in actions[12:]]
+    assert all(np.array_equal(a, b) for a, b in zip(straight, again))
+    assert not np.array_equal(straight[0], straight[-1])  # the world moved
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pusht_baselines")
+    out = {}
+    for model in ("oracle", "static", "noisy", "lagged", "random_actions", "game_oracle", "game_random_actions"):
+        cfg = compose([*SMALL, f"model={model}", f"run.store_dir={root / 'store'}", "run.progress=off",
+                       "run.report=false", "metric=[psnr]"])
+        summary = run_from_config(cfg, output_dir=root / model)
+        agg = summary.results["pusht.psnr"]
+        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
+        out[model] = agg.diagnostics["value"]
+    return out
+
+
+def test_the_oracle_replays_the_simulator_exactly_and_every_baseline_scores_below_it(baselines):
+    assert baselines["oracle"] == baselines["game_oracle"] == 100.0
+    for model in ("static", "noisy", "lagged", "random_actions", "game_random_actions"):
+        assert baselines[model] < 40.0, model
+    assert baselines["lagged"] > baselines["random_actions"]  # late but the right commands beats wrong ones
