@@ -127,3 +127,26 @@ def test_the_oracle_replays_the_simulator_exactly_and_every_baseline_scores_belo
     for model in ("static", "noisy", "lagged", "random_actions", "game_random_actions"):
         assert baselines[model] < 40.0, model
     assert baselines["lagged"] > baselines["random_actions"]  # late but the right commands beats wrong ones
+
+
+@pytest.fixture(scope="module")
+def controllability(tmp_path_factory):
+    """task=controllability: each sample's counterfactual action sequences answered by the simulator."""
+    root = tmp_path_factory.mktemp("pusht_control")
+    out = {}
+    for model in ("oracle", "lagged", "static"):
+        cfg = compose([*SMALL, "task=controllability", f"model={model}", f"run.store_dir={root / 'store'}",
+                       "run.progress=off", "run.report=false", "metric=[action_sensitivity]",
+                       "task.data.counterfactual.count=2"])
+        summary = run_from_config(cfg, output_dir=root / model)
+        agg = summary.results["pusht.action_sensitivity"]
+        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
+        out[model] = agg
+    return out
+
+
+def test_counterfactuals_in_the_simulator_give_lagged_a_positive_sensitivity_and_static_none(controllability):
+    lagged = controllability["lagged"]
+    assert lagged.diagnostics["value"] > 1.0 and lagged.confidence_interval["low"] > 0.0
+    assert controllability["static"].diagnostics["value"] == 0.0
+    assert controllability["oracle"].diagnostics["value"] > lagged.diagnostics["value"]
