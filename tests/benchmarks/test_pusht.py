@@ -150,3 +150,27 @@ def test_counterfactuals_in_the_simulator_give_lagged_a_positive_sensitivity_and
     assert lagged.diagnostics["value"] > 1.0 and lagged.confidence_interval["low"] > 0.0
     assert controllability["static"].diagnostics["value"] == 0.0
     assert controllability["oracle"].diagnostics["value"] > lagged.diagnostics["value"]
+
+
+@pytest.fixture(scope="module")
+def probing(tmp_path_factory):
+    """task=probing against the exact state: agent x, y, block x, y, the block's angle as sin and cos."""
+    root = tmp_path_factory.mktemp("pusht_probing")
+    out = {}
+    for model in ("state_oracle", "random_projection"):
+        cfg = compose([*SMALL, "task=probing", f"model={model}",
+                       f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false",
+                       "protocol.train_episodes=8", "metric=[probe_r2]"])
+        summary = run_from_config(cfg, output_dir=root / model)
+        agg = summary.results["pusht.probe_r2"]
+        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
+        out[model] = agg
+    return out
+
+
+def test_probes_read_the_exact_state_off_the_state_oracle_and_far_less_off_a_random_projection(probing):
+    from wfeval.benchmarks.pusht.simulator import STATE_VARIABLES
+
+    assert [v.name for v in STATE_VARIABLES] == ["agent_x", "agent_y", "block_x", "block_y", "block_sin", "block_cos"]
+    assert probing["state_oracle"].diagnostics["value"] >= 0.9
+    assert probing["random_projection"].confidence_interval["high"] < 0.6
