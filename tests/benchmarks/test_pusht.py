@@ -174,3 +174,40 @@ def test_probes_read_the_exact_state_off_the_state_oracle_and_far_less_off_a_ran
     assert [v.name for v in STATE_VARIABLES] == ["agent_x", "agent_y", "block_x", "block_y", "block_sin", "block_cos"]
     assert probing["state_oracle"].diagnostics["value"] >= 0.9
     assert probing["random_projection"].confidence_interval["high"] < 0.6
+
+
+GOALS = [*SMALL, "task=goal_reaching", "task.data.goal.max_steps=10", "protocol.planner.method=cem",
+         "protocol.planner.candidates=16", "protocol.planner.horizon=4", "protocol.planner.iterations=2",
+         "protocol.planner.elites=4"]
+
+
+@pytest.fixture(scope="module")
+def goal_reaching(tmp_path_factory):
+    """task=goal_reaching: CEM over target positions, imagined with the model, acted in the true simulator."""
+    root = tmp_path_factory.mktemp("pusht_goals")
+    out = {}
+    for model in ("oracle", "random_actions"):
+        cfg = compose([*GOALS, f"model={model}", f"run.store_dir={root / 'store'}", "run.progress=off",
+                       "run.report=false", "metric=[goal_success]"])
+        summary = run_from_config(cfg, output_dir=root / model)
+        agg = summary.results["pusht.goal_success"]
+        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
+        out[model] = agg.diagnostics["value"]
+    return out
+
+
+def test_goals_are_recorded_block_poses_out_of_the_start_s_reach(tmp_path):
+    from wfeval.benchmarks.pusht.goals import REACH_COVERAGE, PushTGoalEnvironment
+    from wfeval.benchmarks.pusht.simulator import overlap
+
+    _, requests = _requests(GOALS, ArtifactStore(tmp_path))
+    for r in requests:
+        goal, env = r.metadata["goal"], PushTGoalEnvironment(r)
+        assert goal["in_distribution"] and not goal["reached_at_start"] and 3 <= goal["distance"] <= 16
+        assert overlap(env.sim.env, goal["start_pose"][2:], goal["pose"][2:]) < REACH_COVERAGE
+        assert not env.at_goal and np.array_equal(env.frame(), read_array(r.inputs["image"]))
+        assert r.references == {} and "actions" not in r.controls
+
+
+def test_planning_with_the_true_simulator_reaches_goals_random_actions_do_not(goal_reaching):
+    assert goal_reaching["oracle"] >= goal_reaching["random_actions"] + 0.5

@@ -28,6 +28,7 @@ import numpy as np
 
 from wfeval.config.errors import ConfigError
 from wfeval.models import interfaces, latent
+from wfeval.protocols.plan_actions import action_set
 from wfeval.protocols.planner import Planner
 
 #: per imagined step, in units of the present latent distance to the goal (the earlier plan wins a tie)
@@ -113,7 +114,7 @@ class LatentSpace:
                     out[j] = (np.linalg.norm(pred - goal[j][None, None, :], axis=-1) / scale[j], pred[:, 0])
             return out
 
-        bests = self.planner.search(imagine, [e.n_actions for e in envs], [running[i].rng for i in live],
+        bests = self.planner.search(imagine, [action_set(e) for e in envs], [running[i].rng for i in live],
                                     [running[i].env.max_steps - t for i in live], TIME_PENALTY) if live else []
         out = [(running[i], grounded[i]) for i in grounded if isinstance(grounded[i], BaseException)]
         return out + [(running[i], best) for i, best in zip(live, bests)]

@@ -7,6 +7,9 @@ samples at once: each sample draws its candidates from its own generator, in the
 ``step_many`` call per iteration (one batched forward pass for a batched model), then scored
 per sample. A sample whose imagination fails (the model raises or returns malformed frames)
 gets its exception in place of a plan; the others go on.
+
+An environment with a continuous action space (Push-T) gets plans of action vectors drawn from a
+Gaussian that ``cem`` refits (``spread``: its starting width; :mod:`wfeval.protocols.plan_actions`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from wfeval.models.protocol import check_step_output, step_many
+from wfeval.protocols.plan_actions import (Continuous, action_set, gaussian_plans, plan_actions, refit_gaussian,
+                                           start_gaussian)
 
 METHODS = ("random_shooting", "cem")
 TIME_PENALTY_PX = 0.5  # per imagined step: among plans that get as close, the earlier one wins
@@ -27,16 +32,18 @@ Imagine = Callable[[dict[int, np.ndarray]], dict[int, Any]]
 
 class Planner:
     def __init__(self, method: str = "random_shooting", candidates: int = 64, horizon: int = 6,
-                 iterations: int = 3, elites: int = 8, p_repeat: float = 0.6, seed: int = 0):
+                 iterations: int = 3, elites: int = 8, p_repeat: float = 0.6, seed: int = 0, spread: float = 0.25):
         if method not in METHODS:
             raise ValueError(f"method {method!r} is not one of {', '.join(METHODS)}")
         if candidates < 1 or horizon < 1 or iterations < 1 or not 1 <= elites <= candidates:
             raise ValueError("need candidates >= 1, horizon >= 1, iterations >= 1 and 1 <= elites <= candidates")
         if not 0.0 <= p_repeat <= 1.0:
             raise ValueError(f"p_repeat must be in [0, 1], got {p_repeat}")
+        if not spread > 0.0:
+            raise ValueError(f"spread must be > 0 (a share of a continuous action's range), got {spread}")
         self.method, self.candidates, self.horizon = method, int(candidates), int(horizon)
         self.iterations, self.elites = int(iterations), int(elites)
-        self.p_repeat, self.seed = float(p_repeat), int(seed)
+        self.p_repeat, self.seed, self.spread = float(p_repeat), int(seed), float(spread)
 
     def _sticky(self, rng: np.random.Generator, n_actions: int, horizon: int) -> np.ndarray:
         plans = rng.integers(0, n_actions, size=(self.candidates, horizon))
@@ -45,13 +52,27 @@ class Planner:
             plans[:, t] = np.where(keep[:, t], plans[:, t - 1], plans[:, t])
         return plans
 
-    def _propose(self, rng: np.random.Generator, n_actions: int, horizon: int, it: int,
-                 probs: np.ndarray) -> np.ndarray:
+    def _propose(self, rng: np.random.Generator, n_actions: Any, horizon: int, it: int,
+                 probs: Any) -> np.ndarray:
+        if isinstance(n_actions, Continuous):
+            return gaussian_plans(rng, n_actions, probs, self.candidates, self.p_repeat, sticky=not (self.method == "cem" and it))
         if self.method == "cem" and it:
             return np.stack([rng.choice(n_actions, size=self.candidates, p=probs[t]) for t in range(horizon)], 1)
         return self._sticky(rng, n_actions, horizon)
 
-    def plan(self, model: Any, state: Any, n_actions: int, score: Score, rng: np.random.Generator,
+    def _start(self, n_actions: Any, horizon: int) -> Any:
+        """The search's starting distribution: uniform ids, or a Gaussian (mean, std) per step and element."""
+        if isinstance(n_actions, Continuous):
+            return start_gaussian(n_actions, horizon, self.spread)
+        return np.full((horizon, n_actions), 1.0 / n_actions)
+
+    def _refit(self, n_actions: Any, elite: np.ndarray, horizon: int) -> Any:
+        if isinstance(n_actions, Continuous):
+            return refit_gaussian(n_actions, elite)
+        counts = np.stack([np.bincount(elite[:, t], minlength=n_actions) for t in range(horizon)])
+        return 0.1 / n_actions + 0.9 * counts / self.elites
+
+    def plan(self, model: Any, state: Any, n_actions: Any, score: Score, rng: np.random.Generator,
              horizon: int | None = None) -> dict[str, Any]:
         """The best plan found: ``actions``, ``score``, ``first_frame`` (its imagined next frame), ``imagined``."""
         best = self.plan_many(model, [state], [n_actions], [score], [rng], [horizon])[0]
@@ -59,7 +80,7 @@ class Planner:
             raise best
         return best
 
-    def plan_many(self, model: Any, states: Sequence[Any], n_actions: Sequence[int], scores: Sequence[Score],
+    def plan_many(self, model: Any, states: Sequence[Any], n_actions: Sequence[Any], scores: Sequence[Score],
                   rngs: Sequence[np.random.Generator], horizons: Sequence[int | None]) -> list[Any]:
         """:meth:`plan` for each sample (the same plans, draws and scores), all imagined together;
         a sample whose imagination failed gets the exception instead of its plan."""
@@ -88,7 +109,7 @@ class Planner:
         """Each sample's plan length: the planner's horizon, or fewer where fewer real steps are left."""
         return [min(self.horizon, h or self.horizon) for h in horizons]
 
-    def search(self, imagine: Imagine, n_actions: Sequence[int], rngs: Sequence[np.random.Generator],
+    def search(self, imagine: Imagine, n_actions: Sequence[Any], rngs: Sequence[np.random.Generator],
                horizons: Sequence[int | None], penalty: float) -> list[Any]:
         """The search shared by every space: per iteration, each live sample's candidates (drawn from its
         own generator), all imagined by one ``imagine`` call, scored ``min_t(cost_t + penalty × t)``
@@ -98,7 +119,7 @@ class Planner:
         horizon = self.horizons(horizons)
         best: list[Any] = [{"score": np.inf} for _ in range(k)]
         imagined = [0] * k
-        probs = [np.full((horizon[i], n_actions[i]), 1.0 / n_actions[i]) for i in range(k)]
+        probs = [self._start(n_actions[i], horizon[i]) for i in range(k)]
         for it in range(self.iterations if self.method == "cem" else 1):
             live = [i for i in range(k) if not isinstance(best[i], BaseException)]
             plans = {i: self._propose(rngs[i], n_actions[i], horizon[i], it, probs[i]) for i in live}
@@ -111,11 +132,10 @@ class Planner:
                 imagined[i] += plans[i].size
                 j = int(np.argmin(total))
                 if total[j] < best[i]["score"]:
-                    best[i] = {"actions": [int(a) for a in plans[i][j]], "score": float(total[j]), "first": firsts[j]}
+                    best[i] = {"actions": plan_actions(plans[i][j]), "score": float(total[j]), "first": firsts[j]}
                 if self.method == "cem":
                     elite = plans[i][np.argsort(total, kind="stable")[:self.elites]]
-                    counts = np.stack([np.bincount(elite[:, t], minlength=n_actions[i]) for t in range(horizon[i])])
-                    probs[i] = 0.1 / n_actions[i] + 0.9 * counts / self.elites
+                    probs[i] = self._refit(n_actions[i], elite, horizon[i])
         return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i]} for i, b in enumerate(best)]
 
 
@@ -125,7 +145,7 @@ def _imagine(model: Any, states: dict[int, Any], plans: dict[int, np.ndarray]) -
     sample's: its exception in place of its outputs)."""
     order = list(states)
     flat_states = [states[i] for i in order for _ in range(len(plans[i]))]
-    flat_actions = [[int(a) for a in p] for i in order for p in plans[i]]
+    flat_actions = [plan_actions(p) for i in order for p in plans[i]]
     try:
         outs = step_many(model, flat_states, flat_actions)
     except TimeoutError:
@@ -164,7 +184,7 @@ class PixelSpace:
                 raise
             except Exception as exc:
                 failed.append((episode, exc))
-        bests = self.planner.plan_many(self.model, [s for _, s in planning], [e.env.n_actions for e, _ in planning],
+        bests = self.planner.plan_many(self.model, [s for _, s in planning], [action_set(e.env) for e, _ in planning],
                                        [e.env.distances for e, _ in planning], [e.rng for e, _ in planning],
                                        [e.env.max_steps - t for e, _ in planning])
         return failed + [(e, {**b, "first": b["first_frame"]} if isinstance(b, dict) else b)

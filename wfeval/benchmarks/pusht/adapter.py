@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from wfeval.api import EvaluationProtocolSpec, GenerationRequest, WorldTaskConfig
 from wfeval.benchmarks.pusht import simulator
 from wfeval.benchmarks.pusht.policy import PushTPolicy
 from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
@@ -14,12 +15,15 @@ class PushTBenchmark(RecordedBenchmark):
 
     An action is the agent's target position, two float32 px in [0, 512] (the declared
     ``BenchmarkSpec.action_space``, handed to models as ``controls["action_space"]``);
-    ``task=probing`` reads the exact state (:data:`simulator.STATE_VARIABLES`) of every frame.
+    ``task=probing`` reads the exact state (:data:`simulator.STATE_VARIABLES`) of every frame;
+    ``task=goal_reaching`` plans towards the block's pose some recorded steps later, in pixels or a
+    latent model's space, and acts in the true world (:mod:`.goals`).
     ``env.observation_size`` pins the rendered frame's side (96 px, as gym-pusht and LeRobot's
     Push-T data render it).
     """
 
     family = "pusht"
+    goal_spaces = ("pixels", "latent")  # task=goal_reaching: the colour locator's cost, or a latent model's space
     simulator_module = simulator
     policy_class = PushTPolicy
     option_schemas = {"env": simulator.DEFAULTS, "policy": PushTPolicy}
@@ -29,3 +33,21 @@ class PushTBenchmark(RecordedBenchmark):
 
     def state_variables(self) -> tuple:
         return simulator.STATE_VARIABLES
+
+    def materialize(self, record: Any, *, store: Any, task: WorldTaskConfig,
+                    protocol: EvaluationProtocolSpec) -> GenerationRequest:
+        request = super().materialize(record, store=store, task=task, protocol=protocol)
+        goal = (task.data or {}).get("goal")  # task=goal_reaching: the block's pose some recorded steps later
+        if not goal:
+            return request
+        from wfeval.benchmarks.pusht import goals
+
+        return goals.goal_request(request, goal, store, self.env["observation_size"])
+
+    def environment(self, request: GenerationRequest) -> Any:
+        """The true world of a goal-reaching sample, for a planner to act in (protocol=planning)."""
+        if "goal" not in request.metadata:
+            raise ValueError(f"sample {request.sample_id!r} has no goal: planning runs with task=goal_reaching")
+        from wfeval.benchmarks.pusht import goals
+
+        return goals.PushTGoalEnvironment(request)

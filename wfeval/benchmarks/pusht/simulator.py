@@ -105,6 +105,32 @@ def block_center(state: Sequence[float]) -> np.ndarray:
     return np.array([bx + c * BLOCK_COG[0] - s * BLOCK_COG[1], by + s * BLOCK_COG[0] + c * BLOCK_COG[1]])
 
 
+def to_state(pose: Sequence[float]) -> list[float]:
+    """A state row (:data:`STATE_VARIABLES`) of a pose (agent x, y, block x, y, angle)."""
+    return [float(pose[0]), float(pose[1]), float(pose[2]), float(pose[3]), math.sin(pose[4]), math.cos(pose[4])]
+
+
+def set_pose(env: Any, pose: Sequence[float]) -> None:
+    """Put gym-pusht's bodies exactly at ``pose`` (agent x, y, block x, y, angle), at rest."""
+    env.agent.position = (pose[0], pose[1])
+    env.agent.velocity = (0.0, 0.0)
+    env.block.angle = pose[4]  # before the position: setting the angle turns the body about its centre of gravity
+    env.block.position = (pose[2], pose[3])
+    env.block.velocity, env.block.angular_velocity = (0.0, 0.0), 0.0
+    env.space.reindex_shapes_for_body(env.block)
+    env.space.reindex_shapes_for_body(env.agent)
+
+
+def overlap(env: Any, pose: Sequence[float], other: Sequence[float]) -> float:
+    """The share of the block placed at ``other`` (x, y, angle) that the block at ``pose`` covers:
+    gym-pusht's coverage computation (shapely polygons of the tee) with ``other`` as the target pose."""
+    from gym_pusht.envs.pusht import pymunk_to_shapely
+
+    target = pymunk_to_shapely(env.get_goal_pose_body(np.asarray(other, dtype=np.float64)), env.block.shapes)
+    placed = pymunk_to_shapely(env.get_goal_pose_body(np.asarray(pose, dtype=np.float64)), env.block.shapes)
+    return float(target.intersection(placed).area / target.area)
+
+
 def episode_seed(seed: int, episode: int) -> int:
     """The seed of episode ``episode`` of a trajectory seeded ``seed`` (episode 0: the seed itself)."""
     return int(seed) if episode == 0 else (int(seed) * 1_000_003 + episode) % (2**31)
@@ -123,6 +149,7 @@ class PushTSimulator:
         self.size = size
         self._seed, self._episode, self._done = 0, 0, False
         self._actions: list[list[float]] = []
+        self._placed: list[float] | None = None  # the pose place() started from (None: a seeded reset)
 
     # -- the Simulator protocol (wfeval.benchmarks.recorded.simulator) -----------------------------
 
@@ -138,28 +165,47 @@ class PushTSimulator:
         return np.ascontiguousarray(self._env._render(), dtype=np.uint8)  # the observation (pixels) gym-pusht renders
 
     def snapshot(self) -> dict[str, Any]:
-        return {"seed": self._seed, "actions": [list(a) for a in self._actions]}
+        start = {"seed": self._seed} if self._placed is None else {"start": list(self._placed)}
+        return {**start, "actions": [list(a) for a in self._actions]}
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Replay the snapshot's actions from its seed (continuing the present run when it is a prefix)."""
-        seed, actions = int(snapshot["seed"]), [as_action(a).tolist() for a in snapshot.get("actions", ())]
+        """Replay the snapshot's actions from its seed, or from the pose it was placed at (:meth:`place`),
+        continuing the present run when its actions are a prefix of the snapshot's."""
+        actions = [as_action(a).tolist() for a in snapshot.get("actions", ())]
+        origin = ("start", [float(v) for v in snapshot["start"]]) if "start" in snapshot else ("seed", int(snapshot["seed"]))
+        here = ("seed", self._seed) if self._placed is None else ("start", self._placed)
         n = len(self._actions)
-        if not (seed == self._seed and n <= len(actions) and actions[:n] == self._actions):
-            self._start(seed)
+        if not (origin == here and n <= len(actions) and actions[:n] == self._actions):
+            self.place(origin[1]) if origin[0] == "start" else self._start(origin[1])
             n = 0
         for action in actions[n:]:
             self._advance(action)
+
+    def place(self, pose: Sequence[float]) -> np.ndarray:
+        """Start a world at rest with the agent at ``pose[0:2]`` and the block at ``pose[2:5]`` (x, y of
+        its body origin, angle): exactly there (the angle set before the position, unlike gym-pusht's
+        ``reset_to_state``), every velocity zero. Its snapshot is the pose plus the actions since."""
+        pose = [float(v) for v in pose]
+        self._seed, self._episode, self._done, self._actions = 0, 0, False, []
+        self._placed = pose
+        env = self._env
+        env.reset(seed=0)
+        set_pose(env, pose)
+        return self.frame()
 
     def close(self) -> None:
         self._env.close()
 
     # -- exact state ---------------------------------------------------------------------------------
 
-    def state(self) -> list[float]:
+    def pose(self) -> list[float]:
+        """Agent x, y, block x, y and angle (radians, unwrapped), as :meth:`place` takes them."""
         env = self._env
-        angle = float(env.block.angle)
         return [float(env.agent.position[0]), float(env.agent.position[1]), float(env.block.position[0]),
-                float(env.block.position[1]), math.sin(angle), math.cos(angle)]
+                float(env.block.position[1]), float(env.block.angle)]
+
+    def state(self) -> list[float]:
+        return to_state(self.pose())
 
     def coverage(self) -> float:
         """The share of the target pose the block covers (gym-pusht's own shapely computation)."""
@@ -173,7 +219,7 @@ class PushTSimulator:
     # -- internals -----------------------------------------------------------------------------------
 
     def _start(self, seed: int) -> None:
-        self._seed, self._episode, self._done, self._actions = seed, 0, False, []
+        self._seed, self._episode, self._done, self._actions, self._placed = seed, 0, False, [], None
         self._env.reset(seed=episode_seed(seed, 0))
 
     def _advance(self, action: Any) -> tuple[float, bool, dict[str, Any]]:
