@@ -211,3 +211,9 @@ def test_goals_are_recorded_block_poses_out_of_the_start_s_reach(tmp_path):
 
 def test_planning_with_the_true_simulator_reaches_goals_random_actions_do_not(goal_reaching):
     assert goal_reaching["oracle"] >= goal_reaching["random_actions"] + 0.5
+
+
+def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
+    _, requests = _requests(["benchmark=pusht", "task=goal_reaching"], ArtifactStore(tmp_path))
+    assert len(requests) == 32
+    assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht

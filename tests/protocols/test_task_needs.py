@@ -66,7 +66,7 @@ class EveryModelInterface:
                                        "(wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); use benchmark=gridworld"),
     (Probing(), "folder", "declares no state variables (task=probing runs on gridworld, orby, atari_pong, "
                           "atari_breakout and atari_boxing)"),
-    (Planning(space="pixels"), "atari_pong", "offers no goal environment (task=goal_reaching runs on gridworld and orby)"),
+    (Planning(space="pixels"), "atari_pong", "offers no goal environment (task=goal_reaching runs on gridworld, orby and pusht)"),
 ])
 def test_a_protocol_refuses_a_benchmark_without_its_tasks_interface(protocol, benchmark, said):
     bench = _benchmark(benchmark)

@@ -1,7 +1,7 @@
 """``task=goal_reaching``: reach a goal by planning inside the world model and acting in the true
 simulator (``protocol=planning``).
 
-A family serves it by offering :class:`GoalReachingFamily` in its own package (gridworld, orby):
+A family serves it by offering :class:`GoalReachingFamily` in its own package (gridworld, orby, pusht):
 each sample's request carries its goal (``task.data.goal``: ``min_distance``, ``max_distance``,
 ``max_steps``, read by the family when it builds the sample) and ``environment(request)`` is the true
 world of that sample. A benchmark without it is refused before any generation (:data:`NEED`).
@@ -44,4 +44,4 @@ def goal_spaces(benchmark: Any) -> tuple[str, ...]:
 NEED = FamilyNeed(
     task="goal_reaching", interfaces=(GoalReachingFamily,), evidence=("goal_success", "spl"),
     refusal="protocol=planning: benchmark {name!r} offers no goal environment "
-            "(task=goal_reaching runs on gridworld and orby)")
+            "(task=goal_reaching runs on gridworld, orby and pusht)")
