@@ -186,7 +186,7 @@ def goal_reaching(tmp_path_factory):
     """task=goal_reaching: CEM over target positions, imagined with the model, acted in the true simulator."""
     root = tmp_path_factory.mktemp("pusht_goals")
     out = {}
-    for model in ("oracle", "random_actions"):
+    for model in ("oracle", "random_actions", "state_oracle"):  # state_oracle: latent planning, true futures encoded
         cfg = compose([*GOALS, f"model={model}", f"run.store_dir={root / 'store'}", "run.progress=off",
                        "run.report=false", "metric=[goal_success]"])
         summary = run_from_config(cfg, output_dir=root / model)
@@ -211,6 +211,7 @@ def test_goals_are_recorded_block_poses_out_of_the_start_s_reach(tmp_path):
 
 def test_planning_with_the_true_simulator_reaches_goals_random_actions_do_not(goal_reaching):
     assert goal_reaching["oracle"] >= goal_reaching["random_actions"] + 0.5
+    assert goal_reaching["state_oracle"] > goal_reaching["random_actions"]  # in latent space, over vector plans
 
 
 def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):

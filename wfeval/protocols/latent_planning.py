@@ -127,8 +127,9 @@ class LatentSpace:
             futures = [envs[j].true_futures(plans[j]) for j in ids]  # (frames N×H×h×w×3, states N×H×S)
             frames = np.concatenate([f.reshape(-1, *f.shape[2:]) for f, _ in futures])
             states = np.concatenate([s.reshape(-1, s.shape[-1]) for _, s in futures]) if self.needs_state else None
-            parts = np.split(self._encode(frames, states), np.cumsum([plans[j].size for j in ids])[:-1])
-            return [p.reshape(*plans[j].shape, -1) for p, j in zip(parts, ids)]
+            steps = [plans[j].shape[:2] for j in ids]  # N×H (a continuous plan's actions are vectors: N×H×d)
+            parts = np.split(self._encode(frames, states), np.cumsum([n * h for n, h in steps])[:-1])
+            return [p.reshape(*shape, -1) for p, shape in zip(parts, steps)]
         rows = np.concatenate([np.repeat(z0[j][None], len(plans[j]), axis=0) for j in ids])
         pred = latent.predict(self.model, rows, np.concatenate([plans[j] for j in ids]))  # plans of one length
         return list(np.split(pred, np.cumsum([len(plans[j]) for j in ids])[:-1]))
