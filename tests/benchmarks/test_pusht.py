@@ -218,3 +218,11 @@ def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
     _, requests = _requests(["benchmark=pusht", "task=goal_reaching"], ArtifactStore(tmp_path))
     assert len(requests) == 32
     assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht
+
+
+def test_the_training_recipes_refuse_continuous_actions_naming_the_space():
+    from wfeval.recipes.data import record
+
+    bench = build.build_benchmark(compose(SMALL))
+    with pytest.raises(ValueError, match=r"continuous actions \(continuous \(2,\) float32 in \[0, 512\]\)"):
+        record(bench, episodes=1, steps=2)

@@ -92,6 +92,10 @@ def record(bench: Any, *, episodes: int, steps: int, seed: int = 0) -> Recording
     if episodes < 1 or steps < 1:
         raise ValueError(f"data.episodes and data.steps must be >= 1, got {episodes} and {steps}")
     family = bench.spec.metadata.get("family")
+    space = getattr(bench.spec, "action_space", None)
+    if space is not None and space.is_continuous:  # benchmark=pusht: target positions, not action ids
+        raise ValueError(f"benchmark {bench.spec.name!r} has continuous actions ({space.describe()}); the training "
+                         "recipes (the learned model, the inverse-dynamics models) record and learn action ids only")
     started = time.perf_counter()
     if family == "gridworld":
         rec = _record_gridworld(bench, episodes, steps, seed)
