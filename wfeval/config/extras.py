@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "arena": ("starlette", "uvicorn", "jinja2", "pillow"),
     "tinyjepa": ("tiny-jepa",),
     "peers": ("torch-world",),
+    "pusht": ("gym-pusht",),
 }
 #: ``dev`` (the test suite's) installs every extra above but ``bench``, and the test tools
 DEV = "dev"

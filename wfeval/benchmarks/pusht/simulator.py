@@ -36,7 +36,6 @@ from wfeval.tasks.probing import StateVariable
 ENV_ID = "gym_pusht/PushT-v0"
 DEFAULTS: dict[str, Any] = {"observation_size": 96}
 PACKAGES = ("gym-pusht", "gymnasium", "pymunk", "pygame", "shapely", "opencv-python", "numpy")
-INSTALL = "pip install 'wfeval[pusht]'"
 ACTIONS = ("target_x", "target_y")
 LOW, HIGH = 0.0, 512.0  # the action space's bounds (px), as gym-pusht declares them
 GOAL_POSE = (256.0, 256.0, math.pi / 4)  # gym-pusht's fixed target pose of the block
@@ -54,7 +53,7 @@ STATE_VARIABLES = (
 
 
 def _env_class() -> Any:
-    require("gym_pusht", "gym-pusht", f"The pusht benchmark family ({INSTALL})")
+    require("gym_pusht", "gym-pusht", "The pusht benchmark family")
     import gym_pusht  # noqa: F401 - registers gym_pusht/PushT-v0
     import gymnasium
 
