@@ -12,8 +12,8 @@ def _results(run) -> dict:
 
 
 def test_dataset_readers_page(tmp_path, monkeypatch):
-    lerobot, hdf5, pairs, minari, memory, recorded = (_results(run) for run in run_doc("dataset-readers.md",
-                                                                                       tmp_path, monkeypatch))
+    lerobot, hdf5, pairs, minari, memory, probing, probing_minari, recorded = (
+        _results(run) for run in run_doc("dataset-readers.md", tmp_path, monkeypatch))
     assert lerobot["results"]["lerobot.psnr"]["normalized_stats"]["mean"] == 100.0
     assert lerobot["benchmark"]["action_space"]["names"] == ["vx", "vy"]
     static = hdf5["results"]["hdf5.psnr"]
@@ -26,6 +26,10 @@ def test_dataset_readers_page(tmp_path, monkeypatch):
     # task=memory on pan.hdf5: its 4 samples hold revisits of the recorded pose; the oracle is exact
     for metric in ("hdf5.revisit_error", "hdf5.reversibility_error"):
         assert memory["results"][metric]["n_valid"] == 4 and memory["results"][metric]["normalized_stats"]["mean"] == 0
+    # task=probing on the recorded state: the figures of the page's probing section
+    r2 = probing["results"]["lerobot.probe_r2"]
+    assert r2["n_valid"] == 2 and round(r2["normalized_stats"]["mean"], 2) == 0.57
+    assert probing_minari["results"]["square_minari.probe_r2"]["normalized_stats"]["mean"] > 1 - 1e-6
     # gridworld episodes recorded by wfeval.recipes.data and written as a LeRobot dataset: 4 episodes of
     # 17 frames, one window of 1 + 8 frames each (stride 9); the oracle reproduces them exactly
     assert recorded["results"]["lerobot.psnr"]["n_valid"] == 4

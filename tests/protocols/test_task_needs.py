@@ -65,7 +65,8 @@ class EveryModelInterface:
     (PolicyEvaluation(), "atari_pong", "declares no scripted policies, true episode and reward "
                                        "(wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); use benchmark=gridworld"),
     (Probing(), "folder", "declares no state variables (task=probing runs on gridworld, orby, atari_pong, "
-                          "atari_breakout and atari_boxing)"),
+                          "atari_breakout and atari_boxing, and on lerobot, hdf5 and minari datasets that record a "
+                          "state)"),
     (Planning(space="pixels"), "atari_pong", "offers no goal environment (task=goal_reaching runs on gridworld, orby and pusht)"),
 ])
 def test_a_protocol_refuses_a_benchmark_without_its_tasks_interface(protocol, benchmark, said):

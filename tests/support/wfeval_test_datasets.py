@@ -30,19 +30,32 @@ ACTION_SPACE = {"shape": [2], "dtype": "float32", "low": -1.0, "high": 1.0, "nam
 
 def episode(index: int, length: int = LENGTH) -> tuple[np.ndarray, np.ndarray]:
     """(frames T×H×W×3 uint8, actions T×2 float32): the last action is taken after the last frame."""
+    frames, actions, _ = square_episode(index, length)
+    return frames, actions
+
+
+def square_states(index: int, length: int = LENGTH) -> np.ndarray:
+    """The square's exact position ``[y, x]`` (pixels, its top-left corner before rounding) in every frame
+    of :func:`episode`: T×2 float32, what the datasets record as ``observation.state``."""
+    return square_episode(index, length)[2]
+
+
+def square_episode(index: int, length: int = LENGTH) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(frames, actions, states) of episode ``index``: :func:`episode` and :func:`square_states`."""
     rng = np.random.default_rng(100 + index)
     actions = rng.uniform(-1, 1, (length, 2)).astype(np.float32)
     yy, xx = np.mgrid[0:H, 0:W]
     background = np.stack([40 + 120 * xx / W, 40 + 120 * yy / H, np.full((H, W), 90.0 + 20 * index)], -1)
     pos = np.array([H / 2 - 4, W / 2 - 4])
-    frames = []
+    frames, states = [], []
     for t in range(length):
         frame = background.copy()
         y, x = np.clip(np.rint(pos), 0, [H - 8, W - 8]).astype(int)
         frame[y:y + 8, x:x + 8] = (215, 60, 60)
         frames.append(np.clip(np.rint(frame), 40, 215).astype(np.uint8))
+        states.append(pos.copy())
         pos = np.clip(pos + 3 * actions[t][::-1], 0, [H - 8, W - 8])
-    return np.stack(frames), actions
+    return np.stack(frames), actions, np.asarray(states, dtype=np.float32)
 
 
 def episodes(n: int = EPISODES) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -334,12 +347,14 @@ class ShiftedReference:
         return StepOutput((video, t + len(actions)), video[t + 1:t + 1 + len(actions)])
 
 
-def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Path:
+def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                 states: list[np.ndarray] | None = None) -> Path:
     """A Minari dataset as Minari 0.5.4's ``DataCollector`` lays it out (``hdf5_storage.py``): episodes
     ``episode_k/`` at the file's root, ``observations`` one JPEG per step (Pillow's default quality,
     variable-length uint8: ``encode_frame``), ``actions``, ``rewards``, ``terminations``,
     ``truncations``; ``data/metadata.json`` with the spaces as JSON. (The real library's output is
-    ``tests/support/data/minari_carracing_tiny.tar.gz``.)"""
+    ``tests/support/data/minari_carracing_tiny.tar.gz``.) ``states``: a Dict observation space instead,
+    ``observations/image`` (the JPEGs) beside ``observations/state`` (T×2 float32)."""
     import io
 
     import h5py
@@ -356,7 +371,10 @@ def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = 
                 buffer = io.BytesIO()
                 Image.fromarray(frame).save(buffer, format="JPEG")
                 jpegs.append(np.frombuffer(buffer.getvalue(), dtype=np.uint8))
-            rows = group.create_dataset("observations", shape=(len(jpegs),), dtype=h5py.vlen_dtype(np.uint8))
+            where = "observations" if states is None else "observations/image"
+            rows = group.create_dataset(where, shape=(len(jpegs),), dtype=h5py.vlen_dtype(np.uint8))
+            if states is not None:
+                group["observations/state"] = np.asarray(states[k], dtype=np.float32)
             for i, jpeg in enumerate(jpegs):
                 rows[i] = jpeg
             group["actions"] = actions
@@ -365,10 +383,13 @@ def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = 
             group["truncations"] = np.arange(len(actions)) == len(actions) - 1
             group.attrs.update({"id": k, "total_steps": len(actions), "seed": k})
     box = {"type": "Box", "dtype": "float32", "shape": [2], "low": [-1.0, -1.0], "high": [1.0, 1.0]}
+    image_space = {"type": "Box", "dtype": "uint8", "shape": [H, W, 3]}
     (path.parent / "metadata.json").write_text(json.dumps({
         "dataset_id": "wfeval/square-v0", "total_episodes": len(data), "total_steps": sum(len(a) for _, a in data),
         "data_format": "hdf5", "jpeg_encoding": True, "minari_version": "0.5.4",
-        "observation_space": json.dumps({"type": "Box", "dtype": "uint8", "shape": [H, W, 3]}),
+        "observation_space": json.dumps(image_space if states is None else {"type": "Dict", "subspaces": {
+            "image": image_space, "state": {"type": "Box", "dtype": "float32", "shape": [2], "low": [0.0, 0.0],
+                                            "high": [H - 8.0, W - 8.0]}}}),
         "action_space": json.dumps(box),
         "env_spec": json.dumps({"id": "SquarePusher-v0", "entry_point": None, "max_episode_steps": LENGTH - 1,
                                 "kwargs": {}}),
@@ -378,12 +399,17 @@ def write_minari(root: Path, data: list[tuple[np.ndarray, np.ndarray]] | None = 
 
 def write_all(out: Path) -> dict[str, Path]:
     """The five formats under ``out``: ``square_lerobot/``, ``square.hdf5``, ``square_episodes/``,
-    ``square_folder/``, ``square_minari/``; and ``pan.hdf5`` (:func:`revisit_episode`: a state that returns)."""
+    ``square_folder/``, ``square_minari/`` (LeRobot's ``observation.state`` and Minari's ``observations/state``
+    record the square's position: :func:`square_states`); and ``pan.hdf5`` (:func:`revisit_episode`: a
+    state that returns)."""
     out = Path(out)
     data = episodes()
-    return {"lerobot": write_lerobot(out / "square_lerobot", data), "hdf5": write_hdf5(out / "square.hdf5", data),
+    states = [square_states(i) for i in range(len(data))]
+    return {"lerobot": write_lerobot(out / "square_lerobot", data, states=states),
+            "hdf5": write_hdf5(out / "square.hdf5", data),
             "video_actions": write_video_actions(out / "square_episodes", data),
-            "folder": write_folder(out / "square_folder", data), "minari": write_minari(out / "square_minari", data),
+            "folder": write_folder(out / "square_folder", data),
+            "minari": write_minari(out / "square_minari", data, states=states),
             "revisits": write_revisits_hdf5(out / "pan.hdf5")}
 
 

@@ -46,7 +46,8 @@ class CalibrationEncoder:
         if self.predictor != "static":
             raise RuntimeError(f"{self.name}: the oracle predictor needs the true future frames (task=probing)")
         z = np.asarray(z, dtype=np.float64)
-        k = np.asarray(actions).reshape(len(z), -1).shape[1]
+        actions = np.asarray(actions)
+        k = actions.shape[1] if actions.ndim > 1 else 1  # N×k ids or N×k×A vectors (a dataset's actions)
         return np.repeat(z[:, None, :], k, axis=1)
 
     def fingerprint(self) -> dict[str, Any]:

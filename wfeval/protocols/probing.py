@@ -64,6 +64,7 @@ class Probing(Protocol):
                            more=". The calibration encoders are model=state_oracle, model=random_projection and "
                                 "model=pixels_pca")
         super().check(model, benchmark)
+        benchmark.state_variables()  # a benchmark that cannot name them (a dataset without state) says so now
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:

@@ -3,7 +3,8 @@
 
 A family serves it by declaring its per-frame state (:class:`ProbingFamily`, with
 :class:`StateVariable` and :class:`ProbeEpisode`) in its own package (gridworld, orby, the Atari
-games); a benchmark without it is refused before any generation (:data:`NEED`).
+games; the dataset readers from the state their files record: wfeval/benchmarks/episodes/states.py);
+a benchmark without it is refused before any generation (:data:`NEED`).
 """
 
 from __future__ import annotations
@@ -59,4 +60,5 @@ def probe_frames(task: WorldTaskConfig, default: int) -> int:
 NEED = FamilyNeed(
     task="probing", interfaces=(ProbingFamily,), evidence=("probe_r2",),
     refusal="task=probing: benchmark {name!r} declares no state variables "
-            "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing)")
+            "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing, and on "
+            "lerobot, hdf5 and minari datasets that record a state)")

@@ -40,6 +40,7 @@ from wfeval.api import (
     WorldTaskConfig,
 )
 from wfeval.benchmarks.base import INPUT_ERROR, RunContext, input_error, metric_specs
+from wfeval.benchmarks.episodes.states import RecordedStates, check_keys, check_share
 from wfeval.config.errors import ConfigError
 from wfeval.io import Limits
 from wfeval.storage.artifacts import ArtifactStore
@@ -109,9 +110,9 @@ def _positive(name: str, value: Any, minimum: int = 1, allow_none: bool = False)
     return value
 
 
-class EpisodeBenchmark:
+class EpisodeBenchmark(RecordedStates):
     """Base of the episode readers; a reader sets :attr:`family` and implements :meth:`read_episodes`
-    (and may extend :meth:`fingerprint`)."""
+    (and may extend :meth:`fingerprint`); ``task=probing`` reads the state it records (:class:`RecordedStates`)."""
 
     option_schemas = {"limits": Limits}  # benchmark.limits: what one sample's files may make wfeval decode
 
@@ -123,7 +124,10 @@ class EpisodeBenchmark:
                  max_windows_per_episode: int | None = None, fps: float | None = None,
                  action_low: Sequence[float] | None = None, action_high: Sequence[float] | None = None,
                  strict: bool = False, metrics: Sequence[str] = (), tags: Sequence[str] = (),
-                 limits: Mapping[str, Any] | None = None, allow_outside_root: bool = False):
+                 limits: Mapping[str, Any] | None = None, allow_outside_root: bool = False,
+                 state_keys: Sequence[str] | None = None, probe_train_share: float = 0.5):
+        self.state_keys = check_keys(state_keys)  # task=probing: the recorded states probed for
+        self.probe_train_share = check_share(probe_train_share)
         try:
             self.limits = Limits.from_mapping(limits, "benchmark.limits")
         except ValueError as exc:
@@ -180,7 +184,7 @@ class EpisodeBenchmark:
                 "allow_outside_root": self.allow_outside_root,
                 "episodes": list(self.episode_filter), "context_frames": self.context_frames,
                 "horizon": self.horizon, "stride": self.stride, "max_windows_per_episode": self.max_windows,
-                "n_episodes": len(self.episodes), "n_selected": len(self._windows)}
+                "n_episodes": len(self.episodes), "n_selected": len(self._windows), **self.probing_identity()}
 
     # -- selection and windows ------------------------------------------------------------------------
 
@@ -274,7 +278,10 @@ class EpisodeBenchmark:
         raise NotImplementedError
 
     def task_records(self, task: WorldTaskConfig) -> list[Window]:
-        """The samples of ``task``: under ``task.data.memory`` only the windows that hold a revisit."""
+        """The samples of ``task``: under ``task.data.memory`` only the windows that hold a revisit; under
+        ``task.data.probing`` the windows of the episodes that do not train the probes."""
+        if (task.data or {}).get("probing") is not None:
+            return self.probe_records()
         memory = (task.data or {}).get("memory")
         if memory is None:
             return self.records()

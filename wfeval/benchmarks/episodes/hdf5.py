@@ -286,23 +286,11 @@ class HDF5Benchmark(EpisodeBenchmark):
     def state_column(self, key: str | None) -> str:
         """``key`` under the first episode's observations, default the only numeric T or T×D dataset
         beside the camera (ConfigError naming what the observations hold)."""
-        import h5py
-
-        group_key = self._key(self.episodes[0].name, self.obs_group)
-        where = f"{self.root.name}[{group_key}]"
-        found, problems = self._resolve(group_key)
-        if problems:
-            raise ConfigError(f"task=memory: {'; '.join(problems)}")
-        with h5py.File(found.file, "r") as other:
-            node = other[found.key] if found.key else other["/"]
-            if not isinstance(node, h5py.Group):
-                raise ConfigError(f"task=memory: {where} holds the frames alone (no group of observations), so "
-                                  f"benchmark={self.family} records no state beside them and the revisits cannot be "
-                                  "found; use task=memory on a dataset that records a pose or state")
-            held = [k for k in node if k != self.camera]
-            states = [k for k in held if isinstance(node.get(k, getlink=True), h5py.HardLink)
-                      and node.get(k, getclass=True) is h5py.Dataset and node[k].ndim in (1, 2)
-                      and np.issubdtype(node[k].dtype, np.number)]
+        where, held, states = self._observed("task=memory")
+        if held is None:
+            raise ConfigError(f"task=memory: {where} holds the frames alone (no group of observations), so "
+                              f"benchmark={self.family} records no state beside them and the revisits cannot be "
+                              "found; use task=memory on a dataset that records a pose or state")
         if key is None and len(states) == 1:
             return states[0]
         if not held:
@@ -317,6 +305,43 @@ class HDF5Benchmark(EpisodeBenchmark):
             raise ConfigError(f"task.data.memory.state_key: choose the state the revisits are found in, under {where}: "
                               f"{shown} (task.data.memory.state_key=<key>)")
         raise ConfigError(f"task.data.memory.state_key: no {key!r} in {where}; {shown}")
+
+    def _observed(self, task: str) -> tuple[str, list[str] | None, list[str]]:
+        """(where, the members of the first episode's observations beside the camera (None: the
+        observations are the frames alone), those that are numeric T or T×D datasets)."""
+        import h5py
+
+        group_key = self._key(self.episodes[0].name, self.obs_group)
+        where = f"{self.root.name}[{group_key}]"
+        found, problems = self._resolve(group_key)
+        if problems:
+            raise ConfigError(f"{task}: {'; '.join(problems)}")
+        with h5py.File(found.file, "r") as other:
+            node = other[found.key] if found.key else other["/"]
+            if not isinstance(node, h5py.Group):
+                return where, None, []
+            held = [k for k in node if k != self.camera]
+            states = [k for k in held if isinstance(node.get(k, getlink=True), h5py.HardLink)
+                      and node.get(k, getclass=True) is h5py.Dataset and node[k].ndim in (1, 2)
+                      and np.issubdtype(node[k].dtype, np.number)]
+        return where, held, states
+
+    # -- task=probing: the numeric observations beside the camera (wfeval.benchmarks.episodes.states) ---
+
+    def state_features(self) -> tuple[str, list[str], list[str]]:
+        where, held, states = self._observed("task=probing")
+        if held is None:
+            raise ConfigError(f"task=probing: {where} holds the frames alone (no group of observations), so "
+                              f"benchmark={self.family} records no state beside them to probe for; task=probing on "
+                              "a dataset needs a recorded state (a dict observation entry / obs/<key> of T or T×D "
+                              "numbers)")
+        return where, states, states
+
+    def state_element_names(self, key: str, width: int) -> list[str] | None:
+        return None  # HDF5 and Minari record no names of a state's elements
+
+    def state_where(self, episode: Episode, key: str) -> str:
+        return f"{self.root.name}[{self._key(episode.name, self.obs_group, key)}]"
 
     def read_states(self, episode: Episode, key: str) -> np.ndarray:
         import h5py

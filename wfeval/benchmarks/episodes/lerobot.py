@@ -258,8 +258,7 @@ class LeRobotBenchmark(EpisodeBenchmark):
 
     def state_column(self, key: str | None) -> str:
         """``key``, default ``observation.state``: a numeric feature of ``info.json`` (ConfigError naming them)."""
-        numeric = [k for k, f in self.features.items() if isinstance(f, dict) and f.get("dtype") not in
-                   ("video", "image", "string") and k not in INDEX_COLUMNS]
+        numeric = self._numeric_features()
         chosen = STATE if key is None else key
         if chosen in numeric:
             return chosen
@@ -270,6 +269,29 @@ class LeRobotBenchmark(EpisodeBenchmark):
                 f"task.data.memory.state_key: {chosen!r}{kind} {INFO} of {self.root}")
         raise ConfigError(f"{head} its numeric features: {', '.join(numeric) or 'none'} (give one: "
                        "task.data.memory.state_key=<feature>)")
+
+    # -- task=probing: the numeric observation features (wfeval.benchmarks.episodes.states) -------------
+
+    def _numeric_features(self) -> list[str]:
+        return [k for k, f in self.features.items() if isinstance(f, dict) and f.get("dtype") not in
+                ("video", "image", "string") and k not in INDEX_COLUMNS]
+
+    def state_features(self) -> tuple[str, list[str], list[str]]:
+        """(where, the numeric features, the default: the numeric ``observation.*`` ones)."""
+        numeric = self._numeric_features()
+        return f"{INFO} of {self.root}", numeric, [k for k in numeric if k.startswith("observation.")]
+
+    def state_element_names(self, key: str, width: int) -> list[str] | None:
+        """The feature's ``names`` in info.json (a list, or LeRobot's ``{"motors": [...]}``), when they
+        name each of its ``width`` elements once."""
+        names = self.features.get(key, {}).get("names")
+        if isinstance(names, dict) and len(names) == 1:
+            names = next(iter(names.values()))
+        ok = isinstance(names, list) and len(names) == width and all(isinstance(n, str) and n for n in names)
+        return list(names) if ok and len(set(names)) == width else None
+
+    def state_where(self, episode: Episode, key: str) -> str:
+        return f"{episode.files['data']}[{key!r}] (episode_index {episode.metadata['episode_index']})"
 
     def read_states(self, episode: Episode, key: str) -> np.ndarray:
         path = self.root / episode.files["data"]
