@@ -62,9 +62,9 @@ def test_the_registry_resolves_a_measurement_id_to_its_metric_and_the_options_th
 
 def test_task_probing_selects_the_metric_and_the_run_scores_its_measurements():
     nodes, rules = metric_nodes_with_rules(compose(["task=probing"]))
-    assert list(nodes) == ["imagined_probe_r2", "probe_accuracy", "probe_r2"] and rules["imagined_probe_r2"] == "protocol"
+    assert list(nodes) == ["imagined_probe_r2", "probe_accuracy", "probe_f1", "probe_r2"] and rules["imagined_probe_r2"] == "protocol"
     metrics = build.build_metrics(nodes)
-    assert list(metrics) == [*IDS, "probe_accuracy", "probe_r2"]
+    assert list(metrics) == [*IDS, "probe_accuracy", "probe_f1", "probe_r2"]
     assert metrics.node_of["imagined_probe_r2_k16"] == "imagined_probe_r2" and metrics.node_of["probe_r2"] == "probe_r2"
 
 

@@ -36,7 +36,7 @@ def test_an_explicit_metric_list_replaces_protocol_and_task_but_extra_still_adds
 def test_a_task_that_outputs_no_video_leaves_the_benchmarks_pixel_suite_out():
     got = select_metrics(chosen=["psnr", "ssim"], explicit=False, task={"metric_groups": ["probing"],
                                                                         "metadata": {"benchmark_metrics": False}})
-    assert {m.metric_id for m in got} == {"probe_r2", "probe_accuracy", "imagined_probe_r2"}
+    assert {m.metric_id for m in got} == {"probe_r2", "probe_accuracy", "probe_f1", "imagined_probe_r2"}
     assert {m.rule for m in got} == {"task"}
 
 
@@ -53,7 +53,7 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                "policy_evaluation": ("policy_rank_correlation", "return_error"),
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
-                               "probing": ("imagined_probe_r2", "probe_accuracy", "probe_r2"),
+                               "probing": ("imagined_probe_r2", "probe_accuracy", "probe_f1", "probe_r2"),
                                "reference": ("lpips", "mae", "mse", "psnr", "ssim"),
                                "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
     assert REGISTRY.load("psnr").groups == ("reference",)

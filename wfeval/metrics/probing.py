@@ -9,6 +9,9 @@ They read the scores the probing driver records per held-out episode
   its interval is a bootstrap over episodes;
 - ``probe_accuracy``: the mean over the discrete variables of the share of frames whose class
   the probe names (chance: the training majority class's share, in the components);
+- ``probe_f1``: the mean over the discrete variables of AtariARI's weighted F1 (each class's F1
+  weighted by its share of the frames; chance: the training majority class named for every frame),
+  per episode, and pooled over all scored frames in the aggregate's ``diagnostics["pooled"]``;
 - ``imagined_probe_r2``: ``probe_r2`` on latents the model imagined ``k`` steps ahead from the
   true actions (the same probes, fit on encoded frames), read against the true state at ``t + k``:
   a curve over ``k`` of how long the prediction keeps the state. One metric with its ``horizons``
@@ -54,6 +57,8 @@ class _ProbeMetric(DescribedMetric):
     family = "probing"
     capability = "state"
     kind: ClassVar[str] = "continuous"
+    field: ClassVar[str] = "r2"  # the score of each variable it averages
+    rung: ClassVar[str] = "L3"  # evidence of state consistency (the decision ladder)
     horizon: ClassVar[int] = 0  # 0: observed frames; k: imagined k steps ahead
 
     def _scores(self, result: GenerationResult) -> Mapping[str, Any] | None:
@@ -70,25 +75,33 @@ class _ProbeMetric(DescribedMetric):
                 why = f"generation {result.status}: {result.error or ''}".strip()
             elif info is None:
                 why = NO_PROBES
+            elif self.horizon and info.get("imagined_skipped"):
+                why = str(info["imagined_skipped"])
             elif self.horizon >= int(info.get("frames") or 0):
                 why = f"episode too short for k={self.horizon} ({info.get('frames')} frames)"
             else:
                 why = f"k={self.horizon} is not among protocol.horizons"
             return skipped(request.sample_id, self.name, why)
-        field = "r2" if self.kind == "continuous" else "accuracy"
+        field = self.field
         mine = {name: s for name, s in scores.items() if s.get("kind") == self.kind}
         values = {name: s[field] for name, s in mine.items() if s.get(field) is not None and np.isfinite(s[field])}
         if not values:
+            if mine and self.field == "f1" and not any("f1" in s for s in mine.values()):
+                return skipped(request.sample_id, self.name, "the generation recorded no F1 (made before probe_f1: "
+                               "generate it again)")
             return skipped(request.sample_id, self.name, f"no {self.kind} state variable with a score")
         components: dict[str, Any] = {name: float(v) for name, v in values.items()}
         left_out = sorted(set(mine) - set(values))
         if left_out:
             components["left_out"] = left_out  # no training variance: no R²
         if self.kind == "discrete":
-            components["chance"] = float(np.mean([mine[n]["chance"] for n in values]))
+            chance = "f1_chance" if field == "f1" else "chance"
+            components["chance"] = float(np.mean([mine[n][chance] for n in values]))
         info = result.metadata["probing"]
         if isinstance(info.get("effective_rank"), (int, float)):
             components.update(effective_rank=float(info["effective_rank"]), latent_dim=int(info["latent_dim"]))
+        if field == "f1":  # per-class counts: the aggregate pools them over episodes (AtariARI's one test set)
+            components["counts"] = {n: mine[n]["counts"] for n in values}
         return scored(request.sample_id, self.name, float(np.mean(list(values.values()))), components=components)
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
@@ -126,11 +139,42 @@ class ProbeR2(_ProbeMetric):
 class ProbeAccuracy(_ProbeMetric):
     name = "probe_accuracy"
     kind = "discrete"
+    field = "accuracy"
     output_unit = "fraction of frames"
     display_name = "Probe accuracy (observed)"
     description = "Accuracy of ridge-classifier probes from observed latents to the discrete state variables."
     variant = "ridge classifier (one-hot targets, argmax); mean over variables; chance in components"
     bounds = (0.0, 1.0)
+
+
+class ProbeF1(_ProbeMetric):
+    """AtariARI's score: per discrete variable the F1 of each class weighted by its support, averaged over
+    the variables; per episode (the value, its interval a bootstrap over episodes), and pooled over every
+    scored frame as AtariARI scores its one test set (``diagnostics["pooled"]``)."""
+
+    name = "probe_f1"
+    kind = "discrete"
+    field = "f1"
+    output_unit = "weighted F1"
+    display_name = "Probe F1 (observed)"
+    description = "Support-weighted F1 of the class probes from observed latents to the discrete state variables."
+    variant = "weighted F1 per variable (AtariARI), mean over variables; chance: the training majority class"
+    bounds = (0.0, 1.0)
+
+    def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
+        from wfeval.functional.probe_classifiers import pooled_f1
+
+        agg = super().aggregate(results)
+        counts: dict[str, list[Any]] = {}
+        for row in results:
+            if row.status == "ok":
+                for variable, per_class in (row.components.get("counts") or {}).items():
+                    counts.setdefault(variable, []).append(per_class)
+        if not counts:
+            return agg
+        per_variable = {variable: pooled_f1(c) for variable, c in sorted(counts.items())}
+        pooled = {"per_variable": per_variable, "mean": float(np.mean(list(per_variable.values())))}
+        return dataclasses.replace(agg, diagnostics={**agg.diagnostics, "pooled": pooled})
 
 
 HORIZONS = (1, 2, 4, 8, 16)  # the imagined probes' default horizons (protocol.horizons' default too)
