@@ -67,6 +67,9 @@ class AtariAriDriver(ProbingDriver):
         self.entropies = {v.name: entropy_nats(seen[:, j]) for j, v in enumerate(self.variables)}
         self.kept = [j for j, v in enumerate(self.variables) if self.entropies[v.name] >= ENTROPY_THRESHOLD]
         # one variable per worker, one BLAS thread each: small solves, where BLAS's own threads only wait
+        # (scipy's own BLAS is loaded first, or the limit would not reach it: 30× slower on a busy machine)
+        import scipy.optimize  # noqa: F401
+
         fits = map_blas(lambda j: choose_penalty(z_train, y_train[:, j], z_val, y_val[:, j]), self.kept)
         self.penalties = {self.variables[j].name: penalty for j, (penalty, _) in zip(self.kept, fits)}
         self.probes = [probe for _, probe in fits]
