@@ -254,6 +254,35 @@ def test_the_oracle_ranks_policies_exactly_and_frozen_models_cannot_rank_them(po
     for frozen in ("static", "random_actions"):
         assert rank[frozen] == 0.0 and policy_evaluation[frozen]["policy_rank_correlation"]["diagnostics"]["model_returns_tie"]
         assert error[frozen] > error["lagged"] > error["oracle"]
+# -- exploitability (task=goal_reaching's plan audit): the exploitable model is caught -----------------
+
+AUDIT = "metric=[goal_success,chosen_plan_gap,random_plan_gap,exploitability,selection_regret,plan_rank_agreement]"
+
+
+@pytest.fixture(scope="module")
+def goal_audit(tmp_path_factory):
+    root = tmp_path_factory.mktemp("audit")
+    models = {"oracle": MODELS["oracle"], "noisy16": MODELS["noisy16"], "exploitable": ["model=exploitable"],
+              "static": MODELS["static"]}
+    out = _values(root, "goal_reaching", models, ["benchmark.num_samples=4", AUDIT], samples=4)
+    out["exploitable_open_loop"] = _values(root, "action_video", {"exploitable": ["model=exploitable"]},
+                                           [f"benchmark.num_samples={SAMPLES}", "metric=[psnr]"])["exploitable"]
+    return out
+
+
+def test_exploitability_catches_the_exploitable_model_that_looks_exact_on_pixels(goal_audit, table):
+    gap = {m: value(goal_audit, m, "exploitability") for m in ("oracle", "noisy16", "exploitable", "static")}
+    assert gap["oracle"] == 0.0 and gap["exploitable"] > 0.5 and gap["exploitable"] > gap["noisy16"] + 0.5, gap
+    assert value(goal_audit, "exploitable", "chosen_plan_gap") > 0.8 > 0.2 > value(goal_audit, "exploitable",
+                                                                                   "random_plan_gap")
+    assert value(goal_audit, "exploitable", "goal_success") == 0.0 < value(goal_audit, "noisy16", "goal_success")
+    assert value(goal_audit, "exploitable_open_loop", "psnr") >= table["noisy16"]["psnr"] - 1.0  # looks excellent
+    regret = {m: value(goal_audit, m, "selection_regret") for m in gap}
+    assert regret["oracle"] == 0.0 and regret["noisy16"] < 1.0 and regret["exploitable"] > 5 and regret["static"] > 5
+    rank = {m: value(goal_audit, m, "plan_rank_agreement") for m in gap}
+    assert rank["oracle"] == pytest.approx(1.0) and rank["static"] == 0.0 and rank["exploitable"] < 0.9, rank
+
+
 def test_lpips_sees_a_frozen_video_and_wrong_actions_as_further_than_blur_lag_or_light_noise(table):
     lpips = column(table, "lpips")
     assert lpips["oracle"] == 0.0

@@ -42,13 +42,15 @@ def test_a_task_that_outputs_no_video_leaves_the_benchmarks_pixel_suite_out():
 
 def test_an_unknown_group_names_the_key_and_the_known_groups():
     with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, controllability, distribution, "
-                       r"interactive, memory, planning, policy_evaluation, probing, reference, temporal"):
+                       r"exploitability, interactive, memory, planning, policy_evaluation, probing, reference, temporal"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
 
 
 def test_metric_groups_are_the_groups_the_metric_classes_declare():
     assert metric_groups() == {"control": ("action_following", "agent_position_error"), "distribution": ("fvd",),
                                "controllability": ("action_sensitivity", "idm_accuracy"),
+                               "exploitability": ("chosen_plan_gap", "exploitability", "plan_rank_agreement",
+                                                  "random_plan_gap", "selection_regret"),
                                "memory": ("reversibility_error", "revisit_error"),
                                "policy_evaluation": ("policy_rank_correlation", "return_error"),
                                "interactive": ("real_time_factor", "step_latency"),

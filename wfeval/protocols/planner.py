@@ -114,12 +114,15 @@ class Planner:
         """The search shared by every space: per iteration, each live sample's candidates (drawn from its
         own generator), all imagined by one ``imagine`` call, scored ``min_t(cost_t + penalty × t)``
         (among plans that get as close, the earlier one wins); ``best["first"]`` is what ``imagine``
-        returned for the best plan's first step. A sample whose imagination failed gets the exception."""
+        returned for the best plan's first step, ``best["candidates"]`` every plan imagined (N×H, all
+        iterations; the first iteration's are the random draws) with its imagined costs, score and iteration, for the
+        plan audit (:mod:`wfeval.protocols.plan_audit`). A sample whose imagination failed gets the exception."""
         k = len(n_actions)
         horizon = self.horizons(horizons)
         best: list[Any] = [{"score": np.inf} for _ in range(k)]
         imagined = [0] * k
         probs = [self._start(n_actions[i], horizon[i]) for i in range(k)]
+        tried: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in range(k)]
         for it in range(self.iterations if self.method == "cem" else 1):
             live = [i for i in range(k) if not isinstance(best[i], BaseException)]
             plans = {i: self._propose(rngs[i], n_actions[i], horizon[i], it, probs[i]) for i in live}
@@ -130,13 +133,23 @@ class Planner:
                 dist, firsts = got
                 total = (np.asarray(dist, dtype=np.float64) + penalty * np.arange(1, horizon[i] + 1)).min(axis=1)
                 imagined[i] += plans[i].size
+                tried[i].append((plans[i], np.asarray(dist, dtype=np.float64), total))
                 j = int(np.argmin(total))
                 if total[j] < best[i]["score"]:
                     best[i] = {"actions": plan_actions(plans[i][j]), "score": float(total[j]), "first": firsts[j]}
                 if self.method == "cem":
                     elite = plans[i][np.argsort(total, kind="stable")[:self.elites]]
                     probs[i] = self._refit(n_actions[i], elite, horizon[i])
-        return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i]} for i, b in enumerate(best)]
+        return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i], "candidates": _candidates(tried[i])}
+                for i, b in enumerate(best)]
+
+
+def _candidates(tried: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Every plan one search imagined (N×H), its imagined cost per step (N×H), its score (N) and the
+    iteration that drew it (N)."""
+    return {"plans": np.concatenate([p for p, _, _ in tried]), "costs": np.concatenate([c for _, c, _ in tried]),
+            "scores": np.concatenate([s for _, _, s in tried]),
+            "iteration": np.concatenate([np.full(len(p), it) for it, (p, _, _) in enumerate(tried)])}
 
 
 def _imagine(model: Any, states: dict[int, Any], plans: dict[int, np.ndarray]) -> dict[int, Any]:

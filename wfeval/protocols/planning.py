@@ -33,6 +33,7 @@ from wfeval.config.errors import ConfigError
 from wfeval.models import latent
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, one_sample_at_a_time
+from wfeval.protocols import plan_audit
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
 from wfeval.protocols.drivers import Driver, replay_references
 from wfeval.protocols.latent_planning import LatentSpace, check_latent
@@ -136,6 +137,7 @@ class PlanningDriver(Driver):
             planned = self.space.plan(t, running)
             seconds = (time.perf_counter() - began) / max(1, len(running))  # each sample's share of the batch
             for episode, best in planned:
+                episode.audit.step(best, self.space.name)  # before the real step: from the same present
                 episode.act(t, best, seconds, len(running), self.space.score_key)
             t += 1
             running = [e for e in running if e.failure is None and e.env.max_steps > t and not e.env.at_goal]
@@ -159,6 +161,7 @@ class _Episode:
         self.rows: list[dict[str, Any]] = []
         self.failure: BaseException | None = None
         self.goal_z: Any = None
+        self.audit = plan_audit.EpisodeAudit(env)  # the candidates against the truth, step by step
 
     def act(self, t: int, best: Any, seconds: float, batch: int, score_key: str) -> None:
         try:
@@ -191,4 +194,5 @@ class _Episode:
                 "max_steps": env.max_steps, "final_distance": env.distance, "goal": list(env.goal_cell),
                 "actions": self.executed, "method": method, "space": space.name}
         required = {"required_outputs": sorted(outputs)} if space.name == "latent" else {}  # generated_rate reads it
-        return Generated(outputs, {"steps": self.rows, "protocol": protocol, "planning": info, **required})
+        return Generated(outputs, {"steps": self.rows, "protocol": protocol, "planning": info,
+                                   "plan_audit": self.audit.summary(), **required})

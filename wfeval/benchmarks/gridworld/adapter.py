@@ -288,6 +288,7 @@ class GoalEnvironment:
         self.locator = ColorLocator(color=world.AGENT_COLOR, size=self.state.spec.cell)
         spec = self.state.spec
         self.miss_px = float(np.hypot(spec.height, spec.width))  # agent not found in a frame
+        self.reach_px = spec.cell / 2  # a located agent this close to the goal's pixel is on it (the plan audit)
 
     @property
     def at_goal(self) -> bool:
