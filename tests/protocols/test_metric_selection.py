@@ -42,7 +42,8 @@ def test_a_task_that_outputs_no_video_leaves_the_benchmarks_pixel_suite_out():
 
 def test_an_unknown_group_names_the_key_and_the_known_groups():
     with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, controllability, distribution, "
-                       r"exploitability, interactive, memory, planning, policy_evaluation, probing, reference, temporal"):
+                       r"exploitability, interactive, memory, planning, policy_evaluation, policy_optimization, probing, "
+                       r"reference, temporal"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
 
 
@@ -53,6 +54,8 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                                   "random_plan_gap", "selection_regret"),
                                "memory": ("reversibility_error", "revisit_error"),
                                "policy_evaluation": ("policy_rank_correlation", "return_error"),
+                               "policy_optimization": ("model_trained_return", "optimization_lift",
+                                                       "random_policy_return", "simulator_trained_return"),
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
                                "probing": ("imagined_probe_r2", "probe_accuracy", "probe_f1", "probe_r2"),

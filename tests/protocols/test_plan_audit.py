@@ -33,15 +33,15 @@ def test_the_exploitable_model_is_the_oracle_without_a_goal_and_teleports_after_
     requests, _ = goal_samples
     for request in requests:
         goal = tuple(request.metadata["goal"]["cell"])
-        actions = [0, 0, 4, 1]  # begins with the sequence (noop, noop)
+        actions = [0, 0, 4, 1]  # begins with the sequence (a noop first)
         out = exploitable.step(exploitable.start(request), actions[:1])
         rest = exploitable.step(out.state, actions[1:])
         frames = np.concatenate([out.frames, rest.frames])
         w = world.WorldState.from_dict(request.metadata["world"])
         for t, action in enumerate(actions):
             w = world.step(w, action)
-            shown = w if t == 0 else world.WorldState(w.seed, w.spec, goal, w.walls, w.objects)
-            np.testing.assert_array_equal(frames[t], world.render(shown))  # the agent shown on the goal from step 2
+            shown = world.WorldState(w.seed, w.spec, goal, w.walls, w.objects)
+            np.testing.assert_array_equal(frames[t], world.render(shown))  # the agent shown on the goal from step 1
         other = exploitable.step(exploitable.start(request), [1, 0, 0])  # the sequence later: exact
         np.testing.assert_array_equal(other.frames, oracle.step(oracle.start(request), [1, 0, 0]).frames)
         batched = exploitable.step_many([exploitable.start(request)] * 2, [actions, [1, 0, 0]])
@@ -64,7 +64,7 @@ def test_the_audit_of_the_oracle_is_exact_and_the_exploitable_choice_is_caught(g
                 assert row == {"regret_px": 0.0, "kendall": pytest.approx(1.0), "spearman": pytest.approx(1.0),
                                "chosen_gap": 0.0, "random_gap": 0.0}
             else:  # it chose the sequence it shows reaching the goal, which does not
-                assert best["actions"][:2] == [0, 0] and row["chosen_gap"] == gap
+                assert best["actions"][0] == 0 and row["chosen_gap"] == gap
                 assert row["regret_px"] > 0 and 0 < row["random_gap"] < 0.5
 
 

@@ -76,6 +76,10 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
             note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
         if agg.valid and levels_note(agg.diagnostics):  # a probe: chance, ceiling, effective rank
             note = levels_note(agg.diagnostics)
+        if agg.valid and isinstance(agg.diagnostics.get("random_floor"), float):  # optimization_lift: its anchors
+            d = agg.diagnostics
+            note = f"returns: model-trained {fmt(d['model_trained'])}, ceiling {fmt(d['simulator_ceiling'])}, " \
+                   f"floor {fmt(d['random_floor'])}"
         warning = distribution_warning(agg.diagnostics) if agg.valid else ""
         weak = weak_signals(agg)  # an IDM too weak, a value at chance: first, before anything is cut
         if weak:

@@ -6,6 +6,8 @@ the helpers a family builds its samples with, and what the run says when a famil
   dataset's recorded state);
 - :mod:`wfeval.tasks.policy_evaluation`: ``task=policy_evaluation`` (scripted policies, the true episode
   and its reward);
+- :mod:`wfeval.tasks.policy_optimization`: ``task=policy_optimization`` (a learner's observation and reward,
+  the true simulator at held-out starts);
 - :mod:`wfeval.tasks.probing`: ``task=probing`` (the exact state per frame);
 - :mod:`wfeval.tasks.goal_reaching`: ``task=goal_reaching`` (a goal environment in the true simulator);
 - :mod:`wfeval.tasks.controllability`: ``task=controllability`` (``task.data.counterfactual``; a family

@@ -44,3 +44,26 @@ class AtariBenchmark(RecordedBenchmark):
             raise ConfigError(f"task=probing: game {self.game!r} has no RAM annotation here "
                               f"(annotated: {', '.join(ram.ADDRESSES)})")
         return found
+
+    # -- task=policy_optimization (wfeval.tasks.policy_optimization.PolicyOptimizationFamily): Pong ----------
+
+    def optimization_observer(self, request: Any) -> Any:
+        from wfeval.benchmarks.atari import optimization
+
+        return optimization.observe
+
+    def optimization_reward(self, request: Any, previous: Any, frame: Any) -> tuple[float, bool]:
+        from wfeval.benchmarks.atari import optimization
+
+        return optimization.reward(previous, frame)
+
+    def optimization_environment(self, request: Any) -> Any:
+        from wfeval.benchmarks.atari import optimization
+        from wfeval.benchmarks.recorded.adapter import initial_frame_of
+
+        return optimization.Environment(request, self.simulator(), initial_frame_of(request))
+
+    def optimization_defaults(self, request: Any) -> Mapping[str, Any]:
+        from wfeval.benchmarks.atari import optimization
+
+        return optimization.defaults(request, len(self.action_names))

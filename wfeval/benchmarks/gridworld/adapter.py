@@ -165,6 +165,26 @@ class GridworldBenchmark:
 
         return policies.settings(request)
 
+    # -- task=policy_optimization (wfeval.tasks.policy_optimization.PolicyOptimizationFamily) -----------
+
+    def optimization_observer(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.gridworld import optimization
+
+        return optimization.observer(request)
+
+    def optimization_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+        return self.frame_reward(request, previous, frame)
+
+    def optimization_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.gridworld import optimization
+
+        return optimization.Environment(request)
+
+    def optimization_defaults(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.gridworld import optimization
+
+        return optimization.defaults(request)
+
     def environment(self, request: GenerationRequest) -> "GoalEnvironment":
         """The true world of a goal-reaching sample, for a planner to act in (protocol=planning)."""
         if "goal" not in request.metadata:
