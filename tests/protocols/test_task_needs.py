@@ -12,16 +12,17 @@ from wfeval.pipeline import build
 from wfeval.protocols.memory import Memory
 from wfeval.protocols.planning import Planning
 from wfeval.protocols.policy_evaluation import PolicyEvaluation
+from wfeval.protocols.policy_optimization import PolicyOptimization
 from wfeval.protocols.probing import Probing
-from wfeval.tasks import goal_reaching, memory, policy_evaluation, probing
+from wfeval.tasks import goal_reaching, memory, policy_evaluation, policy_optimization, probing
 
-NEEDS = (memory.NEED, policy_evaluation.NEED, probing.NEED, goal_reaching.NEED)
+NEEDS = (memory.NEED, policy_evaluation.NEED, probing.NEED, goal_reaching.NEED, policy_optimization.NEED)
 #: built-in benchmark -> the tasks whose interface its family offers (as the refusals list them)
 SERVES = {
-    "gridworld": {"memory", "policy_evaluation", "probing", "goal_reaching"},
+    "gridworld": {"memory", "policy_evaluation", "probing", "goal_reaching", "policy_optimization"},
     "memory_maze": {"memory"},
     "orby": {"probing", "goal_reaching"},
-    "atari_pong": {"probing"},
+    "atari_pong": {"probing", "policy_optimization"},
     "folder": set(),
 }
 
@@ -40,6 +41,7 @@ def test_the_built_in_families_offer_the_task_interfaces_their_refusals_name(nam
 def test_each_task_protocol_names_its_tasks_need():
     assert Memory.family_need is memory.NEED and PolicyEvaluation.family_need is policy_evaluation.NEED
     assert Probing.family_need is probing.NEED and Planning.family_need is goal_reaching.NEED
+    assert PolicyOptimization.family_need is policy_optimization.NEED
 
 
 class EveryModelInterface:
@@ -68,6 +70,8 @@ class EveryModelInterface:
                           "atari_breakout and atari_boxing, and on lerobot, hdf5 and minari datasets that record a "
                           "state)"),
     (Planning(space="pixels"), "atari_pong", "offers no goal environment (task=goal_reaching runs on gridworld, orby and pusht)"),
+    (PolicyOptimization(), "atari_breakout", "plays 'breakout', which has no reward for a learner here "
+                                             "(task=policy_optimization runs on gridworld and atari_pong)"),
 ])
 def test_a_protocol_refuses_a_benchmark_without_its_tasks_interface(protocol, benchmark, said):
     bench = _benchmark(benchmark)

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from wfeval.config.errors import ConfigError
 from wfeval.models.protocol import Generated
 from wfeval.protocols import learner as L
 from wfeval.protocols.base import Protocol, ProtocolRun
@@ -44,6 +45,15 @@ class PolicyOptimization(Protocol):
 
     def identity(self, run: ProtocolRun) -> dict[str, Any]:
         return {**super().identity(run), "task_data": run.task.to_dict()["data"]}
+
+    def check(self, model: Any, benchmark: Any) -> None:
+        """The family's interface, and its own word on this benchmark (``optimization_refusal``: a family
+        that serves only some of its games says why not before any generation)."""
+        super().check(model, benchmark)
+        refusal = getattr(benchmark, "optimization_refusal", None)
+        why = refusal() if callable(refusal) else None
+        if why:
+            raise ConfigError(f"protocol=policy_optimization: benchmark {benchmark.spec.name!r} {why}")
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
         data = run.task.to_dict()["data"]

@@ -28,7 +28,7 @@ from wfeval.results.record import Aggregate, RunResults
 from wfeval.storage.rundir import FILES
 
 TARGETS = ("goal_success", "policy_rank_correlation")
-NOT_QUALITY_GROUPS = ("interactive", "planning", "policy_evaluation")
+NOT_QUALITY_GROUPS = ("interactive", "planning", "policy_evaluation", "exploitability", "policy_optimization")
 NOT_QUALITY_IDS = ("generated_rate", "artifact_count")
 MIN_MODELS = 3
 

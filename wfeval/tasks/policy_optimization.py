@@ -31,6 +31,8 @@ class PolicyOptimizationFamily(Protocol):
       warmup)`` returns the start frame (episode 0: the sample's own start; a later one: a held-out real
       start, reached by ``warmup`` random steps of the simulator drawn from ``numpy.random.default_rng(seed)``),
       ``step(action)`` the next frame;
+    - optionally ``optimization_refusal()``: why this benchmark of the family cannot serve the task (a
+      family that serves some of its games: Atari serves Pong), None when it can;
     - ``optimization_defaults(request)``: ``max_steps``, ``discount``, ``max_return`` (the largest
       return an episode can have), ``n_actions`` and the family's budget defaults (``train_episodes``,
       ``eval_episodes``, ``warmup``);

@@ -47,6 +47,12 @@ class AtariBenchmark(RecordedBenchmark):
 
     # -- task=policy_optimization (wfeval.tasks.policy_optimization.PolicyOptimizationFamily): Pong ----------
 
+    def optimization_refusal(self) -> str | None:
+        if self.game == "pong":
+            return None
+        return (f"plays {self.game!r}, which has no reward for a learner here (task=policy_optimization runs on "
+                "gridworld and atari_pong)")
+
     def optimization_observer(self, request: Any) -> Any:
         from wfeval.benchmarks.atari import optimization
 
