@@ -319,7 +319,7 @@ def test_the_oracle_lifts_fully_and_the_static_model_not_at_all(policy_optimizat
     assert value(runs, "static", "optimization_lift") <= 0.2
     assert value(runs, "static", "random_policy_return") == floor  # the same floor for every model
     if family == "gridworld":  # it learns the one plan its model lies about, and fails when deployed
-        assert value(runs, "exploitable", "optimization_lift") <= 0.2
+        assert value(runs, "exploitable", "optimization_lift") < 0.5
         assert value(runs, "exploitable", "exploitability") > value(runs, "oracle", "exploitability") == 0.0
 
 

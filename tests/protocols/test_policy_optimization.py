@@ -34,11 +34,11 @@ class Chain:
 
 def test_the_learner_solves_a_chain_and_its_values_are_the_discounted_distance():
     q = L.TabularQ(2, alpha=0.5, discount=0.9, epsilon=0.3, rng=np.random.default_rng(0))
-    spent = L.train(Chain(), q, lambda x: x, episodes=300, max_steps=10)
+    spent = L.train(Chain(), q, lambda previous, x: x, episodes=300, max_steps=10)
     assert 0 < spent <= 3000
     for x in range(4):  # Q(x, right) -> 0.9 ** (3 - x): one reward, three - x steps of discount away
         assert q.q[x][1] == pytest.approx(0.9 ** (3 - x), abs=1e-3) and q.q[x][1] > q.q[x][0]
-    out = L.rollout(Chain(), q.greedy(np.random.default_rng(1)), lambda x: x, max_steps=10, discount=0.9)
+    out = L.rollout(Chain(), q.greedy(np.random.default_rng(1)), lambda previous, x: x, max_steps=10, discount=0.9)
     assert out["actions"] == [1, 1, 1, 1] and out["return"] == pytest.approx(0.9 ** 3)
     blank = L.TabularQ(2, 0.5, 0.9, 0.3, np.random.default_rng(0))  # learnt nothing: acts at random
     acts = blank.greedy(np.random.default_rng(2))

@@ -22,7 +22,7 @@ import numpy as np
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import check_step_output, step_rewards
 
-Observe = Callable[[Any], Hashable]
+Observe = Callable[[Any, Any], Hashable]  # (the previous frame or None, the frame) -> observation
 Policy = Callable[[Hashable, int], int]  # (observation, step) -> action
 
 
@@ -58,11 +58,12 @@ def train(world: Any, learner: TabularQ, observe: Observe, episodes: int, max_st
     """``episodes`` epsilon-greedy episodes of at most ``max_steps`` steps; the steps taken (the budget spent)."""
     spent = 0
     for _ in range(episodes):
-        key = observe(world.begin())
+        frame = world.begin()
+        key = observe(None, frame)
         for _ in range(max_steps):
             action = learner.explore(key)
-            frame, reward, done = world.advance(action)
-            after = observe(frame)
+            previous, (frame, reward, done) = frame, world.advance(action)
+            after = observe(previous, frame)
             learner.update(key, action, reward, after, done)
             key, spent = after, spent + 1
             if done:
@@ -72,11 +73,11 @@ def train(world: Any, learner: TabularQ, observe: Observe, episodes: int, max_st
 
 def rollout(world: Any, policy: Policy, observe: Observe, max_steps: int, discount: float) -> dict[str, Any]:
     """One episode of ``policy``: its discounted return, actions and frames (the start frame first)."""
-    frame = world.begin()
+    frame, previous = world.begin(), None
     frames, actions, total = [frame], [], 0.0
     for t in range(max_steps):
-        action = int(policy(observe(frame), t))
-        frame, reward, done = world.advance(action)
+        action = int(policy(observe(previous, frame), t))
+        previous, (frame, reward, done) = frame, world.advance(action)
         frames.append(frame)
         actions.append(action)
         total += discount ** t * float(reward)

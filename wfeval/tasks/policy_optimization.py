@@ -21,9 +21,10 @@ from wfeval.tasks.family import FamilyNeed
 class PolicyOptimizationFamily(Protocol):
     """What a family offers for ``task=policy_optimization``:
 
-    - ``optimization_observer(request)``: ``observe(frame) -> key``, the learner's compact observation of
-      a frame (hashable; gridworld: the agent's cell as the locator finds it; Pong: where the ball is
-      against the player's paddle), read the same way off the model's frames and the simulator's;
+    - ``optimization_observer(request)``: ``observe(previous, frame) -> key``, the learner's compact
+      observation of a frame after the previous one (None at a start): hashable; gridworld: the agent's
+      cell as the locator finds it; Pong: where the ball is against the player's paddle and where it is
+      going; read the same way off the model's frames and the simulator's;
     - ``optimization_reward(request, previous, frame)``: ``(reward, done)`` read off two consecutive
       frames: the task's reward function, applied to the model's predicted frames inside the model and
       to the real frames in the simulator (the simulator's returns are the truth);
@@ -39,7 +40,7 @@ class PolicyOptimizationFamily(Protocol):
     - ``simulate(request, actions)``: the true video of given actions (the reference of the trained
       policy's rollout inside the model, so the reference metrics apply)."""
 
-    def optimization_observer(self, request: GenerationRequest) -> Callable[[Any], Hashable]: ...
+    def optimization_observer(self, request: GenerationRequest) -> Callable[[Any, Any], Hashable]: ...
 
     def optimization_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]: ...
 

@@ -2,7 +2,10 @@
 
 The learner observes where the ball is against the player's (right, green) paddle, read off a frame by
 colour at any resolution (the rows in units of a 64-row frame): the height gap ``ball − paddle`` in
-five bins (far above, above, level, below, far below), or that the ball or the paddle is not in view.
+three bins (above, level, below) and where the ball is going since the previous
+frame (up, down, still; unknown at a start), or that the ball or the paddle is not in view. A model
+that freezes the game shows a ball that never moves: what its learner learns is met in the real game
+only when the ball flies flat.
 
 The reward is Pong's **tracking** reward: 1 for every step after which the paddle is level with the
 ball (within :data:`LEVEL` rows), else 0 -- a reward function of the state the frame shows, applied
@@ -25,8 +28,9 @@ from wfeval.api import GenerationRequest
 from wfeval.config.errors import ConfigError
 
 LEVEL = 3.0  # rows of a 64-row frame: the paddle is level with the ball
-BINS = (-8.0, -LEVEL, LEVEL, 8.0)  # gap edges: far above | above | level | below | far below
-PLAY_ROWS = (34 / 210, 194 / 210)  # the field between the score bar and the bottom wall
+BINS = (-LEVEL, LEVEL)  # gap edges: above | level | below
+MOVING = 0.5  # rows of a 64-row frame the ball must move between two frames to be going up or down
+FIELD = (35 / 210, 193 / 210)  # the rows between the score bar's wall and the bottom wall
 DEFAULTS = {"discount": 0.95, "train_episodes": 24, "eval_episodes": 3, "warmup": 6}
 
 
@@ -39,32 +43,36 @@ def defaults(request: GenerationRequest, n_actions: int) -> Mapping[str, Any]:
             "max_return": float(sum(DEFAULTS["discount"] ** t for t in range(steps)))}
 
 
-def gap(frame: Any) -> tuple[float | None, str]:
-    """Ball row minus paddle row in units of a 64-row frame, or None and what is not in view."""
-    frame = np.asarray(frame).astype(np.int16)
+def rows(frame: Any) -> tuple[float | None, float | None]:
+    """The ball's and the player's paddle's mean rows in units of a 64-row frame (None: not in view):
+    the ball white (its pixels, blended with the brown field, keep red > 150 and blue > 100), the paddle
+    green (green above red by 40) in the right quarter."""
+    frame = np.asarray(frame)
     h, w = frame.shape[:2]
-    field = frame[int(PLAY_ROWS[0] * h):int(np.ceil(PLAY_ROWS[1] * h))]
-    top = int(PLAY_ROWS[0] * h)
+    top, bottom = int(np.ceil(FIELD[0] * h)), int(FIELD[1] * h)
+    field = frame[top:bottom].astype(np.int16)
     r, g, b = field[..., 0], field[..., 1], field[..., 2]
     paddle = (g - r > 40) & (np.arange(w)[None, :] >= 0.75 * w)
-    ball = (np.minimum(np.minimum(r, g), b) > 60) & (field.max(axis=-1) - field.min(axis=-1) < 90) & ~paddle
-    if not paddle.any():
-        return None, "no paddle"
-    if not ball.any():
-        return None, "no ball"
-    rows = np.arange(len(field))[:, None] + top
-    at = lambda mask: float((rows * mask).sum() / mask.sum())  # noqa: E731 - the mean row of a mask
-    return (at(ball) - at(paddle)) * 64.0 / h, ""
+    ball = (r > 150) & (b > 100)
+    at = np.arange(top, bottom, dtype=np.float64)[:, None] * 64.0 / h
+    mean = lambda mask: float((at * mask).sum() / mask.sum()) if mask.any() else None  # noqa: E731
+    return mean(ball), mean(paddle)
 
 
-def observe(frame: Any) -> Hashable:
-    value, missing = gap(frame)
-    return missing if value is None else int(np.searchsorted(BINS, value))
+def observe(previous: Any, frame: Any) -> Hashable:
+    """(the gap bin, where the ball is going: up, down, still, or unknown at a start), or what is not in view."""
+    ball, paddle = rows(frame)
+    if paddle is None or ball is None:
+        return "no paddle" if paddle is None else "no ball"
+    before = None if previous is None else rows(previous)[0]
+    going = "unknown" if before is None else "up" if ball - before < -MOVING else \
+        "down" if ball - before > MOVING else "still"
+    return int(np.searchsorted(BINS, ball - paddle)), going
 
 
 def reward(previous: Any, frame: Any) -> tuple[float, bool]:
-    value, _ = gap(frame)
-    return (1.0 if value is not None and abs(value) <= LEVEL else 0.0), False
+    ball, paddle = rows(frame)
+    return (1.0 if ball is not None and paddle is not None and abs(ball - paddle) <= LEVEL else 0.0), False
 
 
 class Environment:

@@ -27,7 +27,7 @@ def defaults(request: GenerationRequest) -> Mapping[str, Any]:
 
 def observer(request: GenerationRequest) -> Callable[[Any], Hashable]:
     size = world.WorldState.from_dict(request.metadata["world"]).spec.cell
-    return lambda frame: policies._agent_cell(frame, size)
+    return lambda previous, frame: policies._agent_cell(frame, size)
 
 
 class Environment:
