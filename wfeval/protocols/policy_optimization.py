@@ -23,7 +23,7 @@ settings. The oracle trains the simulator's learner exactly: its lift is 1.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
