@@ -31,3 +31,15 @@ def test_an_idm_accuracy_line_shows_the_ceiling_and_the_chance_level_beside_the_
     agg = dataclasses.replace(agg, diagnostics={**agg.diagnostics, "ceiling": 0.8125, "chance": 0.21875})
     line = next(x for x in results_table({"b.idm_accuracy": agg}).splitlines() if x.startswith("b.idm_accuracy"))
     assert "IDM ceiling 0.8125, chance 0.2188" in line and "0.75" in line
+
+
+def test_an_optimization_lift_line_shows_the_three_returns_it_is_read_against():
+    from wfeval.metrics.policy_optimization import OptimizationLift
+
+    rows = [scored("s0", "optimization_lift", None, components={"model": [0.5, 0.3], "simulator": [0.9, 0.7],
+                                                                 "random": [0.1, 0.1]})]
+    agg = OptimizationLift(bootstrap=0).aggregate(rows)
+    line = next(x for x in results_table({"b.optimization_lift": agg}).splitlines()
+                if x.startswith("b.optimization_lift"))
+    assert agg.diagnostics["value"] == (0.4 - 0.1) / (0.8 - 0.1)
+    assert "returns: model-trained 0.4, ceiling 0.8, floor 0.1" in line and "0.4286" in line

@@ -144,4 +144,4 @@ class OptimizationLift(DescribedMetric):
                            model_trained=float(pooled["model"].mean()))
         return AggregateResult(**base, n_valid=len(rows), n_skipped=len(results) - len(rows),
                                raw_stats={"lift": value}, normalized_stats={"lift": value},
-                               confidence_interval=interval, valid=True, diagnostics=diagnostics)
+                               confidence_interval=interval or {}, valid=True, diagnostics=diagnostics)
