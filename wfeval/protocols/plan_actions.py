@@ -72,3 +72,11 @@ def plan_actions(plan: np.ndarray) -> list[Any]:
     if plan.ndim == 1:
         return [int(a) for a in plan]
     return [[float(v) for v in a] for a in plan]
+
+
+def candidates(tried: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Every plan one search imagined (N×H), its imagined cost per step (N×H), its score (N) and the
+    iteration that drew it (N)."""
+    return {"plans": np.concatenate([p for p, _, _ in tried]), "costs": np.concatenate([c for _, c, _ in tried]),
+            "scores": np.concatenate([s for _, _, s in tried]),
+            "iteration": np.concatenate([np.full(len(p), it) for it, (p, _, _) in enumerate(tried)])}

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from wfeval.models.protocol import check_step_output, step_many
-from wfeval.protocols.plan_actions import (Continuous, action_set, gaussian_plans, plan_actions, refit_gaussian,
-                                           start_gaussian)
+from wfeval.protocols.plan_actions import (Continuous, action_set, candidates, gaussian_plans, plan_actions,
+                                           refit_gaussian, start_gaussian)
 
 METHODS = ("random_shooting", "cem")
 TIME_PENALTY_PX = 0.5  # per imagined step: among plans that get as close, the earlier one wins
@@ -140,16 +140,8 @@ class Planner:
                 if self.method == "cem":
                     elite = plans[i][np.argsort(total, kind="stable")[:self.elites]]
                     probs[i] = self._refit(n_actions[i], elite, horizon[i])
-        return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i], "candidates": _candidates(tried[i])}
+        return [b if isinstance(b, BaseException) else {**b, "imagined": imagined[i], "candidates": candidates(tried[i])}
                 for i, b in enumerate(best)]
-
-
-def _candidates(tried: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Every plan one search imagined (N×H), its imagined cost per step (N×H), its score (N) and the
-    iteration that drew it (N)."""
-    return {"plans": np.concatenate([p for p, _, _ in tried]), "costs": np.concatenate([c for _, c, _ in tried]),
-            "scores": np.concatenate([s for _, _, s in tried]),
-            "iteration": np.concatenate([np.full(len(p), it) for it, (p, _, _) in enumerate(tried)])}
 
 
 def _imagine(model: Any, states: dict[int, Any], plans: dict[int, np.ndarray]) -> dict[int, Any]:
