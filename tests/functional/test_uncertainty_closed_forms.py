@@ -50,9 +50,20 @@ def test_diversity_is_the_mean_difference_of_distinct_members():
 
 
 def test_coverage_is_exact_on_constructed_data():
-    members = np.arange(11, dtype=np.float64)[:, None] * np.ones((1, 4))  # 0..10; 90% interval [0.5, 9.5]
-    truth = np.array([0.4, 0.5, 9.5, 9.6])
+    members = np.arange(19, dtype=np.float64)[:, None] * np.ones((1, 4))  # 0..18: 90% is the range, nominal 18/20
+    assert U.interval_ranks(19, 0.9) == (1, pytest.approx(0.9))
+    truth = np.array([-0.1, 0.0, 18.0, 18.1])
     assert U.interval_coverage(members, truth, level=0.9).tolist() == [False, True, True, False]
+    assert U.interval_ranks(39, 0.9) == (2, pytest.approx(0.9))  # from the 2nd smallest to the 2nd largest
+    assert U.interval_ranks(8, 0.9) == (1, pytest.approx(7 / 9))  # 8 members: the range, nominal 7/9
+
+
+def test_coverage_of_an_exchangeable_truth_is_the_nominal_level():
+    rng = np.random.default_rng(4)
+    for n in (8, 19):
+        members, truth = rng.normal(size=(n, 40_000)), rng.normal(size=40_000)
+        covered = U.interval_coverage(members, truth, 0.9).mean()
+        assert covered == pytest.approx(U.interval_ranks(n, 0.9)[1], abs=0.01)
 
 
 def test_pit_is_the_mid_rank_among_the_n_plus_one_values():

@@ -125,3 +125,35 @@ class RewardingOracle:
 
         out = self.inner.step(state, actions)
         return StepOutput(out.state, out.frames, reward=[1.0] * len(actions), done=[True] * len(actions))
+
+
+class GrowingNoiseModel:
+    """Stochastic (task=uncertainty): the gridworld oracle plus Gaussian noise whose σ grows with the
+    frame (``step`` levels per frame), drawn from the request's seed; it reports that σ per predicted
+    frame as its ``uncertainty`` (``inverted``: the reverse order, a report that misranks the errors)."""
+
+    name = "growing_noise"
+    version = "1.0"
+    stochastic = True
+
+    def __init__(self, step: float = 6.0, inverted: bool = False):
+        from wfeval.benchmarks.gridworld.baselines import OracleModel
+
+        self.step, self.inverted, self.oracle = float(step), bool(inverted), OracleModel()
+
+    def generate(self, requests):
+        import numpy as np
+
+        from wfeval.models.protocol import Generated
+
+        out = []
+        for request in requests:
+            video = self.oracle.generate_one(request).astype(np.float64)
+            sigma = self.step * np.arange(1, len(video))
+            rng = np.random.default_rng(int(request.generation["seed"]))
+            noise = rng.normal(size=video[1:].shape) * sigma[:, None, None, None]
+            moved = np.clip(np.rint(video[1:] + noise), 0, 255).astype(np.uint8)
+            reported = sigma[::-1] if self.inverted else sigma
+            out.append(Generated({"generated_video": np.concatenate([video[:1].astype(np.uint8), moved])},
+                                 {"uncertainty": reported.tolist()}))
+        return out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._action import ACTION_KINDS, ActionSpace, action_space_of, has_continuous_actions
 from ._base import ContractError
-from ._generation import ArtifactRef, GenerationRequest, GenerationResult
+from ._generation import ArtifactRef, GenerationRequest, GenerationResult, draw_of, requested_samples
 from ._metric import ITEM_STATUSES, AggregateResult, Metric, MetricResult, MetricSpec
 from ._schema import (
     ACTION_SPACE_SCHEMA_VERSION,
@@ -30,6 +30,8 @@ __all__ = [
     "ArtifactRef",
     "GenerationRequest",
     "GenerationResult",
+    "requested_samples",
+    "draw_of",
     "ContractError",
     "ActionSpace",
     "ACTION_KINDS",

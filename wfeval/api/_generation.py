@@ -14,6 +14,10 @@ from ._schema import (
 )
 
 GENERATION_STATUSES = ("ok", "failed", "not_generated")
+#: ``request.generation["samples"]``: how many draws of the prediction a request asks for (absent: 1)
+SAMPLES_KEY = "samples"
+#: ``request.generation["draw"]``: which draw a request is (absent: 0, the single-sample request itself)
+DRAW_KEY = "draw"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -89,3 +93,24 @@ class GenerationResult(Record):
             value = getattr(self, name)
             if value is not None and not value >= 0:
                 raise ContractError(f"GenerationResult.{name}: expected a non-negative number, got {value!r}")
+
+
+def requested_samples(request: GenerationRequest) -> int:
+    """How many samples (draws) ``request`` asks for: ``generation["samples"]``, 1 when absent.
+
+    A request without the option is a single-sample request, exactly as before the option existed
+    (its identity is unchanged). A stochastic model answers draw ``i`` of a request with its own
+    seed (``generation["draw"] = i``, ``generation["seed"]`` derived from the request's seed); a
+    deterministic one answers once and says so (docs/uncertainty.md)."""
+    value = request.generation.get(SAMPLES_KEY, 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ContractError(f"GenerationRequest.generation[{SAMPLES_KEY!r}]: expected an integer >= 1, got {value!r}")
+    return value
+
+
+def draw_of(request: GenerationRequest) -> int:
+    """Which draw of a multi-sample request ``request`` is (``generation["draw"]``; 0 when absent)."""
+    value = request.generation.get(DRAW_KEY, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ContractError(f"GenerationRequest.generation[{DRAW_KEY!r}]: expected an integer >= 0, got {value!r}")
+    return value

@@ -7,8 +7,9 @@ of shape ``...``; N = 1 is a point forecast (CRPS is then its absolute error).
   distribution, ``E|X − y| − ½ E|X − X'|`` (Gneiting & Raftery 2007), computed exactly from the
   sorted members (O(N log N) per element);
 - :func:`sample_diversity`: ``E|X − X'|`` over pairs of distinct members (0 for one member);
-- :func:`interval_coverage`: whether the truth lies in the ensemble's central ``level`` interval
-  (its ``(1 − level)/2`` and ``(1 + level)/2`` quantiles, linear interpolation);
+- :func:`interval_coverage`: whether the truth lies in the ensemble's central interval for
+  ``level``, between order statistics (:func:`interval_ranks`: the interval's nominal coverage for an
+  exchangeable truth, exact for a finite ensemble, where sample quantiles under-cover);
 - :func:`pit`: the probability integral transform of the truth under the ensemble, by mid-rank
   among the N + 1 values (uniform on [0, 1] when the truth is exchangeable with the members);
 - :func:`pit_histogram` and :func:`calibration_error` (ECE: the mean over quantile levels p of
@@ -25,7 +26,7 @@ import numpy as np
 
 from wfeval.functional.ranking import _ranks, spearman
 
-__all__ = ["crps_ensemble", "sample_diversity", "interval_coverage", "pit", "pit_histogram", "calibration_error",
+__all__ = ["crps_ensemble", "sample_diversity", "interval_ranks", "interval_coverage", "pit", "pit_histogram", "calibration_error",
            "auroc", "error_ranking"]
 
 DEFAULT_LEVELS = tuple(np.round(np.arange(0.05, 1.0, 0.05), 2).tolist())  # 0.05 … 0.95
@@ -61,14 +62,27 @@ def sample_diversity(samples: Any) -> np.ndarray:
     return _mean_abs_pair_difference(x) * n / (n - 1)
 
 
-def interval_coverage(samples: Any, truth: Any, level: float = 0.9) -> np.ndarray:
-    """Per element: True when the truth lies in the ensemble's central ``level`` interval (bounds
-    included; quantiles by linear interpolation)."""
+def interval_ranks(n: int, level: float) -> tuple[int, float]:
+    """The central interval of ``n`` members for ``level``: ``(j, nominal)``, the interval from the
+    j-th smallest to the j-th largest member, ``j = max(1, floor((1 − level)/2 · (n + 1)))``, and
+    ``nominal = (n + 1 − 2j)/(n + 1)``, its coverage when the truth is exchangeable with the members
+    (its rank among the n + 1 values uniform): ``level`` itself when ``(1 − level)/2 · (n + 1)`` is an
+    integer (n = 19 for 90%), wider otherwise (n = 8: the range, 7/9)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if n < 2:
+        raise ValueError(f"an interval needs at least 2 members, got {n}")
+    j = max(1, int(np.floor((1.0 - level) / 2.0 * (n + 1) + 1e-9)))
+    return j, (n + 1 - 2 * j) / (n + 1)
+
+
+def interval_coverage(samples: Any, truth: Any, level: float = 0.9) -> np.ndarray:
+    """Per element: True when the truth lies in the members' central interval for ``level`` (order
+    statistics, bounds included; :func:`interval_ranks` gives the interval and its nominal coverage)."""
     x, y = _pair(samples, truth)
-    low, high = np.quantile(x, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
-    return (low <= y) & (y <= high)
+    j, _ = interval_ranks(x.shape[0], level)
+    ordered = np.sort(x, axis=0)
+    return (ordered[j - 1] <= y) & (y <= ordered[-j])
 
 
 def pit(samples: Any, truth: Any) -> np.ndarray:

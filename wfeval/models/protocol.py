@@ -38,6 +38,11 @@ A model that keeps **one sample's states at a time** (a step program that forget
 a ``start`` arrives: ``model=command`` with ``step_argv``) says ``one_sample_at_a_time = True``:
 every driver then finishes one sample before it starts the next (:func:`one_sample_at_a_time`).
 
+A model whose outputs are **draws from a distribution** says ``stochastic = True``: a request asking for
+N samples (``generation["samples"]``, ``task=uncertainty``) then gets N draws, draw ``i`` from the
+request with ``generation["draw"] = i`` and a seed of its own (:func:`is_stochastic`); any other
+model is answered once and the result says so.
+
 ``start`` returns an opaque state after the request's context frame(s) (``request.inputs["image"]``)
 and seed (``request.generation["seed"]``); no frame is returned: the context frame is frame 0.
 ``step`` returns the new state and one frame per action of the chunk (``k×H×W×3`` uint8). It
@@ -109,6 +114,18 @@ def one_sample_at_a_time(model: Any) -> bool:
         if model is None:
             return False
         if getattr(model, "one_sample_at_a_time", False) is True:
+            return True
+        model = getattr(model, "model", None) or getattr(model, "object", None)
+    return False
+
+
+def is_stochastic(model: Any) -> bool:
+    """True when ``model`` (or the model it wraps) declares ``stochastic = True``: each draw of a
+    multi-sample request differs (docs/uncertainty.md); False answers a request once."""
+    for _ in range(4):  # a driver around an adapter around the object, at most
+        if model is None:
+            return False
+        if getattr(model, "stochastic", False) is True:
             return True
         model = getattr(model, "model", None) or getattr(model, "object", None)
     return False

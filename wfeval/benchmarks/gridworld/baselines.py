@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest
+from wfeval.api import GenerationRequest, draw_of
 from wfeval.benchmarks.gridworld import world
 from wfeval.benchmarks.recorded.simulator import plain_action
 from wfeval.models.base import actions_of, initial_frame
@@ -372,11 +372,20 @@ def _sample_rng(seed: int, sample_id: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
+def _draw_rng(seed: int, request: GenerationRequest) -> np.random.Generator:
+    """The noise generator of one draw of a request: draw 0 (a single-sample request) is seeded from
+    (model seed, sample id) as it always was; draw i > 0 adds the draw to the key."""
+    draw = draw_of(request)
+    return _sample_rng(seed, request.sample_id if not draw else f"{request.sample_id}/draw{draw}")
+
+
 class NoisyModel(OracleModel):
     """The oracle plus i.i.d. Gaussian noise of ``sigma`` uint8 levels on every pixel of every frame,
-    seeded per sample from (``seed``, sample id), rounded and clipped to [0, 255]."""
+    seeded per sample from (``seed``, sample id), rounded and clipped to [0, 255]. Stochastic: each
+    draw of a multi-sample request (``generation["draw"]``) has noise of its own."""
 
     name = "noisy"
+    stochastic = True
 
     def __init__(self, name: str | None = None, sigma: float = 10.0, seed: int = 0):
         super().__init__(name)
@@ -392,10 +401,10 @@ class NoisyModel(OracleModel):
 
     def generate_one(self, request: GenerationRequest) -> np.ndarray:
         video = super().generate_one(request)
-        return np.concatenate([video[:1], self._noise(video[1:], _sample_rng(self.seed, request.sample_id))])
+        return np.concatenate([video[:1], self._noise(video[1:], _draw_rng(self.seed, request))])
 
     def start(self, request: GenerationRequest) -> Any:
-        return replace(super().start(request), extra=_sample_rng(self.seed, request.sample_id).bit_generator.state)
+        return replace(super().start(request), extra=_draw_rng(self.seed, request).bit_generator.state)
 
     def _post(self, state: Any, frames: np.ndarray) -> tuple[np.ndarray, Any]:
         # the noise stream continues where the last step left it: the same noise as one long draw
