@@ -41,9 +41,9 @@ def test_a_task_that_outputs_no_video_leaves_the_benchmarks_pixel_suite_out():
 
 
 def test_an_unknown_group_names_the_key_and_the_known_groups():
-    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: control, controllability, distribution, "
-                       r"exploitability, interactive, memory, planning, policy_evaluation, policy_optimization, probing, "
-                       r"reference, temporal"):
+    with pytest.raises(ValueError, match=r"protocol.metric_groups: unknown group 'interactve'; known: behavioural_fidelity, control, "
+                       r"controllability, distribution, exploitability, interactive, memory, planning, policy_evaluation, "
+                       r"policy_optimization, probing, reference, reward_prediction, temporal, uncertainty"):
         select_metrics(chosen=[], explicit=False, protocol={"metric_groups": ["interactve"]})
 
 
@@ -60,7 +60,11 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                "planning": ("goal_success", "spl", "steps_to_goal"),
                                "probing": ("imagined_probe_r2", "probe_accuracy", "probe_f1", "probe_r2"),
                                "reference": ("lpips", "mae", "mse", "psnr", "ssim"),
-                               "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
+                               "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude"),
+                               "behavioural_fidelity": ("behavioural_fidelity", "return_prediction_error", "reward_error"),
+                               "reward_prediction": ("return_prediction_error", "reward_error"),
+                               "uncertainty": ("calibration_error", "crps", "interval_coverage", "sample_diversity",
+                                               "uncertainty_auroc", "uncertainty_spearman")}
     assert REGISTRY.load("psnr").groups == ("reference",)
 
 

@@ -7,6 +7,9 @@ pixel noise of σ levels) and ``blur`` degrade the oracle's pixels but not its c
 the real game continued with the actions one step late), ``forgetful`` is exact for ``horizon``
 steps and then redraws the scene's static content (its memory is that short; ``task=memory``).
 ``random_actions`` also runs on a recorded game (the game continued with its own random actions).
+On a recorded game the simulator-backed baselines' steps carry the reward of the game they play
+(``StepOutput.reward``: exact for the oracle, its own actions' for ``random_actions``, one step late
+for ``lagged``): what ``task=reward_prediction`` scores.
 
 Every baseline also implements the step interface (``start``/``step``, wfeval.models.protocol):
 its state is an immutable value (a :class:`world.WorldState`, plus the step count, the pending
@@ -277,6 +280,8 @@ class OracleModel(_Baseline):
             from wfeval.benchmarks.recorded.baselines import step_game
 
             frames, inner = step_game(state.inner, actions, self.__dict__.setdefault("_simulators", {}))
+            frames, after = self._post(SourceState(inner, state.t + n, state.extra), frames)
+            return StepOutput(after, frames, reward=list(inner.rewards))  # the game's own: exact
         frames, after = self._post(SourceState(inner, state.t + n, state.extra), frames)
         return StepOutput(after, frames)
 
@@ -357,7 +362,7 @@ class RandomActionsModel(_GameSimulators, _Baseline):
         end = state.t + len(actions)  # its own actions: a prefix-stable sequence
         own = own_actions(state.extra, end, self.p_repeat)[state.t:]
         frames, inner = step_game(state.inner, own, self._sims())
-        return StepOutput(SourceState(inner, end, state.extra), frames)
+        return StepOutput(SourceState(inner, end, state.extra), frames, reward=list(inner.rewards))  # its game's
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         # its own actions, a prefix-stable sequence: the same as generate's for the same step count
@@ -492,7 +497,7 @@ class LaggedModel(_GameSimulators, _Baseline):
         queue = tuple(state.extra) + tuple(plain_action(a) for a in actions)
         n = len(actions)
         frames, inner = step_game(state.inner, list(queue[:n]), self._sims())
-        return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames)
+        return StepOutput(SourceState(inner, state.t + n, queue[n:]), frames, reward=list(inner.rewards))  # its game's
 
     def _actions(self, state: SimState, actions: Sequence[int]) -> tuple[list[int], SimState]:
         queue = state.pending + tuple(int(a) for a in actions)

@@ -17,6 +17,8 @@ states never change under a planner's branches and the frames equal ``generate``
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -51,15 +53,18 @@ def _simulator(info: Mapping[str, Any], simulators: dict | None) -> Any:
 
 
 def play(info: Mapping[str, Any], snapshot: Mapping[str, Any], actions: Sequence[int],
-         simulators: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """One (resized) frame per action played from ``snapshot``, and the snapshot after them."""
+         simulators: dict | None = None, rewards: list | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """One (resized) frame per action played from ``snapshot``, and the snapshot after them; the game's
+    reward of each action is appended to ``rewards`` when given."""
     sim = _simulator(info, simulators)
     sim.restore(snapshot)
-    frames = [sim.step(plain_action(a)).frame for a in actions]
+    steps = [sim.step(plain_action(a)) for a in actions]
     after = sim.snapshot()
-    if not frames:
+    if rewards is not None:
+        rewards.extend(float(st.reward) for st in steps)
+    if not steps:
         return np.empty((0, 0, 0, 3), np.uint8), after
-    return area_resize(np.stack(frames), info.get("resize")), after
+    return area_resize(np.stack([st.frame for st in steps]), info.get("resize")), after
 
 
 def continue_game(request: GenerationRequest, actions: Sequence[int], simulators: dict | None = None) -> np.ndarray:
@@ -81,6 +86,7 @@ class GameState:
     t: int = 0
     shape: tuple[int, ...] = ()  # H×W×3 of the frames (for an empty chunk)
     extra: Any = None  # game_random_actions: (seed, number of actions)
+    rewards: tuple[float, ...] = ()  # the game's reward of each action of the chunk that led here
 
 
 def start_game(request: GenerationRequest) -> GameState:
@@ -92,9 +98,10 @@ def start_game(request: GenerationRequest) -> GameState:
 def step_game(state: GameState, actions: Sequence[int], simulators: dict | None = None) -> tuple[np.ndarray, GameState]:
     """One frame per action played from ``state`` (which is left as it was), and the state after them."""
     if not len(actions):
-        return np.empty((0, *state.shape), np.uint8), state
-    frames, after = play(state.info, state.snapshot, [plain_action(a) for a in actions], simulators)
-    return frames, GameState(state.info, after, state.t + len(actions), state.shape, state.extra)
+        return np.empty((0, *state.shape), np.uint8), dataclasses.replace(state, rewards=())
+    rewards: list[float] = []
+    frames, after = play(state.info, state.snapshot, [plain_action(a) for a in actions], simulators, rewards)
+    return frames, GameState(state.info, after, state.t + len(actions), state.shape, state.extra, tuple(rewards))
 
 
 def own_seed(seed: int, request: GenerationRequest) -> tuple[int, Any]:
@@ -150,7 +157,7 @@ class _GameBaseline:
 
     def step(self, state: GameState, actions: Sequence[int]) -> StepOutput:
         frames, after = step_game(state, self._actions(state, actions), self._simulators)
-        return StepOutput(after, frames)
+        return StepOutput(after, frames, reward=list(after.rewards))  # the reward of the game it plays
 
     def close(self) -> None:
         for sim in self._simulators.values():
@@ -161,7 +168,7 @@ class _GameBaseline:
 
 
 class SimulatorOracle(_GameBaseline):
-    """The real game continued from the saved state with the true actions: exact frames."""
+    """The real game continued from the saved state with the true actions: exact frames and rewards."""
 
     name = "game_oracle"
 
