@@ -4,6 +4,7 @@ the calibration baselines."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.conftest import compose
@@ -33,6 +34,14 @@ def grid(tmp_path_factory):
             for m in GRID_MODELS}
 
 
+@pytest.fixture(scope="module")
+def orby(tmp_path_factory):
+    pytest.importorskip("tiny_jepa")
+    root = tmp_path_factory.mktemp("behaviour_orby")
+    return {m: _run(root, m, ["task=behavioural_fidelity", *ORBY, "metric=[behavioural_fidelity]", f"model={m}"])
+            for m in ("oracle", "noisy", "random_actions", "static")}
+
+
 @pytest.fixture(scope="module", params=list(GAMES))
 def game(request, tmp_path_factory):
     family = request.param
@@ -58,24 +67,45 @@ def test_reward_formulas_on_hand_computed_episodes():
     assert chance == pytest.approx(((1 / 16 + 9 / 16) / 2 + 1 / 16) / 2)
 
 
-def test_the_real_perception_return_is_the_shortest_path_return_of_the_simulator(tmp_path):
+ORBY = ["benchmark=orby", "benchmark.num_trajectories=4", "benchmark.windows_per_trajectory=2"]
+
+
+@pytest.mark.parametrize("family,overrides", [("gridworld", ["benchmark.num_samples=3"]), ("orby", ORBY)])
+def test_the_real_perception_return_is_the_shortest_path_return_of_the_simulator(tmp_path, family, overrides):
     from wfeval.benchmarks.gridworld.baselines import OracleModel
     from wfeval.protocols.behavioural_fidelity import BehaviouralFidelityDriver
 
-    cfg = compose(["benchmark.num_samples=3", "task=behavioural_fidelity"])
+    if family == "orby":
+        pytest.importorskip("tiny_jepa")
+    cfg = compose([*overrides, "task=behavioural_fidelity"])
     bench = build.build_benchmark(cfg)
     requests = bench.requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
                               protocol=build.build_protocol(cfg))
-    policy = bench.scripted_policies()["shortest_path"]
-    driver = BehaviouralFidelityDriver(OracleModel(), "shortest_path", policy, bench)
+    name, policy = next(iter(bench.fidelity_policies().items()))  # the best: shortest_path, seek_goal
+    driver = BehaviouralFidelityDriver(OracleModel(), name, policy, bench)
     for request in requests:
-        distance = int(request.metadata["goal"]["distance"])
+        distance = int(request.metadata["goal"]["distance"])  # the shortest path, in steps
         real = driver.real_episode(request)
         assert real["steps"] == distance and real["rewards"] == [0.0] * (distance - 1) + [1.0]
         assert real["return"] == pytest.approx(0.95 ** (distance - 1))
         seen = driver.run_one(request).metadata
         assert seen["behavioural_fidelity"]["return"] == pytest.approx(real["return"])  # the oracle sees the truth
-        assert seen["reward_prediction"]["predicted"] == real["rewards"]
+        if family == "gridworld":
+            assert seen["reward_prediction"]["predicted"] == real["rewards"]
+
+
+def test_the_orby_policy_finds_the_agent_where_the_simulator_put_it():
+    pytest.importorskip("tiny_jepa")
+    from tiny_jepa import OrbyWorld
+
+    from wfeval.benchmarks.orby.behaviour import blobs
+    from wfeval.benchmarks.orby.simulator import to_uint8
+
+    for seed in range(5):
+        world = OrbyWorld(seed=seed)
+        found = blobs(to_uint8(world.render()))
+        nearest = np.sqrt(((found - np.asarray(world.agent)) ** 2).sum(axis=1)).min()
+        assert nearest < 0.5, (seed, found, world.agent)
 
 
 def test_behavioural_fidelity_is_one_for_the_oracle_and_low_for_frozen_perception(grid):
@@ -83,6 +113,12 @@ def test_behavioural_fidelity_is_one_for_the_oracle_and_low_for_frozen_perceptio
     assert fidelity["oracle"] == 1.0 and fidelity["noisy"] == 1.0, fidelity  # noise does not fool the locator
     assert fidelity["static"] <= 0.2 and fidelity["random_actions"] <= 0.5, fidelity
     assert fidelity["random_actions"] < fidelity["lagged"] < 1.0, fidelity  # one step late: the goal overshot
+
+
+def test_behavioural_fidelity_on_orby_ranks_the_baselines_as_on_the_gridworld(orby):
+    fidelity = {m: value(orby, m, "behavioural_fidelity") for m in orby}
+    assert fidelity["oracle"] == 1.0 and fidelity["noisy"] >= 0.95, fidelity
+    assert fidelity["static"] <= 0.2 and fidelity["static"] < fidelity["random_actions"] <= 0.6, fidelity
 
 
 def test_reward_prediction_on_the_gridworld_beats_chance_only_when_the_frames_show_the_goal(grid):

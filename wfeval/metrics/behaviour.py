@@ -13,8 +13,9 @@
 - ``return_prediction_error`` (L3): the same over the horizon: |predicted − true| discounted return
   of the sample's steps, with chance likewise.
 
-A model that predicts no reward (no ``reward`` of its own and no reward the family reads off frames)
-is skipped by the reward measures, saying so.
+A model that predicts no reward (under ``task=reward_prediction``: no ``reward`` of its own nor a latent
+``reward``; under ``task=behavioural_fidelity``: a family that reads no reward off frames) is skipped by
+the reward measures, saying so.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from wfeval.metrics.outcomes import scored, skipped
 NO_EPISODE = "no behavioural-fidelity episode (run task=behavioural_fidelity)"
 NO_REWARDS = "no reward record (run task=behavioural_fidelity or task=reward_prediction)"
 NO_PREDICTION = ("the model predicts no reward: no reward of its own (StepOutput.reward, a latent model's "
-                 "reward) and none the benchmark reads off its frames")
+                 "reward) under task=reward_prediction, none the benchmark reads off its frames otherwise")
 
 
 def _failed(result: GenerationResult) -> str | None:

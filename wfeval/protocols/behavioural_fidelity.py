@@ -9,9 +9,9 @@ runs the same policy on the real frames from the same start: the return it earns
 world. Behavioural fidelity is the first return as a fraction of the second (WorldModelGym).
 
 The reward-prediction measures get their record here too: the model is stepped along the actions of
-the real-perception episode (the same actions for every model), and the reward it predicts for each
-is recorded beside the simulator's: the model's own (``StepOutput.reward``), else the benchmark's
-reward read off the model's frames (``frame_reward``), else none.
+the real-perception episode (the same actions for every model), and the episode's reward its frames
+imply, read off them by the family (``fidelity_reward``, the gridworld's: the agent on the goal cell),
+is recorded beside the simulator's; a family without the reader records none.
 
 Outputs: ``generated_video``, the frames the policy saw; ``result.metadata["behavioural_fidelity"]``
 (return, steps, actions) and ``["reward_prediction"]`` (true and predicted rewards per step, discount).
@@ -29,7 +29,7 @@ import numpy as np
 
 from wfeval.config.errors import ConfigError
 from wfeval.models.base import initial_frame, plain_actions
-from wfeval.models.protocol import Generated, check_step_output, step_rewards
+from wfeval.models.protocol import Generated, check_step_output
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import PolicyContext, checked_action, policy_space_of
@@ -48,7 +48,7 @@ class BehaviouralFidelity(Protocol):
         return {**super().identity(run), "policy": self.policy, "task_data": run.task.to_dict()["data"]}
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
-        scripted = dict(benchmark.scripted_policies())
+        scripted = dict(benchmark.fidelity_policies())
         name = self.policy or next(iter(scripted), None)
         if name not in scripted:
             raise ConfigError(f"protocol.policy: {name!r} is not one of the benchmark's policies ({', '.join(scripted)})")
@@ -56,24 +56,19 @@ class BehaviouralFidelity(Protocol):
 
 
 def predicted_rewards(model: Any, bench: Any, request: Any, actions: list, who: str) -> dict[str, Any]:
-    """The reward the model predicts for each of ``actions`` stepped from the sample's start:
-    ``{"predicted": [...], "source": ...}``: the model's own (``StepOutput.reward``), else the benchmark's
-    reward read off the model's two frames (``frame_reward``); ``predicted`` None when it has neither."""
-    reader = getattr(bench, "frame_reward", None)
-    state, seen, predicted, sources = model.start(request), initial_frame(request), [], set()
+    """The episode's reward the model implies for each of ``actions`` stepped from the sample's start, read
+    off its frames by the family (``fidelity_reward``): ``{"predicted": [...], "source": "frames"}``;
+    ``predicted`` None when the family reads none (a model's own reward is its game's, not the episode's
+    goal reward: the recorded games score it under ``task=reward_prediction``)."""
+    reader = getattr(bench, "fidelity_reward", None)
+    if not callable(reader):
+        return {"predicted": None, "source": None}
+    state, seen, predicted = model.start(request), initial_frame(request), []
     for action in actions:
         out = model.step(state, [action])
         previous, state, seen = seen, out.state, check_step_output(out, 1, who)[-1]
-        own = step_rewards(out, 1, who)
-        if own is not None:
-            predicted.append(float(own[0][-1]))
-            sources.add("model")
-        elif callable(reader):
-            predicted.append(float(reader(request, previous, seen)[0]))
-            sources.add("frames")
-        else:
-            return {"predicted": None, "source": None}
-    return {"predicted": predicted, "source": "+".join(sorted(sources)) or None}
+        predicted.append(float(reader(request, previous, seen)[0]))
+    return {"predicted": predicted, "source": "frames"}
 
 
 class BehaviouralFidelityDriver(Driver):
@@ -91,9 +86,9 @@ class BehaviouralFidelityDriver(Driver):
                               f"policy {self.policy_name!r}", t)
 
     def run_one(self, request: Any) -> Generated:
-        settings = self.bench.policy_settings(request)
+        settings = self.bench.fidelity_settings(request)
         max_steps, discount = int(settings["max_steps"]), float(settings["discount"])
-        env, seen = self.bench.policy_environment(request), initial_frame(request)
+        env, seen = self.bench.fidelity_environment(request), initial_frame(request)
         state, frames, actions, total = self.model.start(request), [seen[None]], [], 0.0
         rows = [{"step": 0, "call": "start", "actions": [], "frames": 0, "latency_seconds": 0.0}]
         for t in range(max_steps):
@@ -119,9 +114,9 @@ class BehaviouralFidelityDriver(Driver):
 
     def real_episode(self, request: Any) -> dict[str, Any]:
         """The same policy on the real frames, in the true simulator from the same start."""
-        settings = self.bench.policy_settings(request)
+        settings = self.bench.fidelity_settings(request)
         max_steps, discount = int(settings["max_steps"]), float(settings["discount"])
-        env, frame, actions, rewards = self.bench.policy_environment(request), initial_frame(request), [], []
+        env, frame, actions, rewards = self.bench.fidelity_environment(request), initial_frame(request), [], []
         for t in range(max_steps):
             action = self._act(request, frame, t, actions, max_steps)
             frame, reward, done = env.step(action)

@@ -197,6 +197,25 @@ class GridworldBenchmark:
 
         return probing.VARIABLES
 
+    # -- task=behavioural_fidelity (wfeval.tasks.behavioural_fidelity): the same goal episodes ----------
+
+    def fidelity_policies(self) -> dict[str, Any]:
+        """The policies that locate the agent in the frame they see, best first."""
+        from wfeval.benchmarks.gridworld import policies
+
+        return {name: p for name, p in policies.scripted_policies().items() if name in policies.PERCEIVING}
+
+    def fidelity_environment(self, request: GenerationRequest) -> Any:
+        return self.policy_environment(request)
+
+    def fidelity_settings(self, request: GenerationRequest) -> Mapping[str, Any]:
+        return self.policy_settings(request)
+
+    def fidelity_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.frame_reward(request, previous, frame)
+
     def probe_episode(self, request: GenerationRequest) -> Any:
         from wfeval.benchmarks.gridworld import probing
 

@@ -130,6 +130,10 @@ class Stay:
         return 0
 
 
+#: the policies that read the agent's cell off the frame they see (task=behavioural_fidelity)
+PERCEIVING = ("shortest_path", "toward_goal", "epsilon_greedy")
+
+
 def scripted_policies() -> dict[str, Any]:
     return {p.name: p for p in (ShortestPath(), TowardGoal(), EpsilonGreedy(), RandomAction(), Stay())}
 

@@ -42,3 +42,20 @@ class OrbyBenchmark(RecordedBenchmark):
         from wfeval.benchmarks.orby import goals
 
         return goals.OrbyGoalEnvironment(request)
+
+    # -- task=behavioural_fidelity (wfeval.tasks.behavioural_fidelity): the goal samples, a frame-reading policy
+
+    def fidelity_policies(self) -> dict[str, Any]:
+        from wfeval.benchmarks.orby import behaviour
+
+        return behaviour.policies()
+
+    def fidelity_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.orby import behaviour
+
+        return behaviour.Episode(request)
+
+    def fidelity_settings(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.orby import behaviour
+
+        return behaviour.settings(request)
