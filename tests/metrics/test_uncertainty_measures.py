@@ -14,7 +14,7 @@ from wfeval.pipeline.runner import run_from_config
 from wfeval.protocols.sampling import SamplingDriver, draw_request
 from wfeval.storage.artifacts import ArtifactStore
 
-METRICS = "metric=[crps,sample_diversity,interval_coverage,calibration_error,uncertainty_auroc,uncertainty_spearman]"
+METRICS = "metric=[crps,state_crps,sample_diversity,interval_coverage,calibration_error,uncertainty_auroc,uncertainty_spearman]"
 GRID = ["benchmark.num_samples=4"]
 PONG = ["benchmark=atari_pong", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=3",
         "benchmark.warmup_steps=5", "benchmark.horizon=8"]
@@ -24,6 +24,7 @@ MODELS = {
     "noisy": ["model=noisy"],  # centred on the truth: overdispersed
     "calibrated": ["model=ensemble_noisy"],  # off by δ ~ N(0, 10²), draws spread by N(0, 10²): calibrated
     "overconfident": ["model=ensemble_noisy", "model.sigma=2"],
+    "random_actions": ["model=random_actions"],
 }
 GROWING = ["model=python", "model.object._target_=wfeval_test_models.GrowingNoiseModel"]
 
@@ -53,8 +54,8 @@ def grid(tmp_path_factory):
 @pytest.fixture(scope="module")
 def pong(tmp_path_factory):
     pytest.importorskip("ale_py")
-    return _table(tmp_path_factory.mktemp("uncertainty_pong"), PONG, {k: MODELS[k] for k in ("oracle", "static",
-                                                                                             "noisy", "calibrated")})
+    models = {k: MODELS[k] for k in ("oracle", "static", "noisy", "calibrated")}
+    return _table(tmp_path_factory.mktemp("uncertainty_pong"), PONG, models)
 
 
 def value(table, model, metric):
@@ -111,6 +112,14 @@ def test_crps_ranks_oracle_noisy_static_and_one_draw_is_not_calibrated(grid):
         agg = grid["static"][metric]
         assert not agg.valid and agg.n_skipped == 4, agg.diagnostics
     assert value(grid, "oracle", "sample_diversity") == 0.0 and value(grid, "noisy", "sample_diversity") > 10.0
+
+
+def test_state_crps_reads_the_agent_where_pixel_crps_cannot(grid):
+    state = {m: value(grid, m, "state_crps") for m in MODELS}
+    pixels = {m: value(grid, m, "crps") for m in MODELS}
+    assert state["oracle"] == state["noisy"] == 0.0 and state["calibrated"] < 0.01, state  # noise: the agent stays put
+    assert state["random_actions"] > state["static"] > 5.0, state  # the agent elsewhere: pixels under-rate it
+    assert pixels["random_actions"] < pixels["static"], pixels
 
 
 def test_coverage_and_ece_tell_calibrated_from_overdispersed_and_overconfident(grid):

@@ -63,7 +63,7 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude"),
                                "behavioural_fidelity": ("behavioural_fidelity", "return_prediction_error", "reward_error"),
                                "reward_prediction": ("return_prediction_error", "reward_error"),
-                               "uncertainty": ("calibration_error", "crps", "interval_coverage", "sample_diversity",
+                               "uncertainty": ("calibration_error", "crps", "interval_coverage", "sample_diversity", "state_crps",
                                                "uncertainty_auroc", "uncertainty_spearman")}
     assert REGISTRY.load("psnr").groups == ("reference",)
 

@@ -13,6 +13,9 @@ error; coverage and calibration error skip it (no distribution to calibrate). Va
   components with the gap to it: ``level`` itself for 19 draws at 90%, 7/9 for 8; L1);
 - ``calibration_error``: ECE of the PIT of the true pixels under the draws (lower is better; L1),
   with the PIT histogram in the components;
+- ``state_crps``: CRPS of the agent's position located in each draw (the colour locator, as
+  ``agent_position_error``) against the true track (``metadata["agent_positions"]``), in pixels per
+  coordinate (L3; the gridworld); a draw where the agent is not found is left out of that frame;
 - ``uncertainty_auroc`` / ``uncertainty_spearman``: does the model's uncertainty per frame (its own
   ``uncertainty`` report, else the draws' spread) rank the per-frame error of draw 0 (AUROC of "error
   above the sample's median", Spearman's ρ; L1)?
@@ -215,3 +218,44 @@ class UncertaintySpearman(UncertaintyAUROC):
     description = "Spearman correlation between the per-frame uncertainty and the per-frame error."
     bounds = (-1.0, 1.0)
     key = "spearman"
+
+
+class StateCRPS(_DrawMetric):
+    name = "state_crps"
+    higher_is_better = False
+    output_unit = "px"
+    display_name = "CRPS (agent position)"
+    description = "CRPS of the agent position located in each draw against the true track, per coordinate."
+    variant = "colour locator per draw; ensemble CRPS per coordinate (y, x), mean over frames; not found: left out"
+    bounds = (0.0, None)
+    rung = "L3"
+
+    def __init__(self, size: int = 8, confidence: float = 0.95, seed: int = 0):
+        super().__init__(confidence, seed)
+        if size < 1:
+            raise ValueError(f"metric.{self.name}.size must be >= 1, got {size}")
+        self.size = int(size)
+
+    def compute_sample(self, request: GenerationRequest, result: GenerationResult) -> MetricResult:
+        if request.metadata.get("agent_positions") is None:
+            return skipped(request.sample_id, self.name, "no true agent track (metadata['agent_positions'])")
+        self._track = np.asarray(request.metadata["agent_positions"], np.float64)
+        return super().compute_sample(request, result)
+
+    def score(self, draws: np.ndarray, truth: np.ndarray, result: GenerationResult) -> tuple[Any, dict]:
+        from wfeval.functional.control import ColorLocator
+
+        track = self._track[1:]
+        if len(track) != len(truth):
+            return None, {"reason": f"a true track of {len(self._track)} positions for {len(truth) + 1} frames"}
+        locate = ColorLocator(size=self.size)
+        found = [locate(d) for d in draws]  # per draw, per frame: (y, x) or None
+        per_frame, missing = [], 0
+        for t in range(len(track)):
+            seen = np.asarray([f[t] for f in found if f[t] is not None], np.float64).reshape(-1, 2)
+            missing += len(draws) - len(seen)
+            if len(seen):
+                per_frame.append(float(F.crps_ensemble(seen, track[t]).mean()))
+        if not per_frame:
+            return None, {"reason": "the agent is found in no draw of any frame"}
+        return float(np.mean(per_frame)), {"per_frame": per_frame, "not_found": missing}
