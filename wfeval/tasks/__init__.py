@@ -4,6 +4,8 @@ the helpers a family builds its samples with, and what the run says when a famil
 
 - :mod:`wfeval.tasks.memory`: ``task=memory`` (revisits planned from the exact state, or found in a
   dataset's recorded state);
+- :mod:`wfeval.tasks.behavioural_fidelity`: ``task=behavioural_fidelity`` (policies that read their
+  frames, the true episode, optionally its reward read off frames);
 - :mod:`wfeval.tasks.policy_evaluation`: ``task=policy_evaluation`` (scripted policies, the true episode
   and its reward);
 - :mod:`wfeval.tasks.policy_optimization`: ``task=policy_optimization`` (a learner's observation and reward,
