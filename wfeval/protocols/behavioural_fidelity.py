@@ -23,6 +23,7 @@ so the reference metrics score what the policy saw against what happened.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any, Mapping
 
 import numpy as np
@@ -94,13 +95,15 @@ class BehaviouralFidelityDriver(Driver):
         for t in range(max_steps):
             action = self._act(request, seen, t, actions, max_steps)
             _, reward, done = env.step(action)  # the action runs in the true world
+            began = time.perf_counter()
             out = self.model.step(state, [action])  # the model imagines it: the policy sees only this
+            seconds = time.perf_counter() - began
             state, seen = out.state, check_step_output(out, 1, self.name)[-1]
             frames.append(seen[None])
             actions.append(action)
             total += discount ** t * float(reward)
             rows.append({"step": t + 1, "call": "step", "actions": plain_actions([action]), "frames": 1,
-                         "latency_seconds": 0.0, "reward": float(reward)})
+                         "latency_seconds": seconds, "reward": float(reward)})
             if done:
                 break
         episode = {"policy": self.policy_name, "return": total, "steps": len(actions),
