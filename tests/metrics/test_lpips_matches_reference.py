@@ -25,7 +25,7 @@ from torch import nn
 
 from tests.metrics.test_torch_path_matches_numpy_reference import _natural_pair
 from wfeval.benchmarks.gridworld import world
-from wfeval.benchmarks.gridworld.baselines import gaussian_blur
+from wfeval.benchmarks.gridworld.blur import gaussian_blur
 from wfeval.features.lpips_weights import NETS, resolve_lpips_weights
 from wfeval.functional import lpips as wfeval_lpips
 

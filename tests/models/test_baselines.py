@@ -86,7 +86,7 @@ def test_noisy_adds_seeded_gaussian_noise_of_sigma_levels_clipped_to_uint8(reque
 
 
 def test_blur_smooths_every_frame_and_a_one_pixel_kernel_is_the_oracle(requests):
-    from wfeval.benchmarks.gridworld.baselines import gaussian_blur
+    from wfeval.benchmarks.gridworld.blur import gaussian_blur
 
     oracle = _out("oracle", requests)
     blurred = _out("blur", requests, "model.kernel_size=7", "model.sigma=2.0")

@@ -29,6 +29,7 @@ import numpy as np
 
 from wfeval.api import GenerationRequest, draw_of
 from wfeval.benchmarks.gridworld import world
+from wfeval.benchmarks.gridworld.blur import gaussian_blur
 from wfeval.benchmarks.recorded.simulator import plain_action
 from wfeval.models.base import actions_of, initial_frame
 from wfeval.models.protocol import StepOutput
@@ -417,20 +418,6 @@ class NoisyModel(OracleModel):
         rng.bit_generator.state = state.extra
         noisy = self._noise(frames, rng)
         return noisy, replace(state, extra=rng.bit_generator.state)
-
-
-def gaussian_blur(video: np.ndarray, kernel_size: int, sigma: float) -> np.ndarray:
-    """Blur each frame of a ``T×H×W×C`` uint8 video with a separable ``kernel_size`` Gaussian of
-    std ``sigma`` (edges mirrored, numpy's ``reflect``), rounded back to uint8."""
-    radius = kernel_size // 2
-    taps = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
-    taps /= taps.sum()
-    mode = "reflect" if min(video.shape[1:3]) > radius else "edge"
-    x = np.pad(video.astype(np.float64), ((0, 0), (radius, radius), (radius, radius), (0, 0)), mode=mode)
-    h, w = video.shape[1:3]
-    x = sum(t * x[:, i:i + h] for i, t in enumerate(taps))
-    x = sum(t * x[:, :, i:i + w] for i, t in enumerate(taps))
-    return np.clip(np.rint(x), 0, 255).astype(np.uint8)
 
 
 class BlurModel(OracleModel):
