@@ -54,7 +54,8 @@ def test_metric_groups_are_the_groups_the_metric_classes_declare():
                                "interactive": ("real_time_factor", "step_latency"),
                                "planning": ("goal_success", "spl", "steps_to_goal"),
                                "probing": ("imagined_probe_r2", "probe_accuracy", "probe_r2"),
-                               "reference": ("lpips", "mae", "mse", "psnr", "ssim"),
+                               "reference": ("break_even_horizon", "dynamic_psnr", "dynamic_ssim", "lpips", "mae", "mse",
+                                             "psnr", "ssim"),
                                "temporal": ("flicker", "frame_repeat_rate", "motion_magnitude")}
     assert REGISTRY.load("psnr").groups == ("reference",)
 
