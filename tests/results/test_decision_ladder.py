@@ -3,6 +3,8 @@ reaches in results.md and the leaderboard, and compare saying when two models di
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -94,3 +96,25 @@ def test_compare_says_when_two_models_differ_only_below_the_highest_rung_both_me
                     "(artifact_count; highest L0) do not show at L6 (plans)")
     assert differ_only_below(_comparison({"b.artifact_count": True, "b.plans": True}), 0.05) is None  # differ at L6
     assert differ_only_below(_comparison({"b.artifact_count": False, "b.plans": False}), 0.05) is None  # no difference
+
+
+def test_the_leaderboard_and_the_html_report_show_each_runs_highest_rung_with_its_evidence(tmp_path):
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+    from wfeval.report.html import render
+    from wfeval.report.html.load import load_runs
+    from wfeval.report.leaderboard import leaderboard, render_csv, render_text
+    from wfeval.report.runs import load_entries
+
+    for model, metrics in (("oracle", "psnr,agent_position_error"), ("static", "psnr,flicker")):
+        cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=3",
+                       f"model={model}", f"metric=[{metrics}]", "run.report=false"])
+        run_from_config(cfg, output_dir=tmp_path / "runs" / model)
+    entries = load_entries([tmp_path / "runs"])
+    board = leaderboard(entries)
+    text = render_text(board, 200)
+    assert "L3 (agent_position_error)" in text and "L2 (flicker)" in text  # oracle measured L3, static only up to L2
+    rows = list(csv.DictReader(io.StringIO(render_csv(board))))
+    assert {r["model"]: r["gridworld.ladder"] for r in rows} == {"oracle": "L3", "static": "L2"}
+    page = render(load_runs([tmp_path / "runs"]), "ladder")
+    assert 'title="L3 physical and state consistency: gridworld.agent_position_error">L3' in page
