@@ -16,7 +16,7 @@ from wfeval.storage.rundir import read_jsonl
 FAMILIES = {
     "atari_pong": ["benchmark=atari_pong", "benchmark.num_trajectories=1"],
     "atari_boxing": ["benchmark=atari_boxing", "benchmark.num_trajectories=1"],
-    "crafter": ["benchmark=crafter", "benchmark.num_trajectories=1"],
+    "crafter": ["benchmark=crafter", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=2"],
     "orby": ["benchmark=orby", "benchmark.num_trajectories=1"],
     "memory_maze": MAZE_SMALL,
 }

@@ -51,9 +51,7 @@ def _eligibility(board: Board, row: Row, column: Column) -> dict[str, Any]:
 def _ladder(board: Board, row: Row, column: Column) -> dict[str, Any]:
     """The highest rung the row's run reaches: the rung, its evidence in the tooltip."""
     top = board.ladder(row, column)
-    prefix = f"{column.benchmark}."
-    return {"text": top.rung or "-", "sort": "" if top.rung is None else top.rung[1:], "title": top.title(),
-            "evidence": ", ".join(m[len(prefix):] if m.startswith(prefix) else m for m in top.evidence)}
+    return {"text": top.rung or "-", "sort": "" if top.rung is None else top.rung[1:], "title": top.title()}
 
 
 def _sort(value: float | None) -> str:
