@@ -98,6 +98,23 @@ def test_compare_says_when_two_models_differ_only_below_the_highest_rung_both_me
     assert differ_only_below(_comparison({"b.artifact_count": False, "b.plans": False}), 0.05) is None  # no difference
 
 
+def test_comparisons_json_carries_the_ladder_line(tmp_path):
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+    from wfeval.report.paired import compare_runs
+    from wfeval.report.runs import load_entries
+
+    for model in ("noisy", "oracle"):
+        cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=8",
+                       f"model={model}", "metric=[psnr,goal_success]", "task=goal_reaching", "run.report=false"])
+        run_from_config(cfg, output_dir=tmp_path / model)
+    a, b = (load_entries([tmp_path / m])[0] for m in ("noisy", "oracle"))
+    found = compare_runs(a, b, label_a="noisy", label_b="oracle", n_resamples=1000).to_dict(0.05)
+    assert [d["verdict"] for d in found["differences"]] == ["B better", "not significant"]  # B: the oracle
+    assert found["ladder"] == ("decision ladder: noisy and oracle differ only below L6 (planning success): their "
+                               "differences (psnr; highest L1) do not show at L6 (goal_success)")
+
+
 def test_the_leaderboard_and_the_html_report_show_each_runs_highest_rung_with_its_evidence(tmp_path):
     from tests.conftest import compose
     from wfeval.pipeline.runner import run_from_config
