@@ -12,7 +12,9 @@ ahead, and latent planning (``task=goal_reaching``: goal success and SPL in the 
 is ``—`` where the measure does not apply (a calibration encoder draws no pixels; ``static`` has no
 latents; ``pixels_pca`` is fit on probing's training episodes only). The row ``static predictor``
 (the exact state, never moved by a plan: every candidate ties, so the first random plan runs) is
-the planning floor.
+the planning floor; the row ``tiny_jepa (cem)`` plans with ``protocol.planner.method=cem``. Under the
+table, :func:`distances`: how far tiny-jepa's predictor moves a latent in one step against how far
+the goal is (the page's last paragraph on it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ LATENTS = ("tiny_jepa", "state_oracle", "random_projection", "pixels_pca")
 HORIZONS = (1, 4, 16)
 PLANNERS = {"tiny_jepa": ["model=tiny_jepa"], "state_oracle": ["model=state_oracle"],
             "random_projection": ["model=random_projection"],
-            "static predictor": ["model=state_oracle", "model.predictor=static"]}
+            "static predictor": ["model=state_oracle", "model.predictor=static"],
+            "tiny_jepa (cem)": ["model=tiny_jepa", "protocol.planner.method=cem"]}
 
 
 def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
@@ -78,6 +81,45 @@ def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = N
     return "\n".join(lines) + "\n"
 
 
+def distances(trajectories: int = 8, root: Path | None = None, candidates: int = 64) -> dict[str, float]:
+    """Why tiny-jepa plans no better than random (the page's last paragraph), on orby's goal samples:
+    the median ``‖predict(z_0, stay) − z_0‖`` (how far one imagined step moves a latent), the median
+    ``‖z_0 − z_g‖`` (how far the goal is: the start and goal images encoded) and the median best plan
+    score of its planning run (``best_score_latent`` of every executed step: the best imagined
+    distance to the goal in units of the present one)."""
+    import json
+
+    import numpy as np
+    from hydra import compose, initialize_config_module
+
+    from wfeval.config import register_schemas
+    from wfeval.pipeline import build
+    from wfeval.pipeline.select import select_requests
+    from wfeval.storage.artifacts import ArtifactStore, read_array
+
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-"))
+    overrides = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
+                 f"benchmark.num_trajectories={trajectories}", "task=goal_reaching", "model=tiny_jepa"]
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    store = ArtifactStore(root / "store")
+    requests = select_requests(build.build_benchmark(cfg), store=store, task=build.build_task(cfg),
+                               protocol=build.build_protocol(cfg), limit=None, shard=None)
+    model = build.build_model(cfg).model
+    start = np.stack([read_array(r.inputs["image"], store=store) for r in requests])
+    goal = np.stack([read_array(r.inputs["goal_image"], store=store) for r in requests])
+    z0, zg = np.asarray(model.encode(start), dtype=np.float64), np.asarray(model.encode(goal), dtype=np.float64)
+    stay = np.asarray(model.predict(z0, np.zeros((len(z0), 1), dtype=np.int64)), dtype=np.float64)[:, -1]
+    _run([*overrides, f"protocol.planner.candidates={candidates}", "metric=[goal_success]"], root / "plans")
+    records = [json.loads(line) for line in (root / "plans" / "generations.jsonl").read_text().splitlines()]
+    scores = [s["best_score_latent"] for r in records for s in r["result"]["metadata"].get("steps", [])
+              if s.get("best_score_latent") is not None]
+    return {"step": float(np.median(np.linalg.norm(stay - z0, axis=1))),
+            "goal": float(np.median(np.linalg.norm(z0 - zg, axis=1))), "best_score": float(np.median(scores)),
+            "samples": len(requests)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=8)
@@ -85,6 +127,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     text = table(args.trajectories, args.train_episodes)
+    d = distances(args.trajectories)
+    text += (f"\ntiny-jepa on {d['samples']} goal samples: median ‖predict(z_0, stay) − z_0‖ = {d['step']:.2f}, "
+             f"median ‖z_0 − z_g‖ = {d['goal']:.2f}, median best plan score {d['best_score']:.1f} × the present "
+             "distance\n")
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

@@ -1,6 +1,6 @@
 """Probes at real latent widths, side by side (docs/latent-models.md, "Probes at real widths").
 
-Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024]``.
+Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024] [--runs]``.
 What ``task=probing`` fits at its default size (32 training episodes × 33 frames = 1,056 frames; four
 continuous state variables and two discrete ones), on latents of each width:
 
@@ -11,6 +11,10 @@ continuous state variables and two discrete ones), on latents of each width:
 - **fit**: the six final probes — the direct solve beside :class:`~wfeval.functional.probing.RidgePath`
   (which ``fit_ridge`` uses above ``DIRECT_WIDTH``), and how far apart their weights are.
 
+- **runs** (``--runs``): the whole command ``python -m wfeval task=probing model=random_projection
+  model.dim=W`` on gridworld at its default size, each width in a fresh store (nothing served from a
+  cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``.
+
 The old search is run only up to ``--old-up-to`` (the issue measured a whole run at 4096 past 536 s).
 Seconds are wall time of one run on this machine; the ratios are what to read.
 """
@@ -18,7 +22,13 @@ Seconds are wall time of one run on this machine; the ratios are what to read.
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -60,11 +70,37 @@ def old_search(z, states, groups, discrete) -> list[float]:
     return chosen
 
 
+def whole_runs(widths: list[int]) -> None:
+    """Each width's whole probing run in a fresh process and store, side by side."""
+    print(f"{'width':>6}  {'wall s':>7}  {'cpu s':>7}  {'wall ratio':>10}  {'cpu ratio':>9}  {'probe_r2':>16}")
+    first: tuple[float, float] | None = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for width in widths:
+            run = Path(tmp) / f"w{width}"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "wfeval", "task=probing", "model=random_projection",
+                            f"model.dim={width}", f"hydra.run.dir={run}", f"run.store_dir={run}/store"],
+                           check=True, stdout=subprocess.DEVNULL)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            first = first or (wall, cpu)
+            results = json.loads((run / "results.json").read_text(encoding="utf-8"))["results"]
+            r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
+            print(f"{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
+                  f"{r2:>16.12f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024, 4096])
     parser.add_argument("--old-up-to", type=int, default=1024)
+    parser.add_argument("--runs", action="store_true", help="time whole probing runs instead")
     args = parser.parse_args()
+    if args.runs:
+        whole_runs(args.widths)
+        return
     rng = np.random.default_rng(0)
     frames, groups = 32 * 33, np.repeat(np.arange(32), 33)
     discrete = [False, False, False, False, True, True]

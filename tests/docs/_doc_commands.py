@@ -115,6 +115,9 @@ NOT_RUN = {
 # (file, command as written) -> the exit status the docs document for it
 EXPECTED_EXIT = {
     ("README.md", "python -m wfeval metric=[fvdd]"): 2,  # "a typo ... exits with status 2"
+    # the regression gate: static regressed (and a small run has too few samples to pass any gate)
+    ("README.md", "python -m wfeval.compare outputs/runs/<B> outputs/runs/<A> --gate psnr=0.5 --gate ssim"): 1,
+    ("docs/compare.md", "python -m wfeval.compare RUN_B RUN_A --gate psnr=0.5 --gate ssim"): 1,
 }
 
 

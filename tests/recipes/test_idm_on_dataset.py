@@ -6,6 +6,7 @@ frames: R² near 1 on held-out clips; actions independent of the frames: R² nea
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,18 +97,70 @@ def test_the_dataset_idm_is_trained_once_and_found_again_by_the_datas_content_ha
     assert a["diagnostics"]["value"] == b["diagnostics"]["value"]
 
 
-def test_a_dataset_with_one_split_all_evaluated_is_refused_naming_the_options(tmp_path):
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "datasets" / "square_lerobot"
+
+
+def test_idm_accuracy_on_the_one_split_lerobot_example_is_cross_fitted_over_its_episodes(tmp_path):
+    """The example declares one split (train) and every episode is evaluated: each sample is scored,
+    value and ceiling, by an IDM trained only on the other fold's episode; the folds and seed are recorded."""
+    from tests.conftest import compose
+    from wfeval.pipeline.runner import run_from_config
+
+    run_from_config(compose(["task=controllability", "benchmark=lerobot", f"benchmark.dataset_root={EXAMPLE}",
+                             "model=static", f"run.store_dir={tmp_path / 'store'}"]), output_dir=tmp_path / "run")
+    idm = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["lerobot.idm_accuracy"]
+    diag = idm["diagnostics"]
+    assert idm["n_valid"] == 4 and idm["n_skipped"] == 0
+    assert diag["value"] is not None and diag["ceiling_n"] == 4 and diag["chance"] == 0.0
+    assert diag["cross_fitting"] == {"folds": 2, "seed": 0,
+                                     "scored": {"1": ["episode_000000"], "2": ["episode_000001"]}}
+    assert [i["trained_on"]["episodes"] for i in diag["idm"]] == [1, 1]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["metric_id"] == "idm_accuracy"]
+    for row in rows:  # the IDM that scored a sample is its fold's, trained on the other fold
+        episode = row["sample_id"].rsplit("-t", 1)[0]
+        assert row["diagnostics"]["idm"]["cross_fitting"]["scores"] == [episode]
+        assert row["components"]["reference_value"] is not None
+    assert len({r["diagnostics"]["idm"]["weights_sha256"] for r in rows}) == 2
+    assert len(list((tmp_path / "store" / "idm").iterdir())) == 2
+
+
+def test_cross_fitting_deals_the_evaluated_episodes_into_seeded_folds_each_trained_on_the_others(tmp_path):
     from wfeval_test_datasets import episodes, write_lerobot
 
-    dataset = write_lerobot(tmp_path / "one", episodes(2))
-    wfeval.evaluate(model=Pushed(), benchmark="lerobot", task="controllability", metrics=["idm_accuracy"],
+    from wfeval.benchmarks.episodes import LeRobotBenchmark
+    from wfeval.recipes.idm.on_dataset import plans
+
+    bench = LeRobotBenchmark(str(write_lerobot(tmp_path / "seven", episodes(7))))
+    names = {e.name for e in bench.episodes}
+    for folds, seed in ((5, 0), (3, 1), (20, 0)):
+        dealt = plans(bench, folds, seed)
+        assert len(dealt) == min(folds, 7) and [p.fold for p in dealt] == list(range(len(dealt)))
+        scored = [set(p.scores) for p in dealt]
+        assert set().union(*scored) == names and sum(map(len, scored)) == 7  # a partition of the episodes
+        for plan, fold in zip(dealt, scored):
+            assert {e.name for e in plan.episodes} == names - fold and plan.seed == seed
+        assert [p.scores for p in plans(bench, folds, seed)] == [p.scores for p in dealt]  # seeded
+    assert [p.scores for p in plans(bench, 3, 0)] != [p.scores for p in plans(bench, 3, 1)]
+    with pytest.raises(ValueError, match="folds must be an integer >= 2"):
+        plans(bench, 1)
+
+
+def test_a_dataset_of_one_episode_all_evaluated_is_refused_naming_the_options(tmp_path):
+    from wfeval_test_datasets import episodes, write_lerobot
+
+    dataset = write_lerobot(tmp_path / "one", episodes(1))
+    wfeval.evaluate(model=Pushed(), benchmark="lerobot", task="action_video", metrics=["idm_accuracy"],
                     run_dir=tmp_path / "run", overrides=[f"benchmark.dataset_root={dataset}",
                                                          f"run.store_dir={tmp_path / 'store'}"])
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     reasons = {r["skip_reason"] for r in rows if r["metric_id"] == "idm_accuracy"}
-    assert len(reasons) == 1 and all(r["diagnostics"].get("status") == "skip" for r in rows if r["metric_id"] == "idm_accuracy")
+    assert len(reasons) == 1
+    assert all(r["diagnostics"].get("status") == "skip" for r in rows if r["metric_id"] == "idm_accuracy")
     reason = reasons.pop()
-    assert "one split (train)" in reason and "benchmark.episodes" in reason and "idm.checkpoint" in reason
+    assert reason.startswith("1 readable episode(s): an IDM scores only episodes it was not trained on")
+    assert "cross-fitting needs 2" in reason and "one split (train)" in reason
+    assert "idm.checkpoint" in reason and "'train' split" in reason
 
 
 def test_episodes_left_out_of_the_evaluation_train_the_idm_when_there_is_one_split(tmp_path):

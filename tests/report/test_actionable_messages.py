@@ -64,3 +64,17 @@ def test_a_four_sample_run_on_a_user_dataset_is_not_eligible_and_says_why(monkey
                     "model=oracle", "metric=[psnr]", samples=None, name="subset")
     assert "eligible: not assessed for eligibility: metrics generated_rate, artifact_count, ssim, flicker missing" \
            in subset.out
+
+
+def test_the_advice_for_missing_measures_names_metric_only_when_the_run_was_given_one():
+    psnr = default_aggregate("psnr", [scored(f"s{i}", "psnr", 30.0) for i in range(40)])
+    gate = evidence_gate({"min_valid": {"default": 32}}, results={"psnr": psnr}, metric_versions={},
+                         dataset_hash=None, split="test", required_metrics=["psnr", "ssim"])
+    assert "run without metric=[...] to assess" in evidence_line(gate, explicit=True)
+    unasked = evidence_line(gate, explicit=False)
+    assert "metric=[" not in unasked and "add them with extra_metrics=[ssim] to assess" in unasked
+    task = evidence_gate({"measures": ["probe_r2"]}, results={"psnr": psnr}, metric_versions={},
+                         dataset_hash=None, split="test", required_metrics=["psnr"])
+    assert evidence_line(task, explicit=False) == ("eligible: not assessed for eligibility: metrics probe_r2 missing "
+                                                   "(the task's evidence needs them: add them with "
+                                                   "extra_metrics=[probe_r2] to assess)")

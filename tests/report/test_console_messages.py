@@ -80,6 +80,7 @@ def test_an_autoregressive_run_prints_latency_in_milliseconds_and_progress_in_sa
 
 
 @pytest.mark.parametrize("task, primary", [("goal_reaching", "goal_success"), ("memory", "revisit_error"),
+                                           ("probing", "probe_r2"),
                                            ("policy_evaluation", "policy_rank_correlation"),
                                            ("controllability", "action_sensitivity")])
 def test_each_task_is_eligible_on_its_own_defaults_and_ranked_by_its_own_measure(tmp_path, task, primary):
@@ -99,7 +100,7 @@ def test_each_task_is_eligible_on_its_own_defaults_and_ranked_by_its_own_measure
     assert len(requests) == rules["evidence"]["min_valid"]["default"] == 32
     assert dataset_hash(requests) == rules["evidence"]["dataset_hash"]
     pinned = ((cfg.task.get("metadata") or {}).get("dataset_hash") or {}).get("gridworld")
-    if task in ("goal_reaching", "policy_evaluation", "memory"):  # other samples than the default task's
+    if task in ("goal_reaching", "policy_evaluation", "memory", "probing"):  # other samples than the default task's
         assert rules["evidence"]["dataset_hash"] == pinned != cfg.benchmark.evidence.dataset_hash
     assert rules["scorecard"]["primary"] == primary
     plain = build.benchmark_rules(compose([]))  # the default task keeps the benchmark's own hash and primary

@@ -43,3 +43,44 @@ def test_no_rules_means_eligible():
     gate = evidence_gate({}, results={"psnr": _agg("psnr", 1, 5)}, metric_versions={}, dataset_hash=None,
                          split="x", required_metrics=())
     assert gate["eligible"] is True
+
+
+def test_every_dataset_reader_holds_a_result_to_the_same_minimum_sample_count():
+    """One rule (issue 50): a Minari run of 22 samples was eligible while a LeRobot run of 12 was not,
+    because only some reader files spelled min_valid; the count now comes from the schema alone."""
+    from omegaconf import OmegaConf
+
+    from tests.conftest import compose
+    from wfeval.config.schema import MIN_VALID
+
+    readers = ("minari", "lerobot", "hdf5", "folder", "video_actions")
+    rules = {b: OmegaConf.to_container(compose([f"benchmark={b}"]).benchmark.evidence) for b in readers}
+    assert {b: r["min_valid"] for b, r in rules.items()} == {b: {"default": MIN_VALID} for b in readers}
+    assert MIN_VALID == 32
+    for reader, n in (("minari", 22), ("lerobot", 12)):
+        gate = evidence_gate(rules[reader], results={"psnr": _agg("psnr", n, n)}, metric_versions={},
+                             dataset_hash=None, split="train", required_metrics=["psnr"])
+        assert gate["reasons"] == [f"psnr: {n} valid samples < required 32"], reader
+
+
+def test_a_task_that_declares_its_measures_is_judged_on_them_alone():
+    """Probing and latent goal reaching (FamilyNeed.evidence): the benchmark's pixel suite is not
+    required, and a pixel measure a model that does not decode cannot score does not block."""
+    from wfeval.results.evidence import for_task
+    from wfeval.tasks import goal_reaching, probing
+
+    assert probing.NEED.evidence == ("probe_r2",) and goal_reaching.NEED.evidence == ("goal_success", "spl")
+    rules = for_task({"min_valid": {"default": 10}}, {"name": "goal_reaching"}, "gridworld",
+                     goal_reaching.NEED.evidence)
+    assert rules["measures"] == ["goal_success", "spl"]
+    results = {"goal_success": _agg("goal_success", 32, 32), "spl": _agg("spl", 32, 32),
+               "psnr": _agg("psnr", 0, 32, valid=False)}
+    gate = evidence_gate(rules, results=results, metric_versions={}, dataset_hash=None, split="test",
+                         required_metrics=["psnr", "ssim"])
+    assert gate == {"eligible": True, "reasons": [], "rules": rules}
+    gate = evidence_gate(rules, results={"spl": _agg("spl", 8, 8)}, metric_versions={}, dataset_hash=None,
+                         split="test", required_metrics=["psnr"])
+    assert gate["reasons"] == ["goal_success: required by the task but not evaluated",
+                               "spl: 8 valid samples < required 10"]
+    assert gate["missing_metrics"] == ["goal_success"]
+    assert "measures" not in for_task({"min_valid": {"default": 10}}, {"name": "action_video"}, "gridworld")

@@ -5,6 +5,7 @@ cast (a complex latent's imaginary part dropped with one NumPy warning)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -48,8 +49,8 @@ class ScaledCells(CellEncoder):
 TARGET = "tests.robustness.test_probe_reads_only_what_the_model_gave.ScaledCells"
 
 
-def _probing(tmp_path, name, *overrides):
-    cfg = compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+def _probing(tmp_path, name, *overrides, store="store"):
+    cfg = compose([f"run.store_dir={tmp_path / store}", "run.progress=off", "run.report=false", "task=probing",
                    "benchmark.num_samples=4", "protocol.train_episodes=4", "task.data.probing.num_frames=9",
                    "protocol.horizons=[1]", "model=python", f"model.object._target_={TARGET}", *overrides])
     run_from_config(cfg, output_dir=tmp_path / name)
@@ -62,7 +63,7 @@ def _scores(records):
 
 @pytest.fixture(autouse=True)
 def trusted(monkeypatch):
-    monkeypatch.setenv("WFEVAL_TRUST", TARGET)  # in-process: no command line, trusted explicitly
+    monkeypatch.setenv("WFEVAL_TRUST", f"{TARGET},{__name__}.MarkedFails")  # in-process: trusted explicitly
 
 
 def test_a_probe_does_not_depend_on_the_latents_scale(tmp_path):
@@ -95,3 +96,53 @@ def test_latents_that_are_not_real_numbers_are_refused_per_sample_with_the_reaso
     assert len(records) == 4
     assert all(r["result"]["status"] == "failed" and reason in r["result"]["error"] for r in records)
     assert all("latents must be real numbers" in r["result"]["error"] for r in records)
+
+
+class MarkedFails(CellEncoder):
+    """Latents NaN for every frame whose top-left pixel carries the test's mark (one episode's)."""
+
+    def encode(self, frames):
+        z = super().encode(frames)
+        z[np.asarray(frames)[:, 0, 0, 0] == 7] = np.nan
+        return z
+
+
+def test_joined_encode_calls_give_the_scores_of_one_episode_per_call(tmp_path):
+    def run(name, *overrides):
+        cfg = compose([f"run.store_dir={tmp_path / name / 'store'}", "run.progress=off", "run.report=false",
+                       "task=probing", "benchmark.num_samples=4", "protocol.train_episodes=4",
+                       "task.data.probing.num_frames=9", "protocol.horizons=[1]", "model=random_projection",
+                       "model.dim=32", *overrides])
+        run_from_config(cfg, output_dir=tmp_path / name / "run")
+        return _scores(json.loads(line) for line in (tmp_path / name / "run" / "generations.jsonl").open())
+
+    joined, alone = run("joined"), run("alone", "protocol.encode_frames=1")
+    assert len(joined) == len(alone) == 4
+    for a, b in zip(joined, alone):  # per variable: kind and frames equal, scores to round-off
+        for name in a:
+            assert {k: v for k, v in a[name].items() if isinstance(v, str)} == \
+                {k: v for k, v in b[name].items() if isinstance(v, str)}
+            assert {k: v for k, v in a[name].items() if not isinstance(v, str)} == pytest.approx(
+                {k: v for k, v in b[name].items() if not isinstance(v, str)}, rel=1e-12, abs=1e-12)
+
+
+def test_an_episode_whose_latents_fail_in_a_joined_call_fails_alone(tmp_path, monkeypatch):
+    from wfeval.benchmarks.gridworld.adapter import GridworldBenchmark
+
+    original, requested = GridworldBenchmark.probe_episode, []
+
+    def second_marked(self, request):  # the second evaluation episode's frames carry the mark
+        episode, requested[len(requested):] = original(self, request), [request.sample_id]
+        if len(requested) != 2:
+            return episode
+        frames = np.array(episode.frames)
+        frames[:, 0, 0, 0] = 7
+        return dataclasses.replace(episode, frames=frames)
+
+    monkeypatch.setattr(GridworldBenchmark, "probe_episode", second_marked)
+    marked = _probing(tmp_path, "marked", f"model.object._target_={__name__}.MarkedFails")
+    monkeypatch.setattr(GridworldBenchmark, "probe_episode", original)
+    plain = _probing(tmp_path, "plain", f"model.object._target_={__name__}.MarkedFails", store="plain_store")
+    assert [r["result"]["status"] for r in marked] == ["ok", "failed", "ok", "ok"]
+    assert marked[1]["request"]["sample_id"] == requested[1] and "NaN" in marked[1]["result"]["error"]
+    assert _scores([marked[i] for i in (0, 2, 3)]) == _scores([plain[i] for i in (0, 2, 3)])

@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import wfeval_test_live
@@ -53,7 +54,7 @@ def training(tmp_path_factory):
             results = wfeval.evaluate(
                 model=model, metrics=["psnr"], run_dir=root / "runs" / str(step), tracker=["mlflow", board, wandb_run],
                 step=step, overrides=["benchmark.num_samples=2", f"run.store_dir={root / 'store'}",
-                                      f"hydra.callbacks.wfeval_mlflow.tracking_uri={root / 'mlruns'}"])
+                                      f"hydra.callbacks.wfeval_mlflow.tracking_uri=sqlite:///{root / 'mlflow.db'}"])
             runs[step] = results.run_dir
     board.close()
     wandb_run.close()
@@ -65,16 +66,15 @@ def training(tmp_path_factory):
     yield root, runs
 
 
-def _client(folder: Path, monkeypatch):
+def _client(database: Path):
     from mlflow.tracking import MlflowClient
 
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    return MlflowClient(tracking_uri=folder.as_uri())
+    return MlflowClient(tracking_uri=f"sqlite:///{database}")
 
 
-def test_mlflow_shows_one_run_with_a_metric_history_at_the_loops_steps(training, monkeypatch):
+def test_mlflow_shows_one_run_with_a_metric_history_at_the_loops_steps(training):
     root, runs = training
-    client = _client(root / "mlruns", monkeypatch)
+    client = _client(root / "mlflow.db")
     (run,) = client.search_runs([client.get_experiment_by_name("wfeval").experiment_id])
     assert run.info.status == "FINISHED" and run.info.run_name.startswith("shiftnet-")
     for key in ("gridworld.psnr/value", "gridworld.psnr/n_valid"):
@@ -83,20 +83,22 @@ def test_mlflow_shows_one_run_with_a_metric_history_at_the_loops_steps(training,
             (step, _numbers(runs[step])[key]) for step in STEPS]
     values = [_numbers(runs[s])["gridworld.psnr/value"] for s in STEPS]
     assert values[0] < values[1] < values[2]  # the model trains: the curve rises
-    assert run.data.params["benchmark.num_samples"] == "2" and run.data.tags["wfeval.step"] == "30"
+    assert run.data.params["wfeval.num_samples"] == "2" and run.data.tags["wfeval.step"] == "30"
+    assert len(run.data.params) <= 20 and all(k.startswith("wfeval.") for k in run.data.params)
     assert {a.path for a in client.list_artifacts(run.info.run_id, "wfeval")} == {f"wfeval/step_{s}" for s in STEPS}
 
 
 def test_tensorboard_holds_one_run_folder_with_a_scalar_per_evaluation_at_its_step(training):
-    from tensorboard.backend.event_processing.plugin_event_accumulator import EventAccumulator
-    from tensorboard.util import tensor_util
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     root, runs = training
     (folder,) = (root / "tb").iterdir()
     events = EventAccumulator(str(folder))
     events.Reload()
-    points = [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in events.Tensors("gridworld.psnr/value")]
-    assert points == [(step, _numbers(runs[step])["gridworld.psnr/value"]) for step in STEPS]
+    assert "gridworld.psnr/value" in events.Tags()["scalars"]
+    assert all(tag.endswith("/text_summary") for tag in events.Tags()["tensors"])  # texts only, no scalar as a tensor
+    points = [(e.step, e.value) for e in events.Scalars("gridworld.psnr/value")]  # TensorBoard scalars: float32
+    assert points == [(step, float(np.float32(_numbers(runs[step])["gridworld.psnr/value"]))) for step in STEPS]
     assert sorted(p.name for p in (folder / "artifacts").iterdir()) == [f"step_{s}" for s in STEPS]
 
 
@@ -123,11 +125,14 @@ def test_wandb_offline_run_has_one_history_row_per_evaluation_at_its_step(traini
 
 
 def test_inside_the_callers_mlflow_run_the_evaluation_sits_beside_the_training_loss(training, tmp_path, monkeypatch):
+    """The documented pattern as a user runs it: MLflow's own default store, no environment variable set."""
     import mlflow
 
     root, _ = training
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    mlflow.set_tracking_uri((tmp_path / "mine").as_uri())
+    for name in ("MLFLOW_ALLOW_FILE_STORE", "MLFLOW_TRACKING_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # MLflow's default store: sqlite:///mlflow.db in the working folder
+    mlflow.set_tracking_uri(None)
     try:
         with mlflow.start_run(run_name="my-training") as mine:
             mlflow.log_metric("loss", 0.5, step=7)
@@ -136,12 +141,20 @@ def test_inside_the_callers_mlflow_run_the_evaluation_sits_beside_the_training_l
                                       overrides=["benchmark.num_samples=2", f"run.store_dir={root / 'store'}"])
     finally:
         mlflow.set_tracking_uri(None)
-    client = _client(tmp_path / "mine", monkeypatch)
+    assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ  # wfeval set nothing in the caller's process
+    client = _client(tmp_path / "mlflow.db")
     (run,) = client.search_runs([client.get_experiment_by_name("Default").experiment_id])
     assert run.info.run_id == mine.info.run_id
     assert [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, "gridworld.psnr/value")] == [
         (7, results["gridworld.psnr"].value)]
     assert run.data.metrics["loss"] == 0.5
+    # a handful of namespaced parameters, not every leaf of wfeval's config; the config as one artifact
+    assert set(run.data.params) == {"wfeval.task", "wfeval.num_samples", "wfeval.seed", "wfeval.model",
+                                    "wfeval.model_version", "wfeval.benchmark", "wfeval.protocol", "wfeval.metrics",
+                                    "wfeval.version"}
+    assert run.data.params["wfeval.model"] == "shiftnet" and run.data.params["wfeval.benchmark"] == "gridworld"
+    local = client.download_artifacts(run.info.run_id, "wfeval/step_7/config.yaml", str(tmp_path / "dl"))
+    assert "num_samples: 2" in Path(local).read_text()
 
 
 @pytest.mark.parametrize("kwargs,words", [

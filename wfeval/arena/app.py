@@ -4,7 +4,9 @@ Routes: ``GET /`` (the voting page; a new session token in it), ``GET /ratings``
 ``GET /api/next?session=&rater=`` (the pair to judge: ids and picture URLs, never a model's name),
 ``GET /media/{pair_id}/{side}.webp`` (``left``, ``right``, ``reference``: the frames of a pair
 handed out, side by side in one still picture), ``POST /api/vote`` (JSON ``{session, pair_id,
-choice}``), ``GET /api/ratings``. No route takes a path: a picture is found from a pair id the
+choice}``), ``POST /api/undo`` (JSON ``{session}``: the session's last vote taken back, its pair
+handed back), ``GET /api/ratings``. ``/api/next`` also says the rater's progress (pairs judged of
+the pool's). No route takes a path: a picture is found from a pair id the
 server made, through the given runs' records. A refused request gets a 4xx with ``{"error": why}``
 and changes nothing. A vote's body is read only up to ``MAX_BODY`` bytes (a larger declared
 ``Content-Length`` is refused before reading). ``GET /`` sets the browser's client cookie
@@ -111,8 +113,9 @@ def build_app(arena: Arena):
             issued = arena.next_pair(request.query_params.get("session"), request.query_params.get("rater"))
         except ArenaError as exc:
             return refuse(exc.status, str(exc))
+        progress = arena.progress(request.query_params.get("session"), request.query_params.get("rater"))
         if issued is None:
-            return JSONResponse({"pair": None, "votes": len(arena.store)}, headers=HEADERS)
+            return JSONResponse({"pair": None, "votes": len(arena.store), "progress": progress}, headers=HEADERS)
         c = issued.candidate
         left = pictures.get(issued.left, c.sample_id, "generated", None)
         size = (left["height"], left["width"]) if left else None
@@ -123,8 +126,8 @@ def build_app(arena: Arena):
         frames = max([v["frames"] for v in shown.values() if v] or [1])
         fps = arena.pool.shown[issued.left][c.sample_id].fps
         return JSONResponse({"pair": {"id": issued.pair_id, "sample": c.sample_id, "column": c.column,
-                                      "frames": frames, "fps": fps, **shown}, "votes": len(arena.store)},
-                            headers=HEADERS)
+                                      "frames": frames, "fps": fps, **shown}, "votes": len(arena.store),
+                             "progress": progress}, headers=HEADERS)
 
     def media(request: Request) -> Response:
         side = request.path_params["side"]
@@ -143,23 +146,30 @@ def build_app(arena: Arena):
             return refuse(404, "no such picture")
         return Response(item["bytes"], media_type="image/webp", headers=HEADERS)
 
-    async def api_vote(request: Request) -> Response:
+    async def json_body(request: Request, what: str, keys: tuple[str, ...]) -> dict[str, Any] | JSONResponse:
+        """The request's small JSON object with exactly ``keys``, or the refusal to send."""
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return refuse(415, "a vote is a JSON body (Content-Type: application/json)")
+            return refuse(415, f"{what} is a JSON body (Content-Type: application/json)")
         length = request.headers.get("content-length")
         if length is not None and not length.isdigit():
             return refuse(400, "Content-Length is not a number")
         if length is not None and int(length) > MAX_BODY:  # refused before a byte of it is read
-            return refuse(413, "a vote is a small JSON object")
+            return refuse(413, f"{what} is a small JSON object")
         body = await bounded_body(request)
         if body is None:
-            return refuse(413, "a vote is a small JSON object")
+            return refuse(413, f"{what} is a small JSON object")
         try:
             data = json.loads(body)
         except ValueError:
             return refuse(400, "the body is not JSON")
-        if not isinstance(data, dict) or set(data) != {"session", "pair_id", "choice"}:
-            return refuse(400, "a vote is exactly {session, pair_id, choice}")
+        if not isinstance(data, dict) or set(data) != set(keys):
+            return refuse(400, f"{what} is exactly {{{', '.join(keys)}}}")
+        return data
+
+    async def api_vote(request: Request) -> Response:
+        data = await json_body(request, "a vote", ("session", "pair_id", "choice"))
+        if isinstance(data, Response):
+            return data
         try:
             from starlette.concurrency import run_in_threadpool
 
@@ -168,8 +178,21 @@ def build_app(arena: Arena):
             return refuse(exc.status, str(exc))
         return JSONResponse({"ok": True, "vote_id": vote.vote_id, "votes": len(arena.store)}, headers=HEADERS)
 
+    async def api_undo(request: Request) -> Response:
+        data = await json_body(request, "an undo", ("session",))
+        if isinstance(data, Response):
+            return data
+        try:
+            from starlette.concurrency import run_in_threadpool
+
+            vote = await run_in_threadpool(arena.undo, data["session"])
+        except ArenaError as exc:
+            return refuse(exc.status, str(exc))
+        return JSONResponse({"ok": True, "undone": vote.vote_id, "votes": len(arena.store)}, headers=HEADERS)
+
     routes = [Route("/", index), Route("/ratings", ratings), Route("/api/ratings", api_ratings),
               Route("/api/next", api_next), Route("/api/vote", api_vote, methods=["POST"]),
+              Route("/api/undo", api_undo, methods=["POST"]),
               Route("/media/{pair_id}/{side}.webp", media)]
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)

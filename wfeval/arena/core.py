@@ -13,6 +13,10 @@ cookie the server issued) or, for a visitor from another machine, of its address
 it types: a rater name is a label, not an identity. Sessions are kept in a least-recently-used
 list of ``MAX_SESSIONS``: a new visitor always gets one, and the oldest idle session is forgotten
 (its page asks to be reloaded).
+
+**Progress and undo**: :meth:`Arena.progress` says how many of the pool's pairs a rater (its client,
+under any name) has judged; :meth:`Arena.undo` takes back the last vote a session cast (only its
+own, newest first) and hands the same pair, sides unchanged, back to it to judge again.
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ class Arena:
         self.pool, self.store = pool, store
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, list] = OrderedDict()  # token -> [client, the pair id it holds]
+        self._sessions: OrderedDict[str, list] = OrderedDict()  # token -> [client, held pair id, votes cast]
         self._issued: dict[str, Issued] = {}
 
     def new_session(self, client: str | None = None) -> str:
@@ -95,11 +99,11 @@ class Arena:
         session is forgotten when there are ``MAX_SESSIONS`` (its pair goes back)."""
         with self._lock:
             while len(self._sessions) >= MAX_SESSIONS:
-                _, (_, held) = self._sessions.popitem(last=False)
+                _, (_, held, _) = self._sessions.popitem(last=False)
                 if held is not None:
                     self._issued.pop(held, None)
             token = secrets.token_urlsafe(24)
-            self._sessions[token] = [client or pseudonym(f"session:{token}"), None]
+            self._sessions[token] = [client or pseudonym(f"session:{token}"), None, []]
             return token
 
     def _session(self, token: object) -> str:
@@ -119,7 +123,7 @@ class Arena:
         rater = check_rater(rater)
         with self._lock:
             token = self._session(session)
-            client, held = self._sessions[token]
+            client, held, _ = self._sessions[token]
             if held is not None and self._issued[held].rater == rater:
                 return self._issued[held]
             if held is not None:  # another rater name now: the held pair goes back
@@ -198,7 +202,42 @@ class Arena:
                 raise ArenaError(503, f"the vote was not saved: the votes file failed ({exc})") from exc
             del self._issued[pair_id]
             self._sessions[token][1] = None
+            self._sessions[token][2].append(issued)
             return vote
+
+    def undo(self, session: object) -> Vote:
+        """Take back the last vote this session cast and hand its pair (same sides) back to it; 404
+        when the session has none left to take back."""
+        with self._lock:
+            token = self._session(session)
+            client, held, cast = self._sessions[token]
+            while cast:
+                issued = cast.pop()
+                vote = next((v for v in self.store.votes() if v.vote_id == issued.pair_id), None)
+                if vote is None:  # removed from the file since: nothing to take back there
+                    continue
+                try:
+                    self.store.remove(vote.vote_id)
+                except sqlite3.Error as exc:
+                    raise ArenaError(503, f"the vote was not taken back: the votes file failed ({exc})") from exc
+                if held is not None:  # the pair on screen goes back
+                    self._issued.pop(held, None)
+                again = Issued(secrets.token_urlsafe(18), token, client, issued.rater, issued.candidate,
+                               issued.left, issued.right)
+                self._issued[again.pair_id] = again
+                self._sessions[token][1] = again.pair_id
+                return vote
+            raise ArenaError(404, "no vote of this page to take back")
+
+    def progress(self, session: object, rater: object) -> dict[str, int]:
+        """How many of the pool's pairs this session's client, or ``rater`` under any client, has judged."""
+        rater = check_rater(rater)
+        with self._lock:
+            client = self._sessions[self._session(session)][0]
+        judged = {(v.column, v.sample_id, frozenset((v.run_id_a, v.run_id_b))) for v in self.store.votes()
+                  if v.client == client or v.rater == rater}
+        pairs = {(c.column, c.sample_id, frozenset((c.run_a, c.run_b))) for c in self.pool.candidates}
+        return {"judged": len(judged & pairs), "total": len(pairs)}
 
     def summary(self, n_resamples: int = 1000):
         from wfeval.report.votes import summarize

@@ -18,7 +18,8 @@ VOTE = """<!doctype html>
 <p class="note">The same first frame and actions, two models, sides at random, names hidden. {{ pool }}.
 <a href="ratings">Ratings</a></p>
 <p><label>Your name: <input id="rater" maxlength="64" autocomplete="off"></label>
-<button id="start">Start</button> <span id="status"></span></p>
+<button id="start">Start</button> <span id="status"></span> <span class="note" id="progress"></span>
+<button id="undo" hidden>undo my last vote <kbd>u</kbd></button></p>
 <div id="arena" hidden>
 <p class="note" id="sample"></p>
 <div class="pair">
@@ -37,7 +38,14 @@ VOTE = """<!doctype html>
   var token = document.querySelector('meta[name="arena-token"]').content;
   var pair = null, frame = 0, timer = null, images = {}, busy = false;
   var $ = function (id) { return document.getElementById(id); };
+  var ASK = "enter your name first";
   function status(text) { $("status").textContent = text; }
+  function answer(r) { return r.json().then(function (j) { return [r.status, j]; }); }
+  function progress(p) {
+    if (!p) return;
+    $("progress").textContent = "you: " + p.judged + " of " + p.total + " pairs judged";
+    document.body.setAttribute("data-judged", p.judged);
+  }
   function draw() {
     if (!pair) return;
     ["left", "right", "reference"].forEach(function (side) {
@@ -57,11 +65,13 @@ VOTE = """<!doctype html>
   }
   function load() {
     var rater = $("rater").value.trim();
-    if (!rater) { status("enter your name first"); return; }
+    if (!rater) { status(ASK); return; }
     fetch("api/next?session=" + encodeURIComponent(token) + "&rater=" + encodeURIComponent(rater))
-      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(answer)
       .then(function (res) {
         if (res[0] !== 200) { status(res[1].error || ("error " + res[0])); return; }
+        if ($("status").textContent === ASK) status("");
+        progress(res[1].progress);
         if (!res[1].pair) {
           pair = null; $("arena").hidden = true; status("you have judged every pair - thank you"); return;
         }
@@ -85,10 +95,26 @@ VOTE = """<!doctype html>
         busy = false;
         if (res[0] !== 200) { status(res[1].error || ("error " + res[0])); return; }
         status("saved (" + res[1].votes + " votes)"); document.body.setAttribute("data-votes", res[1].votes);
+        $("undo").hidden = false;
         load();
       }, function () { busy = false; status("not saved: the arena did not answer"); });
   }
+  function undo() {
+    if (busy) return;
+    busy = true;
+    fetch("api/undo", {method: "POST", headers: {"Content-Type": "application/json"},
+                       body: JSON.stringify({session: token})})
+      .then(answer)
+      .then(function (res) {
+        busy = false;
+        if (res[0] !== 200) { status(res[1].error || ("error " + res[0])); $("undo").hidden = true; return; }
+        status("vote taken back (" + res[1].votes + " votes): judge this pair again");
+        document.body.setAttribute("data-votes", res[1].votes);
+        load();
+      }, function () { busy = false; status("not taken back: the arena did not answer"); });
+  }
   $("start").onclick = load;
+  $("undo").onclick = undo;
   $("rater").addEventListener("keydown", function (e) {
     if (e.key === "Enter") { e.preventDefault(); load(); $("rater").blur(); }
   });
@@ -101,6 +127,7 @@ VOTE = """<!doctype html>
   document.addEventListener("keydown", function (e) {
     if (e.target && e.target.tagName === "INPUT") return;
     if (keys[e.key]) { e.preventDefault(); vote(keys[e.key]); }
+    else if (e.key === "u") { e.preventDefault(); undo(); }
     else if (e.key === " ") { e.preventDefault(); play(); }
     else if (e.key === ",") step(-1); else if (e.key === ".") step(1);
     else if (e.key === "r") $("ref-side").hidden = !$("ref-side").hidden;

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from wfeval.cli.command import command
+from wfeval.config.extras import install_command
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -110,7 +111,7 @@ def _serve(arena, args, db: Path) -> int:
 
         from wfeval.arena.app import build_app
     except ImportError as exc:
-        print(f"wfeval.arena: the web app needs the arena extra (pip install 'wfeval[arena]'): {exc}",
+        print(f"wfeval.arena: the web app needs the arena extra ({install_command('arena')}): {exc}",
               file=sys.stderr)
         return 2
     url = f"http://{args.host}:{args.port}/"

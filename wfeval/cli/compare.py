@@ -1,17 +1,14 @@
-"""``python -m wfeval.compare PATH... [--sort KEY] [--baseline MODEL] [--out DIR]``: a leaderboard of
-runs, and paired comparisons on the same samples.
+"""``python -m wfeval.compare PATH... [--sort KEY] [--baseline MODEL] [--gate MEASURE[=MARGIN]] [--out DIR]``:
+a leaderboard of runs, paired comparisons on the same samples, and a regression gate.
 
-PATH is a run folder, a sweep folder or any folder holding runs. Prints the leaderboard — models
-as rows, benchmarks as columns (wrapped to the terminal's width, ``--width``) — sorted by
-``--sort`` (a measurement such as ``gridworld.ssim``, ``score``, or ``<benchmark>.score``; default:
-each benchmark's primary measurement). Given exactly two runs (``compare RUN_A RUN_B``), or a
-``--baseline``, it also prints the paired differences on the shared samples: ``A − B`` per
-measurement with a paired bootstrap interval and a permutation p-value, Holm-adjusted. Writes
-nothing unless ``--out DIR`` says where (``leaderboard.md``, ``leaderboard.csv`` and, with
-comparisons, ``comparisons.json``); never into a run folder it reads. When the runs hold a
-usefulness measure (``goal_success``, ``policy_rank_correlation``) for at least 3 models, also
-which measure predicts it (:mod:`wfeval.report.usefulness`; with ``--out``: ``usefulness.md``,
-``usefulness.csv``).
+PATH is a run folder, a sweep folder or any folder holding runs. Prints the leaderboard (models as
+rows, benchmarks as columns, wrapped to ``--width``) sorted by ``--sort`` (``gridworld.ssim``,
+``score``, ``<benchmark>.score``; default: each benchmark's primary measurement). Given exactly two
+runs, or a ``--baseline``, also the paired differences ``A − B`` on the shared samples (paired
+bootstrap interval, permutation p-value, Holm). ``--gate`` (repeatable) exits 1 when A regressed
+beyond the margin on a gated measure, listing the samples (:mod:`wfeval.report.paired.gate`).
+Writes only with ``--out DIR`` (``leaderboard.md``, ``.csv``, ``comparisons.json``), never into a run
+folder it reads. With ``goal_success`` or ``policy_rank_correlation`` for 3+ models: which measure predicts it.
 """
 
 from __future__ import annotations
@@ -38,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples and permutations")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's correction")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gate", action="append", default=[], metavar="MEASURE[=MARGIN]",
+                        help="exit 1 when A (or each row against --baseline) regressed on MEASURE beyond MARGIN")
     return parser
 
 
@@ -57,9 +56,9 @@ def _refuse_input_folder(out: Path, entries) -> str | None:
 @command("wfeval.compare")
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from wfeval.report import votes
+    from wfeval.report import usefulness, votes
     from wfeval.report.leaderboard import leaderboard, render_text, write_leaderboard
-    from wfeval.report.paired import NotComparable
+    from wfeval.report.paired import NotComparable, gate
     from wfeval.config import register_schemas
     from wfeval.pipeline.stored import verify_entries
     from wfeval.report.runs import load_entries
@@ -81,13 +80,12 @@ def main(argv: list[str]) -> int:
     print(render_text(board, width))
     try:
         comparisons, text = _comparisons(board, entries, args, width)
+        findings = gate.check(comparisons, [gate.parse_gate(g) for g in args.gate], args.alpha) if args.gate else []
     except (NotComparable, ValueError) as exc:
-        print(f"\nwfeval.compare: cannot compare: {exc}", file=sys.stderr)
+        print(f"\nwfeval.compare: cannot {'gate' if args.gate else 'compare'}: {exc}", file=sys.stderr)
         return 2
     if text:
         print("\n" + text)
-    from wfeval.report import usefulness
-
     # which measure predicts goal_success / policy_rank_correlation, across at least 3 models
     scored = [e for e in entries if e.document is not None]
     useful = usefulness.usefulness([e.document for e in scored], run_dirs=[e.run_dir for e in scored])
@@ -103,7 +101,9 @@ def main(argv: list[str]) -> int:
         if useful:
             written += usefulness.write_usefulness(useful, args.out)
         print(f"\nwrote {', '.join(map(str, written))}")
-    return 0
+    if findings:
+        print("\n" + gate.render(findings))
+    return 1 if any(f.failed for f in findings) else 0
 
 
 def _comparisons(board, entries, args, width):

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from wfeval.cli.command import command
+from wfeval.config.extras import install_command
 from wfeval.storage.rundir import FILES
 
 
@@ -40,7 +41,7 @@ def main(argv: list[str]) -> int:
 
         path = write_report(args.paths, out, title=args.title, baseline=args.baseline, verify=verify)
     except ModuleNotFoundError as exc:
-        print(f"wfeval.report: {exc.name} is not installed; install the report extra: pip install 'wfeval[report]'",
+        print(f"wfeval.report: {exc.name} is not installed; install the report extra: {install_command('report')}",
               file=sys.stderr)
         return 2
     except (FileNotFoundError, ValueError) as exc:

@@ -135,10 +135,17 @@ class ScorecardSchema:
     components: Dict[str, ScorecardComponentSchema] = field(default_factory=dict)
 
 
+#: the fewest valid samples per measurement a result rests on to be eligible, for every benchmark and
+#: dataset reader alike (the one place it is declared); a benchmark lowers or raises it with
+#: ``evidence.min_valid.default`` (``memory_maze_long``: 8) or per measurement (``min_valid.fvd``)
+MIN_VALID = 32
+
+
 @dataclass
 class EvidenceSchema:
     min_coverage: float = 0.0
-    min_valid: Dict[str, int] = field(default_factory=dict)  # metric id (or "default") -> count
+    # metric id (or "default") -> count
+    min_valid: Dict[str, int] = field(default_factory=lambda: {"default": MIN_VALID})
     metric_versions: Dict[str, str] = field(default_factory=dict)
     dataset_hash: Optional[str] = None
     official_splits: List[str] = field(default_factory=list)

@@ -85,27 +85,51 @@ def _features(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 DIRECT_WIDTH = 512
 
 
+def _targets(y: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """One variable's regression targets: the values as one column, or one indicator column per class."""
+    classes = np.unique(y) if discrete else None
+    return (y[:, None] if classes is None else (y[:, None] == classes[None, :]).astype(np.float64)), classes
+
+
+def fit_ridges(z: np.ndarray, ys: np.ndarray, alphas: Sequence[float], discrete: Sequence[bool]) -> list[RidgeProbe]:
+    """One closed-form ridge probe per column of ``ys`` (N × variables), each with its own penalty, from
+    latents ``z`` (N×D) standardised once. Wide latents share one :class:`RidgePath` (one decomposition
+    for every variable); narrow ones solve each variable's penalised normal equations directly."""
+    if any(a < 0 for a in alphas):
+        raise ValueError(f"probe: alpha must be >= 0, got {min(alphas)}")
+    x, mean, scale = _features(z)
+    ys = np.asarray(ys, dtype=np.float64).reshape(len(ys), -1)
+    if len(ys) != len(x):
+        raise ValueError(f"probe: {len(x)} latents but {len(ys)} targets")
+    path = RidgePath(x, mean, scale) if x.shape[1] - 1 > DIRECT_WIDTH else None  # the standardisation above
+    probes = []
+    for j, (alpha, is_discrete) in enumerate(zip(alphas, discrete)):
+        targets, classes = _targets(ys[:, j], is_discrete)
+        if path is not None:  # wide latents: one decomposition, not a (D+1)² least-squares solve
+            weights = path.weights(targets, alpha)
+        else:
+            penalty = alpha * np.eye(x.shape[1])
+            penalty[-1, -1] = 0.0  # the bias is not shrunk
+            weights = np.linalg.lstsq(x.T @ x + penalty, x.T @ targets, rcond=None)[0]
+        probes.append(RidgeProbe(mean=mean, scale=scale, weights=weights, classes=classes))
+    return probes
+
+
 def fit_ridge(z: np.ndarray, y: np.ndarray, *, alpha: float = 1.0, discrete: bool = False) -> RidgeProbe:
     """The closed-form ridge probe from latents ``z`` (N×D) to one variable ``y`` (N values)."""
-    if alpha < 0:
-        raise ValueError(f"probe: alpha must be >= 0, got {alpha}")
-    x, mean, scale = _features(z)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    if len(y) != len(x):
-        raise ValueError(f"probe: {len(x)} latents but {len(y)} targets")
-    classes = None
-    if discrete:
-        classes = np.unique(y)
-        targets = (y[:, None] == classes[None, :]).astype(np.float64)
-    else:
-        targets = y[:, None]
-    if x.shape[1] - 1 > DIRECT_WIDTH:  # wide latents: one decomposition, not a (D+1)² least-squares solve
-        path = RidgePath(x, mean, scale)  # the standardisation above, not computed again
-        return RidgeProbe(mean=path.mean, scale=path.scale, weights=path.weights(targets, alpha), classes=classes)
-    penalty = alpha * np.eye(x.shape[1])
-    penalty[-1, -1] = 0.0  # the bias is not shrunk
-    weights = np.linalg.lstsq(x.T @ x + penalty, x.T @ targets, rcond=None)[0]
-    return RidgeProbe(mean=mean, scale=scale, weights=weights, classes=classes)
+    return fit_ridges(z, np.asarray(y, dtype=np.float64).reshape(-1, 1), [alpha], [discrete])[0]
+
+
+def predict_all(probes: Sequence[RidgeProbe], z: np.ndarray) -> list[np.ndarray]:
+    """Every probe's prediction on ``z``; probes fit on the same latents (:func:`fit_ridges`) share one
+    standardisation of ``z`` and one product with their weights side by side."""
+    if not probes or any(p.mean is not probes[0].mean or p.scale is not probes[0].scale for p in probes):
+        return [p.predict(z) for p in probes]
+    scores = probes[0].scores(z) if len(probes) == 1 else RidgeProbe(
+        probes[0].mean, probes[0].scale, np.concatenate([p.weights for p in probes], axis=1)).scores(z)
+    ends = np.cumsum([p.weights.shape[1] for p in probes])
+    return [s[:, 0] if p.classes is None else p.classes[np.argmax(s, axis=1)]
+            for p, s in zip(probes, np.split(scores, ends[:-1], axis=1))]
 
 
 def r2_term(predicted: np.ndarray, truth: np.ndarray, train_variance: float) -> float:
@@ -151,13 +175,14 @@ class RidgePath:
     def __init__(self, x: np.ndarray, mean: np.ndarray, scale: np.ndarray):
         """From standardised latents with their bias column (:func:`_features`), their mean and scale."""
         self.mean, self.scale, self.x = mean, scale, x[:, :-1]
-        if self.x.shape[0] <= self.x.shape[1]:  # the dual: an N×N kernel
-            values, vectors = np.linalg.eigh(self.x @ self.x.T)
-            self.left, self.right = self.x.T @ vectors, vectors.T  # weights = left diag(1/(μ+α)) right t
-        else:
-            values, vectors = np.linalg.eigh(self.x.T @ self.x)
-            self.left, self.right = vectors, vectors.T @ self.x.T
+        self.dual = self.x.shape[0] <= self.x.shape[1]  # an N×N kernel: weights = Xᵀ U diag Uᵀ t
+        values, self.vectors = np.linalg.eigh(self.x @ self.x.T if self.dual else self.x.T @ self.x)
+        self.right = self.vectors.T if self.dual else self.vectors.T @ self.x.T
         self.values = np.clip(values, 0.0, None)  # round-off below zero
+
+    def _left(self, a: np.ndarray) -> np.ndarray:
+        """``left @ a`` with ``left`` = Xᵀ U (dual) or V: in the dual never formed (a D×N product per fit)."""
+        return self.x.T @ (self.vectors @ a) if self.dual else self.vectors @ a
 
     @classmethod
     def fit(cls, z: np.ndarray) -> "RidgePath":
@@ -166,12 +191,21 @@ class RidgePath:
     def weights(self, targets: np.ndarray, alpha: float) -> np.ndarray:
         """(D + 1) × outputs: the weights of the standardised latents, the bias last."""
         centre = targets.mean(axis=0)
-        coefficients = self.left @ ((self.right @ (targets - centre)) / (self.values + float(alpha))[:, None])
+        coefficients = self._left((self.right @ (targets - centre)) / (self.values + float(alpha))[:, None])
         return np.vstack([coefficients, centre[None, :]])
 
-    def scores(self, z: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    def project(self, z: np.ndarray) -> np.ndarray:
+        """Latents standardised by the path's statistics, times ``left``: M × (the decomposition's rank)."""
         x = (np.asarray(z, dtype=np.float64) - self.mean) / self.scale
-        return x @ weights[:-1] + weights[-1]
+        return (x @ self.x.T) @ self.vectors if self.dual else x @ self.vectors
+
+    def projected_scores(self, projected: np.ndarray, targets: np.ndarray, alphas: Sequence[float]):
+        """The scores of :meth:`scores` for each penalty of ``alphas`` on latents already :meth:`project`-ed:
+        per penalty a diagonal scaling and an M×rank product, never a D-wide one."""
+        centre = targets.mean(axis=0)
+        right = self.right @ (targets - centre)
+        for alpha in alphas:
+            yield projected @ (right / (self.values + float(alpha))[:, None]) + centre
 
 
 def choose_alphas(z: np.ndarray, states: np.ndarray, groups: np.ndarray, discrete: Sequence[bool], *,
@@ -187,14 +221,13 @@ def choose_alphas(z: np.ndarray, states: np.ndarray, groups: np.ndarray, discret
     for f in np.unique(fold):
         train, test = fold != f, fold == f
         path = RidgePath.fit(z[train])
+        held_out = path.project(z[test])  # the held-out latents on the path's basis, once per fold
         for j, is_discrete in enumerate(discrete):
             y_train, y_test = states[train, j], states[test, j]
-            classes = np.unique(y_train) if is_discrete else None
+            targets, classes = _targets(y_train, is_discrete)
             if is_discrete and len(classes) < 2:
                 continue
-            targets = (y_train[:, None] == classes[None, :]).astype(np.float64) if is_discrete else y_train[:, None]
-            for a, alpha in enumerate(alphas):
-                scores = path.scores(z[test], path.weights(targets, alpha))
+            for a, scores in enumerate(path.projected_scores(held_out, targets, alphas)):
                 losses[j][a].append(-accuracy(classes[np.argmax(scores, axis=1)], y_test) if is_discrete
                                     else float(np.mean((scores[:, 0] - y_test) ** 2)))
     chosen = []

@@ -12,13 +12,15 @@
   that ceiling, the chance level (the accuracy expected were the IDM's readings of these videos
   independent of the true actions — what a model that ignores its actions scores —, beside
   ``uniform`` 1/actions and ``majority`` the best constant guess; 0 for R²) and the IDM (name,
-  weights sha256, pinned, held-out figures) beside the value.
+  weights sha256, pinned, held-out figures) beside the value. On a dataset whose every episode is
+  scored the IDMs are cross-fitted over episodes (:mod:`wfeval.recipes.idm.on_dataset`): the aggregate
+  records ``cross_fitting`` (folds, seed, each fold's episodes) and one IDM per fold.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -196,6 +198,11 @@ class IDMAccuracy(DescribedMetric):
         idms = {str((r.diagnostics.get("idm") or {}).get("weights_sha256")): r.diagnostics.get("idm") for r in rows}
         if idms:
             extra["idm"] = next(iter(idms.values())) if len(idms) == 1 else sorted(idms.values(), key=str)
+        folds = sorted((i["cross_fitting"] for i in idms.values() if isinstance(i, Mapping) and i.get("cross_fitting")),
+                       key=lambda c: c["fold"])
+        if folds:  # one IDM per fold, each scoring (value and ceiling) only its own fold's episodes
+            extra["cross_fitting"] = {"folds": folds[0]["folds"], "seed": folds[0]["seed"],
+                                      "scored": {str(c["fold"]): c["scores"] for c in folds}}
         if extra:
             extra["note"] = ("ceiling: the same IDM on these samples' real reference transitions; chance: the accuracy "
                              "expected if the IDM's readings of these videos were independent of the true actions "

@@ -17,19 +17,34 @@ They read the scores the probing driver records per held-out episode
 
 A variable whose training variance is 0 (it never moved in training) has no R²: it is left out
 of the mean and named in the components.
+
+Each aggregate carries, beside the score, what it reads against (``diagnostics``): ``chance`` (0 for
+R²: the training mean; for accuracy the training majority's share, averaged over episodes) and
+``ceiling`` (1: the exact state read back, what ``model=state_oracle`` reaches), the mean per
+variable (``variables``) and the effective rank of the episodes' latents (``effective_rank``,
+RankMe, of ``latent_dim``: a collapsed encoder sits near 1). An imagined R² below
+:data:`OFF_RANGE_R2` is flagged ``off_range``: the predictor leaves the encoder's range (an
+uncorrelated guess drawn from the state's own spread scores −1), and the number is not one to
+compare.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest, GenerationResult, MetricResult
+from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
 from wfeval.metrics.outcomes import scored, skipped
 from wfeval.metrics.registry import DescribedMetric
 
 NO_PROBES = "no probe scores in the result (run with task=probing)"
+#: an imagined probe R² below this is flagged: the imagined latents lie outside the range the probes
+#: were fit on (seen: −1,100 for an untrained model whose observed probe read −0.86)
+OFF_RANGE_R2 = -1.0
+#: components that are not a state variable's score
+NOT_VARIABLES = ("chance", "left_out", "effective_rank", "latent_dim")
 
 
 class _ProbeMetric(DescribedMetric):
@@ -71,7 +86,32 @@ class _ProbeMetric(DescribedMetric):
             components["left_out"] = left_out  # no training variance: no R²
         if self.kind == "discrete":
             components["chance"] = float(np.mean([mine[n]["chance"] for n in values]))
+        info = result.metadata["probing"]
+        if isinstance(info.get("effective_rank"), (int, float)):
+            components.update(effective_rank=float(info["effective_rank"]), latent_dim=int(info["latent_dim"]))
         return scored(request.sample_id, self.name, float(np.mean(list(values.values()))), components=components)
+
+    def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
+        """The mean with its interval, and beside it chance, ceiling, the mean per variable and the
+        latents' effective rank; an imagined R² below :data:`OFF_RANGE_R2` flagged ``off_range``."""
+        agg = super().aggregate(results)
+        rows = [r.components or {} for r in results if r.status in ("ok", "fail")]
+        if not rows:
+            return agg
+        chances = [float(c["chance"]) for c in rows if isinstance(c.get("chance"), (int, float))]
+        extra: dict[str, Any] = {"chance": float(np.mean(chances)) if self.kind == "discrete" and chances else 0.0,
+                                 "ceiling": 1.0}
+        names = dict.fromkeys(k for c in rows for k, v in c.items()  # a variable's score: a number
+                              if k not in NOT_VARIABLES and isinstance(v, (int, float)) and not isinstance(v, bool))
+        extra["variables"] = {n: float(np.mean([c[n] for c in rows if isinstance(c.get(n), (int, float))]))
+                              for n in names}
+        ranks = [float(c["effective_rank"]) for c in rows if isinstance(c.get("effective_rank"), (int, float))]
+        if ranks:
+            extra.update(effective_rank=float(np.mean(ranks)), latent_dim=int(rows[0].get("latent_dim") or 0))
+        value = agg.diagnostics.get("value")
+        if self.horizon and isinstance(value, (int, float)) and value < OFF_RANGE_R2:
+            extra["off_range"] = True
+        return dataclasses.replace(agg, diagnostics={**agg.diagnostics, **extra})
 
 
 class ProbeR2(_ProbeMetric):

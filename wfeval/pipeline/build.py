@@ -84,8 +84,9 @@ def instantiate_node(key: str, node: Any, drop: Sequence[str] = ()) -> Any:
 
 def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
     """The core's rules of the benchmark (group_by, scorecard, evidence) as plain data, for the
-    run's task: the dataset hash the benchmark pins for it, the task's primary metric; the metric
-    versions the evidence gate pins come from the benchmark's ``metrics`` (``psnr==1.0``)."""
+    run's task: the dataset hash the benchmark pins for it, the measures its evidence rests on (the
+    protocol's ``family_need``), the task's primary metric; the metric versions the evidence gate pins
+    come from the benchmark's ``metrics`` (``psnr==1.0``)."""
     from wfeval.config.plugins import metric_versions
     from wfeval.results.evidence import for_task
 
@@ -97,7 +98,8 @@ def benchmark_rules(cfg: DictConfig | RunConfig) -> dict[str, Any]:
         evidence["metric_versions"] = {**pinned, **dict(evidence.get("metric_versions") or {})}
     task = section(cfg, "task") or {}
     if isinstance(rules.get("evidence"), dict):
-        rules["evidence"] = for_task(rules["evidence"], task, plain.get("name"))
+        need = getattr(build_protocol_class(cfg), "family_need", None)
+        rules["evidence"] = for_task(rules["evidence"], task, plain.get("name"), getattr(need, "evidence", ()))
     primary = (task.get("metadata") or {}).get("primary_metric")
     if primary and isinstance(rules.get("scorecard"), dict):
         rules["scorecard"] = {**rules["scorecard"], "primary": primary}

@@ -5,7 +5,9 @@ from __future__ import annotations
 from wfeval.report.ladder import ladder_markdown
 from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.escape import markdown_table, md_cell
+from wfeval.report.probes import probes_markdown, shown_value
 from wfeval.report.rows import rows
+from wfeval.report.signals import flags, label
 from wfeval.report.units import with_unit
 from wfeval.results.evidence import grouped_reasons
 from wfeval.results.record import RunResults
@@ -18,11 +20,15 @@ def results_markdown(document: RunResults) -> str:
              f"run `{md_cell(document.run_id)}` · config `{md_cell(str(document.config_hash)[:12])}` · "
              f"dataset `{md_cell(str(bench.dataset_hash)[:12])}` · "
              f"{md_cell(n_samples)} samples", ""]
-    body = [[r["measurement"], with_unit(fmt(r["value"]), r["unit"]),
+    body = [[r["measurement"], " ".join(filter(None, [shown_value(document.results[r["measurement"]].diagnostics,
+                                                                   with_unit(fmt(r["value"]), r["unit"])),
+                                                       label(document.results[r["measurement"]])])),
              f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else HYPHEN,
              r["ci_method"] or HYPHEN, f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
     parts += ladder_markdown(document)
+    parts += probes_markdown(document.results)  # chance, ceiling, effective rank, per variable
+    parts += weak_signals(document)
     card = document.scorecard
     if card.components:
         parts += ["## Scorecard", "", f"overall: **{md_cell(fmt(card.score))}**"
@@ -44,3 +50,11 @@ def results_markdown(document: RunResults) -> str:
             parts.append(markdown_table(["group", "value", "valid/total"], [
                 [g, fmt(a.value), f"{a.n_valid}/{a.n_total}"] for g, a in groups.items()]))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def weak_signals(document: RunResults) -> list[str]:
+    """Under the table: each measurement whose number cannot tell models apart, and why
+    (:func:`wfeval.report.signals.flags`); nothing when there is none."""
+    lines = [f"- ⚠ **{md_cell(measurement)}**: {md_cell(flag.label)} — {md_cell(flag.detail)}"
+             for measurement, agg in document.results.items() for flag in flags(agg)]
+    return ["Weak signals:", "", *lines, ""] if lines else []

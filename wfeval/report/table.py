@@ -7,6 +7,8 @@ from typing import Mapping
 
 from wfeval.api import AggregateResult
 from wfeval.report.numbers import HYPHEN, fmt
+from wfeval.report.probes import levels_note, shown_value
+from wfeval.report.signals import label as weak_signals
 from wfeval.report.units import with_unit
 from wfeval.results import headline
 from wfeval.results.evidence import grouped_reasons
@@ -72,7 +74,12 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
         if agg.valid and isinstance(agg.diagnostics.get("ceiling"), float):  # idm_accuracy: what it reads against
             chance = agg.diagnostics.get("chance")
             note = f"IDM ceiling {fmt(agg.diagnostics['ceiling'])}, chance {fmt(chance)}"
+        if agg.valid and levels_note(agg.diagnostics):  # a probe: chance, ceiling, effective rank
+            note = levels_note(agg.diagnostics)
         warning = distribution_warning(agg.diagnostics) if agg.valid else ""
+        weak = weak_signals(agg)  # an IDM too weak, a value at chance: first, before anything is cut
+        if weak:
+            warning = f"{weak}; {warning}" if warning else weak
         if warning:  # beside the value, first: a distribution metric at small N ranks unreliably
             note = f"{warning}; {note}" if note else warning
         if agg.skip_breakdown and agg.valid:
@@ -83,7 +90,7 @@ def results_table(results: Mapping[str, AggregateResult], title: str = "",
         covered = f"{agg.n_valid}/{agg.n_total}"
         if agg.n_total and agg.n_valid < agg.n_total:  # the value rests on part of the samples: say how much
             covered += f" ({agg.n_valid / agg.n_total:.0%})"
-        value = with_unit(fmt(headline(agg)), units.get(key, "")) if agg.valid else "n/a"
+        value = shown_value(agg.diagnostics, with_unit(fmt(headline(agg)), units.get(key, ""))) if agg.valid else "n/a"
         rows.append((key, value, interval, covered, str(agg.n_skipped), _clip(note, 70)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = [("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
@@ -105,10 +112,13 @@ def distribution_warning(diagnostics: Mapping[str, object]) -> str:
     return ""
 
 
-def evidence_line(evidence: Evidence | Mapping[str, object], n_samples: int | None = None) -> str:
+def evidence_line(evidence: Evidence | Mapping[str, object], n_samples: int | None = None,
+                  explicit: bool = True) -> str:
     """One line saying whether the result counts for the benchmark, and why not (reasons grouped:
-    :func:`wfeval.results.evidence.grouped_reasons`); a run on part of the benchmark's metrics is
-    not assessed (``missing_metrics``), which says so rather than a bare "no"."""
+    :func:`wfeval.results.evidence.grouped_reasons`); a run on part of the measures its evidence needs
+    is not assessed (``missing_metrics``), which says so rather than a bare "no", and how to assess
+    it: without ``metric=[...]`` when the run was given one (``explicit``), else with the missing
+    measures added."""
     if not isinstance(evidence, Evidence):
         evidence = Evidence.from_dict(evidence)
     if evidence.eligible:
@@ -116,10 +126,13 @@ def evidence_line(evidence: Evidence | Mapping[str, object], n_samples: int | No
     reasons = grouped_reasons(evidence, n_samples)
     missing = list(evidence.missing_metrics or [])
     if missing:
-        others = [r for r in reasons if not r.endswith(": required by the benchmark but not evaluated")]
-        return (f"eligible: not assessed for eligibility: metrics {', '.join(missing)} missing (the benchmark's "
-                "evidence rules cover its whole metric suite: run without metric=[...] to assess)"
-                + (f"; also: {'; '.join(others)}" if others else ""))
+        others = [r for r in reasons if not r.endswith(" but not evaluated")]
+        by_task = bool((evidence.rules or {}).get("measures"))
+        needs = "the task's evidence needs them" if by_task else \
+            "the benchmark's evidence rules cover its whole metric suite"
+        advice = "run without metric=[...]" if explicit else f"add them with extra_metrics=[{','.join(missing)}]"
+        return (f"eligible: not assessed for eligibility: metrics {', '.join(missing)} missing ({needs}: "
+                f"{advice} to assess)" + (f"; also: {'; '.join(others)}" if others else ""))
     return f"eligible: no ({len(reasons)} reason{'s' if len(reasons) != 1 else ''}): " + "; ".join(reasons)
 
 
@@ -180,5 +193,6 @@ def end_of_run(results: Mapping[str, AggregateResult], document: RunResults, tit
     n_samples = int(document.benchmark.n_samples or max((a.n_total for a in results.values()), default=0))
     lines = [results_table(results, title=title, units=units),
              *failure_lines(generation, results, n_samples),
-             evidence_line(document.evidence, n_samples)]
+             evidence_line(document.evidence, n_samples,
+                           explicit="metric" in (document.metric_selection or {}).values())]
     return "\n".join(lines)

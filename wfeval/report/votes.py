@@ -254,7 +254,9 @@ def add_column(board, s: ArenaSummary | None) -> None:
             value, low, high, n = s.elo[model_id(entry)]
             measurement = column.measurement("arena")
             entry.document = replace(entry.document, results={**entry.results, measurement: Aggregate(
-                valid=True, diagnostics={"value": round(value)}, n_valid=n, n_total=n,
+                valid=True, diagnostics={"value": round(value), **({"prior_only": s.prior_only[model_id(entry)]}
+                                                                   if model_id(entry) in s.prior_only else {})},
+                n_valid=n, n_total=n,
                 confidence_interval={"low": round(low), "high": round(high), "method": "bootstrap"})},
                 metrics={**entry.document.metrics, measurement: MeasurementInfo(
                     higher_is_better=True, unit="Elo", family="people", bounds=[None, None])})

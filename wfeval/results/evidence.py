@@ -12,7 +12,10 @@
 Every failed rule adds a reason; a result is eligible only with no reason at all. A run on part of
 the benchmark's metrics is not assessed: ``missing_metrics`` names what is missing (the printed
 line says "not assessed for eligibility", not a bare "no"). A task that
-builds other samples from the benchmark's data pins their hash itself (:func:`for_task`). The reasons
+builds other samples from the benchmark's data pins their hash itself, and a task whose evidence
+rests on its own measures (probes, goal success: ``FamilyNeed.evidence`` in ``wfeval/tasks/``)
+names them as the rules' ``measures``, checked in place of the benchmark's suite (:func:`for_task`);
+the run's other measures are shown and never block it. The reasons
 are one per rule and metric (``results.json`` keeps them so); :func:`grouped_reasons` is how
 they are shown: one line per distinct reason with the metrics it applies to, and a quick run on
 a subset of the samples as one reason.
@@ -35,14 +38,19 @@ def evidence_gate(
     split: str | None,
     required_metrics: Sequence[str],
 ) -> dict[str, Any]:
-    """``results`` keyed by metric id; returns ``{"eligible", "reasons", "rules"}``."""
+    """``results`` keyed by metric id; returns ``{"eligible", "reasons", "rules"}``. ``required_metrics``:
+    the benchmark's suite, unless the rules name the task's ``measures``."""
     reasons: list[str] = []
-    for metric_id in required_metrics:
+    measures = [str(m) for m in rules.get("measures") or ()]
+    required, by = (measures, "the task") if measures else (list(required_metrics), "the benchmark")
+    for metric_id in required:
         if metric_id not in results:
-            reasons.append(f"{metric_id}: required by the benchmark but not evaluated")
+            reasons.append(f"{metric_id}: required by {by} but not evaluated")
     min_coverage = float(rules.get("min_coverage") or 0.0)
     min_valid = dict(rules.get("min_valid") or {})
     for metric_id, agg in results.items():
+        if measures and metric_id not in measures:
+            continue  # shown beside the task's own measures, not part of its evidence
         if not agg.valid:
             reasons.append(f"{metric_id}: no valid result ({agg.diagnostics.get('reason', 'invalid')})")
             continue
@@ -64,18 +72,22 @@ def evidence_gate(
     if splits and split not in splits:
         reasons.append(f"split {split!r} is not an official split ({', '.join(splits)})")
     out = {"eligible": not reasons, "reasons": reasons, "rules": dict(rules)}
-    missing = [m for m in required_metrics if m not in results]
+    missing = [m for m in required if m not in results]
     if missing:  # a run on part of the suite: not assessed (never eligible), said as such
         out["missing_metrics"] = missing
     return out
 
 
-def for_task(rules: Mapping[str, Any], task: Mapping[str, Any] | None, benchmark: str | None) -> dict[str, Any]:
+def for_task(rules: Mapping[str, Any], task: Mapping[str, Any] | None, benchmark: str | None,
+             measures: Sequence[str] = ()) -> dict[str, Any]:
     """The evidence rules a run of ``task`` on ``benchmark`` is held to: a task that builds other
     samples from a benchmark's data (goal reaching) pins their hash itself
     (``task.metadata.dataset_hash.<benchmark name>``), which replaces the benchmark's
-    ``dataset_hash``; every other rule is the benchmark's."""
+    ``dataset_hash``; ``measures``: the task's own evidence (``FamilyNeed.evidence``), recorded as the
+    rules' ``measures``; every other rule is the benchmark's."""
     out = dict(rules)
+    if measures:
+        out["measures"] = list(measures)
     pinned = (((task or {}).get("metadata") or {}).get("dataset_hash") or {})
     if isinstance(pinned, Mapping) and benchmark is not None and benchmark in pinned:
         out["dataset_hash"] = pinned[benchmark]

@@ -88,6 +88,32 @@ class Results(Mapping[str, Measurement]):
         """Measurement id → headline value (e.g. for an experiment tracker's ``log``)."""
         return {k: m.value for k, m in self._measurements.items()}
 
+    def _metric_id(self, measurement: str) -> str:
+        prefix = f"{self.record.benchmark.id}."
+        return measurement[len(prefix):] if measurement.startswith(prefix) else measurement
+
+    def per_variable(self, measurement: str) -> dict[str, float]:
+        """A probing measurement per state variable: variable → its mean score over the valid samples
+        (``results.per_variable("lerobot.probe_r2")``; :mod:`wfeval.results.breakdown`)."""
+        from wfeval.results.breakdown import PER_VARIABLE_FAMILIES, per_variable
+
+        self[measurement]  # noqa: B018 - a measurement the run does not have is named (KeyError)
+        if self.record.info(measurement).family not in PER_VARIABLE_FAMILIES:
+            return {}
+        return per_variable(self.run_dir, self._metric_id(measurement))
+
+    def per_horizon(self, measurement: str) -> dict[int, float | None]:
+        """A measurement per horizon: ``<id>`` measured at several horizons (``imagined_probe_r2`` →
+        ``_k1``, ``_k4`` …) gives k → each one's value; a measurement that keeps a curve gives frame →
+        the mean over its valid samples (``results.per_horizon("gridworld.psnr")``)."""
+        from wfeval.results.breakdown import horizons, per_frame
+
+        at = horizons(self._measurements, measurement)
+        if at and measurement not in self._measurements:
+            return {k: self._measurements[m].value for k, m in at.items()}
+        self[measurement]  # noqa: B018
+        return per_frame(self.run_dir, self._metric_id(measurement))
+
     @property
     def eligible(self) -> bool:
         """Whether the run meets the benchmark's evidence rules (``evidence.reasons`` says why not)."""

@@ -125,6 +125,12 @@ class VoteStore:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM votes").fetchone()[0])
 
+    def remove(self, vote_id: str) -> bool:
+        """Delete the vote ``vote_id`` (the arena's undo); False when there is none."""
+        with self._lock:
+            cursor = self._db.execute("DELETE FROM votes WHERE vote_id = ?", (vote_id,))
+        return cursor.rowcount == 1
+
     def has(self, vote_id: str) -> bool:
         with self._lock:
             return self._db.execute("SELECT 1 FROM votes WHERE vote_id = ?", (vote_id,)).fetchone() is not None

@@ -39,8 +39,9 @@ def goal_spaces(benchmark: Any) -> tuple[str, ...]:
     return tuple(getattr(benchmark, "goal_spaces", ("pixels",)))
 
 
-#: what ``protocol=planning`` needs of a benchmark
+#: what ``protocol=planning`` needs of a benchmark, and the measures its evidence rests on (success in
+#: the true world, read off the simulator; the pixel measures of a model that decodes are extra)
 NEED = FamilyNeed(
-    task="goal_reaching", interfaces=(GoalReachingFamily,),
+    task="goal_reaching", interfaces=(GoalReachingFamily,), evidence=("goal_success", "spl"),
     refusal="protocol=planning: benchmark {name!r} offers no goal environment "
             "(task=goal_reaching runs on gridworld and orby)")

@@ -54,8 +54,9 @@ def probe_frames(task: WorldTaskConfig, default: int) -> int:
     return int(probing.get("num_frames") or default)
 
 
-#: what ``protocol=probing`` needs of a benchmark
+#: what ``protocol=probing`` needs of a benchmark, and the measure its evidence rests on (the
+#: observed probes; imagined ones need ``predict``, accuracy a discrete variable)
 NEED = FamilyNeed(
-    task="probing", interfaces=(ProbingFamily,),
+    task="probing", interfaces=(ProbingFamily,), evidence=("probe_r2",),
     refusal="task=probing: benchmark {name!r} declares no state variables "
             "(task=probing runs on gridworld, orby, atari_pong, atari_breakout and atari_boxing)")

@@ -17,7 +17,6 @@ run before it starts (exit 2, naming the ``trackers`` extra); a failure while lo
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import install_hint, not_importable
 from wfeval.storage.rundir import FILES
 from wfeval.trackers.record import RunRecord, job_config, record_of
 
@@ -47,14 +47,10 @@ class Tracker(Callback):
         self._require()  # Hydra builds callbacks before the run starts: a missing package stops it there
 
     def _require(self) -> None:
-        try:
-            found = importlib.util.find_spec(self.module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+        if not_importable([self.module]):
             raise ConfigError(
                 f"tracker={self.name} needs the '{self.module}' package, which is not installed. Install the "
-                f"optional extra: pip install 'wfeval[{EXTRA}]' (MLflow, TensorBoard and W&B), or only "
+                f"optional extra: {install_hint(self.package, EXTRA)} (MLflow, TensorBoard and W&B), or only "
                 f"pip install {self.package}. A run without tracker={self.name} needs none of them.")
 
     def on_job_end(self, config: Any, job_return: Any = None, **kwargs: Any) -> None:

@@ -3,9 +3,10 @@
 Layout: ``<log_dir>/<run folder name>`` for a run, ``<log_dir>/<sweep folder name>/<job>`` for the
 jobs of a sweep, so ``tensorboard --logdir <log_dir>/<sweep>`` shows the sweep as one experiment
 with one run per job. Logged with torch's ``SummaryWriter`` at step 0: every measurement with its
-interval and counts as scalars, in float64 (``new_style``, ``double_precision``: the values read
-back equal results.json's); the config (YAML), the overrides, the status and ``results.md`` as text;
-the run folder's report files copied into ``artifacts/`` beside the event file.
+interval and counts as TensorBoard scalars (``simple_value``: float32, what the Scalars dashboard and
+``EventAccumulator.Scalars`` read; the exact float64 numbers are in the attached ``results.json``);
+the config (YAML), the overrides, the status and ``results.md`` as text; the run folder's report
+files copied into ``artifacts/`` beside the event file.
 
 From Python (:meth:`log_step`, ``wfeval.evaluate(..., tracker="tensorboard", step=N)``): every
 evaluation of a training run goes into one TensorBoard run, ``<log_dir>/<run_name>`` (default
@@ -45,7 +46,7 @@ class TensorBoardTracker(Tracker):
         writer = SummaryWriter(log_dir=str(folder))
         try:
             for key, value in record.metrics.items():
-                writer.add_scalar(safe_key(key), value, 0, new_style=True, double_precision=True)
+                writer.add_scalar(safe_key(key), value, 0)
             writer.add_text("config", "```yaml\n" + yaml.safe_dump(record.config, sort_keys=False) + "```", 0)
             writer.add_text("overrides", " ".join(record.overrides) or "(none)", 0)
             writer.add_text("status", record.status + (f": {record.error}" if record.error else ""), 0)
@@ -67,7 +68,7 @@ class TensorBoardTracker(Tracker):
 
             self._writer = SummaryWriter(log_dir=str(folder))
         for key, value in record.metrics.items():
-            self._writer.add_scalar(safe_key(key), value, step, new_style=True, double_precision=True)
+            self._writer.add_scalar(safe_key(key), value, step)
         md = record.run_dir / FILES.results_md
         if md.is_file():
             self._writer.add_text(FILES.results_md, md.read_text(encoding="utf-8"), step)

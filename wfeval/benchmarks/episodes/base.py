@@ -22,6 +22,7 @@ reported before generation (coverage < 1); a problem with the dataset as a whole
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,18 @@ class Problem:
 
     def to_dict(self) -> dict[str, Any]:
         return {"where": self.where, "sample_id": self.sample_id, "message": self.message}
+
+
+def _by_index(item: str, names: Sequence[str]) -> list[str]:
+    """``benchmark.episodes`` items as episode names: a name or pattern as given; an index (``0``, ``"12"``)
+    that is no episode's name is the episode whose name ends in that number (``episode_000000``, ``demo_0``),
+    kept as given when none does (the caller names it); ConfigError when several do."""
+    if not item.isdigit() or item in names:
+        return [item]
+    found = [n for n in names if (tail := re.search(r"(\d+)$", n)) and int(tail.group(1)) == int(item)]
+    if len(found) > 1:
+        raise ConfigError(f"benchmark.episodes: index {item} is ambiguous: {found} all end in it; give the name")
+    return found or [item]
 
 
 def _positive(name: str, value: Any, minimum: int = 1, allow_none: bool = False) -> int | None:
@@ -179,11 +192,13 @@ class EpisodeBenchmark:
                               f"{', '.join(splits) or '(none)'}")
         if self.episode_filter:
             names = {e.name for e in chosen}
-            unmatched = [p for p in self.episode_filter if not any(c in p for c in "*?[") and p not in names]
+            patterns = [p for item in self.episode_filter for p in _by_index(item, sorted(names))]
+            unmatched = [p for p in patterns if not any(c in p for c in "*?[") and p not in names]
             if unmatched:
                 raise ConfigError(f"benchmark.episodes: no episode {', '.join(map(repr, unmatched))} in the selected "
-                                  f"split(s) of {self.root}; episodes are named like {sorted(names)[:3]}")
-            chosen = [e for e in chosen if any(fnmatch.fnmatchcase(e.name, p) for p in self.episode_filter)]
+                                  f"split(s) of {self.root}; episodes are named like {sorted(names)[:3]} (an index "
+                                  "such as 0 selects the episode whose name ends in that number)")
+            chosen = [e for e in chosen if any(fnmatch.fnmatchcase(e.name, p) for p in patterns)]
         if not chosen:
             raise ConfigError(f"benchmark: no episode in {self.root} after the split/episodes filters\n" + self.report())
         return chosen

@@ -25,6 +25,7 @@ from wfeval.api import ActionSpace
 from wfeval.benchmarks.episodes.base import Episode, EpisodeBenchmark, continuous_space
 from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import require
 
 
 def _is_frames(data: Any) -> bool:
@@ -42,6 +43,7 @@ class HDF5Benchmark(EpisodeBenchmark):
 
     def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "actions",
                  group: str = "data", obs_group: str = "obs", **options: Any):
+        require(f"benchmark={self.family}", "h5py")  # the datasets extra: said before anything is read
         self.camera, self.action_key = camera, str(action_key)
         self.group, self.obs_group = str(group).strip("/"), str(obs_group).strip("/")
         super().__init__(dataset_root, **options)

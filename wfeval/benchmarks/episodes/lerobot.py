@@ -33,6 +33,7 @@ from wfeval.api import ActionSpace
 from wfeval.benchmarks.episodes.base import Episode, EpisodeBenchmark, continuous_space, json_object
 from wfeval.benchmarks.episodes.decoder import options_for
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import require
 
 INFO = "meta/info.json"
 STATE = "observation.state"  # task=memory's default state column
@@ -76,6 +77,7 @@ class LeRobotBenchmark(EpisodeBenchmark):
 
     def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "action",
                  tolerance_s: float = 1e-4, **options: Any):
+        require(f"benchmark={self.family}", "pyarrow")  # the datasets extra: said before anything is read
         self.camera, self.action_key, self.tolerance_s = camera, str(action_key), float(tolerance_s)
         super().__init__(dataset_root, **options)
 

@@ -31,6 +31,7 @@ from wfeval.api import ActionSpace
 from wfeval.benchmarks.episodes.base import Episode, json_object
 from wfeval.benchmarks.episodes.hdf5 import HDF5Benchmark
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import require
 
 MAIN = "main_data.hdf5"
 METADATA = "metadata.json"
@@ -110,6 +111,7 @@ class MinariBenchmark(HDF5Benchmark):
 
     def __init__(self, dataset_root: str, camera: str | None = None, action_key: str = "actions",
                  **options: Any):
+        require(f"benchmark={self.family}", "h5py")  # the datasets extra: said before anything is read
         main = locate(_named(Path(dataset_root).expanduser()))
         self.named_file = main  # its place in the dataset folder (a link's target is checked, never named)
         self.dataset_folder = main.parent.parent if main.parent.name == "data" else main.parent

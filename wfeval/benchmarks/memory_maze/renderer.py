@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import install_hint
 
 MESA_EGL_VENDOR = Path("/usr/share/glvnd/egl_vendor.d/50_mesa.json")
 APT_PACKAGES = ("libegl1", "libopengl0", "libegl-mesa0", "libgl1-mesa-dri")
-INSTALL_HINT = ("pip install 'wfeval[maze3d]' for the Python packages, and Mesa's software EGL renderer for "
+INSTALL_HINT = (f"{install_hint('memory-maze')} for the Python packages, and Mesa's software EGL renderer for "
                 f"the pictures (Debian: apt-get install {' '.join(APT_PACKAGES)})")
 _PACKAGES = ("memory_maze", "dm_control", "mujoco", "labmaze", "gym")
 

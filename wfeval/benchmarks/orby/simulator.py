@@ -22,14 +22,13 @@ from wfeval.tasks.probing import StateVariable
 DEFAULTS: dict[str, Any] = {}
 PACKAGES = ("tiny-jepa", "numpy")
 ACTIONS = ("stay", "up", "down", "left", "right")
-INSTALL = "pip install 'wfeval[tinyjepa]'"
 STATE_VARIABLES = tuple(StateVariable(name, "continuous", f"{name} in pixels") for name in (
     "agent_x", "agent_y", "ball0_x", "ball0_y", "ball1_x", "ball1_y",
     "ball0_vx", "ball0_vy", "ball1_vx", "ball1_vy", "pellet_x", "pellet_y"))
 
 
 def _world_class() -> Any:
-    require("tiny_jepa", "tiny-jepa", f"The orby benchmark family ({INSTALL})")
+    require("tiny_jepa", "tiny-jepa", "The orby benchmark family")
     from tiny_jepa import OrbyWorld
 
     return OrbyWorld

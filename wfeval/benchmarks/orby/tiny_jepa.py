@@ -31,7 +31,7 @@ CHECKPOINT_SHA256 = "1b187120e7624fca910ed709f8127b82a8f70bdb0d6403cac6e7dbe6a5c
 
 
 def checkpoint_path() -> Path:
-    require("tiny_jepa", "tiny-jepa", "model=tiny_jepa (pip install 'wfeval[tinyjepa]')")
+    require("tiny_jepa", "tiny-jepa", "model=tiny_jepa")
     import tiny_jepa
 
     return Path(tiny_jepa.__file__).parent / "checkpoints" / CHECKPOINT

@@ -17,13 +17,14 @@ Heavy imports (ale_py, crafter) happen only inside the family modules, when a si
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from wfeval.config.errors import ConfigError
+from wfeval.config.extras import install_command, install_hint, not_importable
 
-INSTALL_HINT = "pip install 'wfeval[games]'"
+#: how to install the game families (atari, crafter): from the one table of extras
+INSTALL_HINT = install_command("games")
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,10 @@ class Simulator(Protocol):
 
 
 def require(module: str, package: str, what: str) -> None:
-    """Refuse, with the install command, a family whose package is not installed."""
-    if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{what} needs the '{package}' package, which is not installed: {INSTALL_HINT}")
+    """Refuse, with the install command of the extra that installs ``package`` (the one table of
+    extras, :mod:`wfeval.config.extras`), a family or model whose package is not installed."""
+    if not_importable([module]):
+        raise ConfigError(f"{what} needs the '{package}' package, which is not installed: {install_hint(package)}")
 
 
 #: family -> its simulator module, registered by the family's benchmark class (``simulator_module``)

@@ -62,8 +62,10 @@ def _episode_seed(request: Any) -> int | None:
 
 
 class LoadedIDM:
-    def __init__(self, net: Any, meta: dict[str, Any], name: str, pinned: bool):
+    def __init__(self, net: Any, meta: dict[str, Any], name: str, pinned: bool,
+                 cross_fitting: dict[str, Any] | None = None):
         self.net, self.meta, self.name, self.pinned = net, meta, name, pinned
+        self.cross_fitting = cross_fitting  # the fold this IDM scores (on_dataset.Plan.cross_fitting)
         self.kind = str(meta["net"]["kind"])
         self.sources = {str(s) for s in meta.get("data", {}).get("sources", [])}
 
@@ -104,11 +106,14 @@ class LoadedIDM:
 
     def describe(self) -> dict[str, Any]:
         data = self.meta.get("data", {})
-        return {"name": self.name, "weights_sha256": self.meta.get("weights_sha256"), "pinned": self.pinned,
-                "kind": self.kind,
-                "heldout": {k: v for k, v in (self.meta.get("heldout") or {}).items() if k != "confusion"},
-                "trained_on": {k: data.get(k) for k in ("benchmark", "split", "episodes", "samples", "transitions",
-                                                        "seed_namespace", "sha256") if k in data}}
+        out = {"name": self.name, "weights_sha256": self.meta.get("weights_sha256"), "pinned": self.pinned,
+               "kind": self.kind,
+               "heldout": {k: v for k, v in (self.meta.get("heldout") or {}).items() if k != "confusion"},
+               "trained_on": {k: data.get(k) for k in ("benchmark", "split", "episodes", "samples", "transitions",
+                                                       "seed_namespace", "sha256") if k in data}}
+        if self.cross_fitting:
+            out["cross_fitting"] = dict(self.cross_fitting)
+        return out
 
 
 class IDMProvider:
@@ -121,7 +126,7 @@ class IDMProvider:
         self.checkpoint, self.sha256 = checkpoint, sha256
         self.training = dict(training or {})
         self._dataset: tuple[Any, Any] | None = None  # (benchmark, store) of a dataset run (bind_benchmark)
-        self._dataset_idm: tuple[str, str | None] | None = None  # (folder, None) or (None, why)
+        self._dataset_idms: tuple[list[tuple[Any, str]], str | None] | None = None  # ([(plan, folder)], why)
         self._loaded: dict[str, LoadedIDM] = {}
         self._keys: dict[str, Any] | None = None
         self._broken: dict[str, str] = {}
@@ -134,17 +139,19 @@ class IDMProvider:
         if self.training:
             out["training"] = self.training
         if self._dataset is not None:  # the IDM trained on the dataset: cached rows are tied to its weights
-            folder, why = self._dataset_folder()
-            out["dataset_idm"] = files.file_sha256(files.paths(folder)[0]) if folder else why
+            trained, why = self._dataset_folders()
+            shas = [files.file_sha256(files.paths(folder)[0]) for _, folder in trained]
+            out["dataset_idm"] = (shas[0] if len(shas) == 1 else shas) if trained else why
         if self.checkpoint:
             weights, _ = files.paths(self.checkpoint)
             out["checkpoint_sha256"] = files.file_sha256(weights) if weights.is_file() else None
         return out
 
-    def _load(self, key: str, folder: Any, pins: Mapping[str, str] | None, name: str, pinned: bool) -> LoadedIDM:
+    def _load(self, key: str, folder: Any, pins: Mapping[str, str] | None, name: str, pinned: bool,
+              cross_fitting: dict[str, Any] | None = None) -> LoadedIDM:
         if key not in self._loaded:
             net, meta = files.load(folder, pins)
-            self._loaded[key] = LoadedIDM(net, meta, name, pinned)
+            self._loaded[key] = LoadedIDM(net, meta, name, pinned, cross_fitting)
         return self._loaded[key]
 
     def _shipped_keys(self) -> dict[str, Any]:
@@ -167,22 +174,30 @@ class IDMProvider:
         if not self.checkpoint and hasattr(bench, "read_episodes") and store is not None:
             self._dataset = (bench, store)
 
-    def _dataset_folder(self) -> tuple[str | None, str | None]:
-        """(the folder of the IDM trained on the bound dataset, None) or (None, why none); trained once."""
-        if self._dataset_idm is None:
+    def _dataset_folders(self) -> tuple[list[tuple[Any, str]], str | None]:
+        """([(plan, folder)] of the IDMs trained on the bound dataset, None) or ([], why none); trained once."""
+        if self._dataset_idms is None:
             from wfeval.recipes.idm import on_dataset
 
             try:
-                self._dataset_idm = (str(on_dataset.train_for(*self._dataset, self.training)), None)
+                trained = on_dataset.train_all(*self._dataset, self.training)
+                self._dataset_idms = ([(plan, str(folder)) for plan, folder in trained], None)
             except ValueError as exc:
-                self._dataset_idm = (None, str(exc))
-        return self._dataset_idm
+                self._dataset_idms = ([], str(exc))
+        return self._dataset_idms
 
-    def _trained_on_dataset(self) -> tuple[LoadedIDM | None, str | None]:
-        folder, why = self._dataset_folder()
-        if folder is None:
-            return None, why
-        return self._load("dataset", folder, None, f"trained on {self._dataset[0].spec.name}", False), None
+    def _trained_on_dataset(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
+        """The dataset's IDM for ``request``: the one IDM, or (cross-fitting) the one of the sample's fold."""
+        trained, why = self._dataset_folders()
+        episode = request.metadata.get("episode")
+        for plan, folder in trained:
+            if plan.scores is None or episode in plan.scores:
+                name = f"trained on {self._dataset[0].spec.name}"
+                if plan.fold is not None:
+                    name += f" (cross-fitting fold {plan.fold + 1}/{plan.folds})"
+                return self._load(f"dataset:{folder}", folder, None, name, False, plan.cross_fitting()), None
+        return None, why or (f"episode {episode!r} is in no cross-fitting fold (it was not readable when the "
+                             "folds were dealt)")
 
     def for_request(self, request: Any) -> tuple[LoadedIDM | None, str | None]:
         """(the IDM, None) or (None, why no IDM may score this sample); a shipped or given checkpoint whose
@@ -193,7 +208,7 @@ class IDMProvider:
         else:
             wanted = applies_to(request)
             if wanted is None and self._dataset is not None:
-                idm, why = self._trained_on_dataset()
+                idm, why = self._trained_on_dataset(request)
                 if idm is None:
                     return None, why
             elif wanted is None:

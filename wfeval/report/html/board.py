@@ -12,6 +12,8 @@ from typing import Any
 from wfeval.report.html import charts
 from wfeval.report.html.values import fmt
 from wfeval.report.leaderboard import Board, Column, Row
+from wfeval.report.probes import OFF_RANGE, levels_note, off_range
+from wfeval.report.signals import flags
 from wfeval.results.record import Aggregate
 
 
@@ -24,7 +26,7 @@ def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]
     cell = board.cell(row, column, metric)
     if cell.value is None:
         return {"text": cell.text, "sort": "", "title": cell.missing or cell.text, "cls": "missing",
-                "interval": "", "coverage": ""}
+                "interval": "", "coverage": "", "weak": ""}
     agg = board.aggregate(row, column, metric) or Aggregate()
     ci, diag = agg.confidence_interval or {}, agg.diagnostics or {}
     coverage = diag.get("coverage", cell.n_valid / cell.n_total if cell.n_total else 0.0)
@@ -32,10 +34,15 @@ def _cell(board: Board, row: Row, column: Column, metric: str) -> dict[str, Any]
     title = (f"{ci.get('method', 'no')} interval at {ci.get('level', '')}; {cell.n_valid}/{cell.n_total} valid, "
              f"coverage {fmt(coverage, 3)}" + (f"; not scored: {breakdown}" if breakdown else ""))
     short = cell.n_total and cell.n_valid < cell.n_total
-    return {"text": fmt(cell.value) + (" ≈" if cell.tie else ""), "sort": repr(cell.value), "title": title,
+    weak = flags(agg)  # a number that cannot tell models apart: marked, its reason in the tooltip
+    title += "".join(f"; {flag.label}: {flag.detail}" for flag in weak)
+    if levels_note(diag):  # a probe: what it reads against (chance, ceiling, effective rank), off range flagged
+        title = f"{levels_note(diag)}; {title}"
+    text = OFF_RANGE if off_range(diag) else fmt(cell.value) + (" ≈" if cell.tie else "")
+    return {"text": text, "sort": repr(cell.value), "title": title,
             "cls": "low-coverage" if short else "",
             "interval": f"[{fmt(cell.low)}, {fmt(cell.high)}]" if cell.low is not None else "",
-            "coverage": f"{cell.n_valid}/{cell.n_total}" if short else ""}
+            "coverage": f"{cell.n_valid}/{cell.n_total}" if short else "", "weak": "; ".join(map(str, weak))}
 
 
 def _eligibility(board: Board, row: Row, column: Column) -> dict[str, Any]:
@@ -65,7 +72,8 @@ def board_tables(board: Board) -> dict[str, Any]:
         headline_rows.append({
             "rank": row.rank, "label": row.label, "name": row.name, "color": row_color(board, row), "run": "",
             "cells": [_cell(board, row, c, c.primary) if c.primary else {"text": "-", "sort": "", "cls": "missing",
-                                                                        "title": "", "interval": "", "coverage": ""}
+                                                                        "title": "", "interval": "", "coverage": "",
+                                                                        "weak": ""}
                       for c in board.columns],
             "scores": [{"text": board.score_text(row, c), "sort": _sort(board.score(row, c))} for c in board.columns],
             "eligible": [_eligibility(board, row, c) for c in board.columns],

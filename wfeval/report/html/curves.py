@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Callable
+from typing import Any
 
 from wfeval.report.numbers import number
+from wfeval.results.breakdown import CURVE_KEYS  # key → (x of item i, what x means): one home with the results API
 
-CURVE_KEYS: tuple[tuple[str, Callable[[dict, int], int], str], ...] = (  # key → (x of item i, what x means)
-    ("per_frame", lambda c, i: int(c.get("first_frame") or 0) + i, "frame"),
-    ("per_step", lambda c, i: i + 1, "frame (change from the previous one)"),
-    ("per_frame_error_px", lambda c, i: i, "frame"),
-)
+OWN_CURVES = ("per_frame", "per_step")  # curves of the metric's own per-frame value: its bounds hold
 
 
 class Sum:

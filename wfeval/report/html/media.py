@@ -39,7 +39,7 @@ class Strip:
     data_uri: str | None
     frames: int
     problems: list[str]
-    panels: tuple[str, ...] = ("reference", "generated", f"|difference| ×{DIFF_GAIN}")
+    panels: tuple[str, ...] = ("reference", "generated", f"|diff| ×{DIFF_GAIN}")
     width: int = 0
     height: int = 0
 
@@ -119,24 +119,60 @@ def animated_webp(frames: np.ndarray, fps: float) -> bytes:
     return buffer.getvalue()
 
 
+def video_key(artifacts: dict[str, Any]) -> str | None:
+    """The artifact that is the model's video: ``generated_video``, else the first whose name ends in
+    ``video``; None for a run whose outputs are not pixels (a probe readout, predicted latents)."""
+    if "generated_video" in artifacts:
+        return "generated_video"
+    return next((k for k in artifacts if str(k).endswith("video")), None)
+
+
+def _generated(result: dict[str, Any], run_ref, store_dir: Path | None) -> tuple[np.ndarray | None, str | None]:
+    """The model's video and why there is none; a run that records outputs but no video (a latent
+    model: task=probing, latent goal reaching) has no pixels to show, which is not a problem."""
+    artifacts = result.get("artifacts") or {}
+    key = video_key(artifacts)
+    if key is None:
+        return None, (None if artifacts else "generated video: none recorded")
+    return load_video(run_ref(artifacts.get(key)), store_dir, "generated video")
+
+
+def _goal(request: dict[str, Any], run_ref, store_dir: Path | None) -> np.ndarray | None:
+    """The goal image of a goal-reaching sample (``inputs.goal_image``), or None."""
+    ref = (request.get("inputs") or {}).get("goal_image")
+    return load_video(run_ref(ref), store_dir, "goal image")[0] if ref is not None else None
+
+
 def sample_strip(request: dict[str, Any], result: dict[str, Any], run_ref, store_dir: Path | None) -> Strip:
-    """The strip of one sample from its ``generations.jsonl`` record."""
+    """The strip of one sample from its ``generations.jsonl`` record: reference, generated, their
+    difference; for goal reaching the path taken in the true world beside the goal image and their
+    difference (the last frame is the one reached), then the model's video if it drew one."""
     problems: list[str] = []
     reference, why = load_video(run_ref((request.get("references") or {}).get("video")), store_dir, "reference video")
     if why:
         problems.append(why)
-    artifacts = result.get("artifacts") or {}
-    key = "generated_video" if "generated_video" in artifacts else next(iter(artifacts), None)
-    generated, why = load_video(run_ref(artifacts.get(key)) if key else None, store_dir, "generated video")
+    generated, why = _generated(result, run_ref, store_dir)
     if why:
         problems.append(why)
+    goal = _goal(request, run_ref, store_dir)
     if reference is None and generated is None:
         return Strip(None, 0, problems)
-    frames = compose(reference, generated)
+    panels = Strip.panels
+    if goal is not None and reference is not None:
+        frames = compose(reference, np.repeat(goal[:1], len(reference), axis=0))
+        panels = ("path taken (true world)", "goal", f"|frame − goal| ×{DIFF_GAIN}")
+        if generated is not None:  # a pixel model's own video after them
+            width = (frames.shape[2] - 2 * GAP) // 3
+            extra = compose(generated, None)[:, :, :width]
+            if extra.shape[:2] == frames.shape[:2] and extra.shape[2] == width:
+                frames = np.concatenate([frames, np.full_like(extra[:, :, :GAP], 255), extra], axis=2)
+                panels = (*panels, "generated")
+    else:
+        frames = compose(reference, generated)
     fps = float((request.get("generation") or {}).get("fps") or 8)
     data = animated_webp(frames, fps)
     return Strip("data:image/webp;base64," + base64.b64encode(data).decode("ascii"), len(frames), problems,
-                 width=int(frames.shape[2]), height=int(frames.shape[1]))
+                 panels=panels, width=int(frames.shape[2]), height=int(frames.shape[1]))
 
 
 # -- the sample viewer: one still sprite per video, the page steps through its frames -----------
@@ -180,7 +216,4 @@ def sample_videos(request: dict[str, Any], result: dict[str, Any], run_ref, stor
                   ) -> tuple[tuple[np.ndarray | None, str | None], tuple[np.ndarray | None, str | None]]:
     """((reference, why not), (generated, why not)) of one ``generations.jsonl`` record."""
     reference = load_video(run_ref((request.get("references") or {}).get("video")), store_dir, "reference video")
-    artifacts = result.get("artifacts") or {}
-    key = "generated_video" if "generated_video" in artifacts else next(iter(artifacts), None)
-    generated = load_video(run_ref(artifacts.get(key)) if key else None, store_dir, "generated video")
-    return reference, generated
+    return reference, _generated(result, run_ref, store_dir)

@@ -19,8 +19,10 @@ from typing import Any, Sequence
 from wfeval.report.html import charts
 from wfeval.report.html.board import board_tables
 from wfeval.report.html.comparisons import comparisons
+from wfeval.report.html.curves import OWN_CURVES
 from wfeval.report.html.gaps import gap_charts
 from wfeval.report.html.load import RunData
+from wfeval.report.html.probes import probe_section
 from wfeval.report.html.provenance import provenance
 from wfeval.report.html.samples import (
     MAX_IDS,
@@ -92,9 +94,6 @@ def horizon_curves(runs: list[RunData]) -> list[dict[str, Any]]:
                                    "cap": cap})
             found[key]["metrics"].append(metric)
     return list(found.values())
-
-
-OWN_CURVES = ("per_frame", "per_step")  # curves of the metric's own per-frame value: its bounds hold
 
 
 def horizon_charts(found: list[dict[str, Any]], runs: list[RunData], benchmark: str) -> list[dict[str, Any]]:
@@ -176,6 +175,7 @@ def section(board: Board, column: Column, details: dict[str, Any]) -> dict[str, 
         "metric_charts": metric_charts(runs, measurements),
         "horizon": horizon_charts(parts["horizon"], runs, column.benchmark),
         "gaps": gap_charts(runs, measurements),
+        "probes": probe_section(runs, measurements),  # the latent layout (task=probing)
         "latency": latency_chart(parts["latency"]),
         "strips": parts["strips"], "unpictured": [m.split(".", 1)[-1] for m in measurements if m not in shown],
         "failures": parts["failures"], "samples": _sample_rows(runs, parts["tables"]),

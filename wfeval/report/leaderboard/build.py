@@ -13,6 +13,7 @@ from wfeval.report.runs import Entry, column_key, row_key
 from wfeval.report.units import unit_of
 
 MAX_LABEL = 40
+PYTHON_OPTION = "python"  # model=python: a row named by the object's own name
 
 
 def _columns(entries: Sequence[Entry]) -> list[Column]:
@@ -66,22 +67,33 @@ def _shorten_paths(values: list[str]) -> dict[str, str]:
     return out
 
 
+def named_key(row: Row) -> dict[str, str]:
+    """The row's key as its label reads it: a ``model=python`` row (any Python object) is named by the
+    model's own ``name`` (or class name, as results.json records it), not by the option and its class path."""
+    key = dict(row.key)
+    if key.get("model") == PYTHON_OPTION:
+        key["model"] = next(iter(row.entries.values())).model_name
+        key.pop("model.object._target_", None)
+    return key
+
+
 def _label_rows(rows: list[Row]) -> dict[str, str]:
     """Name each row by what differs between the rows; returns {shortened label: full label}."""
+    named = {id(row): named_key(row) for row in rows}
     keys: list[str] = []
     for row in rows:
-        keys += [k for k in row.key if k not in keys and not k.startswith("#")]
-    differing = [k for k in keys if len({row.key.get(k) for row in rows}) > 1]
-    short = {k: _shorten_paths([row.key[k] for row in rows if k in row.key]) for k in differing}
+        keys += [k for k in named[id(row)] if k not in keys and not k.startswith("#")]
+    differing = [k for k in keys if len({named[id(row)].get(k) for row in rows}) > 1]
+    short = {k: _shorten_paths([named[id(row)][k] for row in rows if k in named[id(row)]]) for k in differing}
 
     def label(row: Row, shorten: bool) -> str:
-        parts = []
+        parts, key = [], named[id(row)]
         for k in differing:
-            if k in row.key:
-                value = short[k].get(row.key[k], row.key[k]) if shorten else row.key[k]
+            if k in key:
+                value = short[k].get(key[k], key[k]) if shorten else key[k]
                 parts.append(value if k == "model" else f"{k}={value}")
         entry = next(iter(row.entries.values()))
-        return " ".join(parts) or row.key.get("model") or entry.model_name
+        return " ".join(parts) or key.get("model") or entry.model_name
 
     full: dict[int, str] = {}
     for row in rows:

@@ -13,6 +13,7 @@ from typing import Sequence
 from wfeval.report.ladder import Reached, reached
 from wfeval.report.numbers import HYPHEN, fmt, number
 from wfeval.report.runs import Entry
+from wfeval.report.signals import label as weak_signals
 from wfeval.results.record import Aggregate
 from wfeval.results.evidence import grouped_reasons
 
@@ -98,6 +99,9 @@ class Board:
             text += f" {TIE}"
         if n_total and n_valid < n_total:
             text += f" ({n_valid}/{n_total})"
+        weak = weak_signals(agg)
+        if weak:
+            text += f" {weak}"
         return Cell(value, low, high, n_valid, n_total, text, tie)
 
     def _best(self, column: Column, metric: str) -> tuple[float, float | None, float | None] | None:
@@ -210,6 +214,9 @@ class Board:
                  "samples"]
         lines.append("ladder = the highest decision-ladder rung (L0-L7) a valid measurement of the run is evidence "
                      "for, with those measurements (docs/decision-ladder.md)")
+        if any(weak_signals(self.aggregate(r, c, m)) for c in self.columns for m in c.measurements for r in self.rows):
+            lines.append("⚠ = a weak signal: IDM too weak (its ceiling does not clear chance: it cannot tell models "
+                         "apart), at chance (the interval contains chance), prior only (a rating no vote bounds)")
         if len(self.columns) > 1:
             lines.append("columns: benchmark[/task][@protocol]; results of different columns are never ranked "
                          "together")

@@ -38,6 +38,9 @@ class Difference:
     method: str = ""
     exact: bool = False
     reason: str = ""  # why there is no number
+    #: sample id -> (A's value, B's value) of the samples the difference rests on (not for FVD: a
+    #: distance between sets); what a regression gate lists (:mod:`wfeval.report.paired.gate`)
+    pairs: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)
 
     def verdict(self, alpha: float, a: str = "A", b: str = "B") -> str:
         if self.reason:
@@ -68,7 +71,7 @@ class Comparison:
                                                                              "run": str(self.b.run_dir)},
                 "shared_samples": self.shared, "notes": self.notes, "holm_family": self.family_size,
                 "ladder": differ_only_below(self, alpha),
-                "differences": [{**{k: v for k, v in d.__dict__.items()}, "verdict": d.verdict(alpha)}
+                "differences": [{**{k: v for k, v in d.__dict__.items() if k != "pairs"}, "verdict": d.verdict(alpha)}
                                 for d in self.differences]}
 
 
@@ -134,6 +137,7 @@ def compare_runs(a: Entry, b: Entry, *, label_a: str = "A", label_b: str = "B",
             diff.reason = str(exc)
             continue
         diff.estimate, diff.low, diff.high, diff.p = result.estimate, result.low, result.high, result.p_value
+        diff.pairs = {s: (ta.values[s], tb.values[s]) for s in ids}
         diff.exact = result.exact
         diff.method = (f"{aggregator[m]} difference, paired bootstrap; permutation p "
                        f"({'exact' if result.exact else f'{n_resamples} swaps'})")

@@ -1,0 +1,165 @@
+"""The measured tables of docs/latent-models.md for the simulators' probes and latent planning, from
+real runs (the tiny-jepa table is perf/latent_table.py's; the widths table perf/probe_widths.py's).
+
+Run: ``python perf/latent_figures.py [--samples 16] [--train-episodes 32] [--goals 32] [--out tables.md]``
+(offline, CPU, a few minutes at the default size; Atari Pong's rows need the ``games`` extra, else
+they are left out and said so). Two tables, pasted into the page as printed:
+
+- **probes**: per benchmark and encoder, ``probe_r2`` and ``probe_accuracy`` with its chance level,
+  the imagined probe R² at k = 1, 2, 4, 8 and the training latents' effective rank (RankMe).
+  Gridworld with ``--train-episodes`` training episodes; Pong with half as many (its episodes are
+  longer). The encoders are the calibration ones: ``state_oracle`` (the ceiling) with the oracle and
+  the static predictor, ``random_projection`` at width 64 and at width 1024 (the same chance at
+  another width: a matched-width baseline is ``model.dim=<the width of the model under test>``) and
+  ``pixels_pca``;
+- **planning**: gridworld ``task=goal_reaching`` on ``--goals`` samples: goal success (95 % Wilson
+  interval) and SPL for the latent planners (``state_oracle``, ``random_projection``, the hand-made
+  ``CellEncoder`` of the page, the static predictor) and the pixel planner with ``model=oracle``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HORIZONS = (1, 2, 4, 8)
+PROBES = {  # row label -> (benchmark, overrides)
+    "state_oracle": ("gridworld", ["model=state_oracle"]),
+    "state_oracle, static predictor": ("gridworld", ["model=state_oracle", "model.predictor=static"]),
+    "random_projection (dim 64)": ("gridworld", ["model=random_projection"]),
+    "random_projection (dim 1024)": ("gridworld", ["model=random_projection", "model.dim=1024"]),
+    "pixels_pca (dim 64)": ("gridworld", ["model=pixels_pca"]),
+    "Pong: state_oracle": ("atari_pong", ["model=state_oracle"]),
+    "Pong: random_projection (dim 64)": ("atari_pong", ["model=random_projection"]),
+}
+PLANNERS = {
+    "state_oracle": ["model=state_oracle"],
+    "random_projection": ["model=random_projection"],
+    "CellEncoder": ["model=python", "model.object._target_=latent_figures.CellEncoder"],
+    "state_oracle, static predictor": ["model=state_oracle", "model.predictor=static"],
+    "oracle (pixel planner)": ["model=oracle"],
+}
+
+
+class CellEncoder:
+    """The page's hand-made latent model of gridworld (``my_models/cells.py`` there)."""
+
+    name = "cells"
+    version = "1"
+
+    def encode(self, frames):
+        from wfeval.benchmarks.gridworld import world
+
+        colour = np.asarray(world.agent_color(), dtype=np.int64)
+        out = []
+        for frame in np.asarray(frames, dtype=np.int64):
+            ys, xs = np.nonzero((frame == colour).all(axis=-1))
+            out.append([ys.mean() / 8.0, xs.mean() / 8.0])
+        return np.asarray(out)
+
+    def predict(self, z, actions):
+        deltas = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.float64)
+        return np.asarray(z)[:, None, :] + np.cumsum(deltas[np.asarray(actions)], axis=1)
+
+
+def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
+    from hydra import compose, initialize_config_module
+
+    from wfeval.config import register_schemas
+    from wfeval.pipeline.runner import run_from_config
+
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    summary = run_from_config(cfg, output_dir=folder)
+    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
+
+
+def _cell(results: dict[str, Any] | None, metric: str, digits: int = 2, interval: bool = True) -> str:
+    agg = (results or {}).get(metric)
+    if not agg or agg["diagnostics"].get("value") is None:
+        return "—"
+    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
+    if not interval or ci.get("low") is None:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
+
+
+def _level(results: dict[str, Any] | None, metric: str, key: str, digits: int = 2) -> str:
+    value = ((results or {}).get(metric) or {}).get("diagnostics", {}).get(key)
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _games() -> bool:
+    try:
+        import ale_py  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+def probes_table(samples: int = 16, train_episodes: int = 32, root: Path | None = None,
+                 rows: dict[str, tuple[str, list[str]]] | None = None) -> str:
+    """The probes table; ``samples`` per benchmark (a game: ``samples // 4`` trajectories of 4 windows)."""
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-figures-"))
+    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+            "metric=[probe_r2,probe_accuracy,imagined_probe_r2]",
+            f"metric.imagined_probe_r2.horizons=[{','.join(map(str, HORIZONS))}]"]
+    out = []
+    for i, (label, (benchmark, overrides)) in enumerate((rows or PROBES).items()):
+        if benchmark.startswith("atari") and not _games():
+            continue
+        episodes = train_episodes if benchmark == "gridworld" else max(2, train_episodes // 2)
+        # a recorded game: 4 windows per trajectory
+        size = f"benchmark.num_samples={samples}" if benchmark == "gridworld" else \
+            f"benchmark.num_trajectories={max(1, samples // 4)}"
+        r = _run([*base, f"benchmark={benchmark}", size, f"protocol.train_episodes={episodes}", *overrides],
+                 root / f"probes-{i}")
+        width = r["probe_r2"]["diagnostics"].get("latent_dim")
+        out.append([label, _cell(r, "probe_r2"), _cell(r, "probe_accuracy", interval=False),
+                    _level(r, "probe_accuracy", "chance"),
+                    *[_cell(r, f"imagined_probe_r2_k{k}", interval=False) for k in HORIZONS],
+                    f"{_level(r, 'probe_r2', 'effective_rank', 1)} of {width}"])
+    head = ["encoder", "probe R² observed", "accuracy", "chance (accuracy)",
+            *[f"R² imagined k={k}" for k in HORIZONS], "effective rank"]
+    return _table(head, out)
+
+
+def planning_table(goals: int = 32, root: Path | None = None, candidates: int = 64) -> str:
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-figures-"))
+    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=goal_reaching",
+            f"benchmark.num_samples={goals}", f"protocol.planner.candidates={candidates}", "metric=[goal_success,spl]"]
+    out = []
+    for i, (label, overrides) in enumerate(PLANNERS.items()):
+        r = _run([*base, *overrides], root / f"planning-{i}")
+        out.append([label, _cell(r, "goal_success"), _cell(r, "spl", interval=False)])
+    return _table(["planner", "goal success", "SPL"], out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--train-episodes", type=int, default=32)
+    parser.add_argument("--goals", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    # the CellEncoder row: this file's class, served by model=python (trusted here, the caller)
+    os.environ["WFEVAL_TRUST"] = "latent_figures."
+    text = probes_table(args.samples, args.train_episodes) + "\n" + planning_table(args.goals)
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

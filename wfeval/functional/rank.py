@@ -1,0 +1,33 @@
+"""The effective rank of a set of latents (RankMe; Garrido et al. 2023, "RankMe: assessing the
+downstream performance of pretrained self-supervised representations by their rank"): a collapse
+check beside the probes (``task=probing``; docs/latent-models.md).
+
+For N latents of width D (an N×D matrix ``Z``) with singular values ``σ₁ … σ_m`` (m = min(N, D)),
+``p_k = σ_k / Σ σ + ε`` and the effective rank is ``exp(−Σ p_k log p_k)``: 1 for latents on one
+line through the origin (a collapsed encoder: every frame encoded alike), ``m`` for latents whose
+singular values are all equal, in between otherwise. The latents are taken as they are (not
+centred), as RankMe does, so a constant non-zero encoding has rank 1, not 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: RankMe's ε (keeps log finite for zero singular values)
+EPS = 1e-7
+
+
+def effective_rank(z: np.ndarray) -> float:
+    """RankMe of ``z`` (N×D): ``exp`` of the entropy of its normalised singular values; 0 for latents
+    that are all zero (no direction at all)."""
+    z = np.asarray(z, dtype=np.float64)
+    if z.ndim != 2 or 0 in z.shape:
+        raise ValueError(f"effective_rank: expected an N×D matrix of latents, got shape {z.shape}")
+    peak = float(np.max(np.abs(z)))
+    if not np.isfinite(peak):
+        raise ValueError("effective_rank: the latents hold NaN or infinity")
+    if peak == 0.0:
+        return 0.0
+    sigma = np.linalg.svd(z / peak, compute_uv=False)  # scaled first: the rank does not depend on the scale
+    p = sigma / sigma.sum() + EPS
+    return float(np.exp(-np.sum(p * np.log(p))))
