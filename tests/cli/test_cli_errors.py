@@ -11,7 +11,8 @@ def test_unknown_metric_exits_2_with_did_you_mean_and_no_traceback(tmp_path):
     proc = run_cli(["metric=[fvdd]"], cwd=tmp_path)
     assert proc.returncode == 2
     assert ("Unknown metric 'fvdd'. Did you mean: fvd? Available: action_following, action_sensitivity, "
-            "agent_position_error, artifact_count, flicker, frame_repeat_rate, fvd, generated_rate, goal_success, "
+            "agent_position_error, artifact_count, break_even_horizon, dynamic_psnr, dynamic_ssim, flicker, "
+            "frame_repeat_rate, fvd, generated_rate, goal_success, "
             "idm_accuracy, imagined_probe_r2, lpips, mae, motion_error, motion_magnitude, mse, policy_rank_correlation, pose_error, "
             "probe_accuracy, probe_r2, psnr, "
             "real_time_factor, return_error, reversibility_error, revisit_error, spl, ssim, step_latency, "

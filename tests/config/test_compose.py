@@ -23,7 +23,7 @@ def test_default_config_selects_the_benchmark_metric_suite():
     assert cfg.model.name == "oracle"
     assert cfg.protocol.name == "open_loop"
     assert list(cfg.metric) == ["generated_rate", "artifact_count", "psnr", "ssim", "flicker", "action_following",
-                                "agent_position_error"]
+                                "agent_position_error", "dynamic_psnr", "dynamic_ssim", "break_even_horizon"]
     assert [m.split("==")[0] for m in cfg.benchmark.metrics] == list(cfg.metric)  # psnr==1.0: a pinned version
 
 
@@ -146,7 +146,7 @@ def test_every_builtin_benchmark_instantiates_and_has_a_metric_suite(name):
 def test_extra_metrics_add_to_the_selected_metrics():
     nodes = metric_nodes(compose(["extra_metrics=[fvd]"]))
     assert list(nodes) == ["generated_rate", "artifact_count", "psnr", "ssim", "flicker", "action_following",
-                          "agent_position_error", "fvd"]
+                          "agent_position_error", "dynamic_psnr", "dynamic_ssim", "break_even_horizon", "fvd"]
 
 
 def test_unknown_extra_metric_is_a_config_error_with_a_suggestion():

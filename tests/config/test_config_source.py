@@ -32,7 +32,8 @@ def test_composing_the_default_config_builds_only_the_schemas_it_loads():
     assert built == {"wfeval_schema", "schema/benchmark/gridworld", "schema/model/oracle",
                      "schema/protocol/open_loop", "metric/suite_gridworld"} | {
         f"schema/metric/{m}" for m in ("generated_rate", "artifact_count", "psnr", "ssim", "flicker",
-                                        "action_following", "agent_position_error")}
+                                        "action_following", "agent_position_error", "dynamic_psnr", "dynamic_ssim",
+                                        "break_even_horizon")}
 
 
 def test_nothing_of_wfeval_is_written_into_hydras_config_store():

@@ -25,7 +25,8 @@ def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
 
     results = json.loads((run / "results.json").read_text())["results"]
     assert list(results) == ["gridworld.generated_rate", "gridworld.artifact_count", "gridworld.psnr", "gridworld.ssim",
-                             "gridworld.flicker", "gridworld.action_following", "gridworld.agent_position_error"]
+                             "gridworld.flicker", "gridworld.action_following", "gridworld.agent_position_error",
+                             "gridworld.dynamic_psnr", "gridworld.dynamic_ssim", "gridworld.break_even_horizon"]
     rate = results["gridworld.generated_rate"]
     assert (rate["n_total"], rate["n_valid"], rate["n_skipped"]) == (32, 32, 0)
     assert rate["normalized_stats"]["ratio"] == 1.0
@@ -39,7 +40,7 @@ def test_default_run_writes_every_file_with_namespaced_results(tmp_path):
         assert field in samples[0]
     assert samples[0]["prediction"]["generated_video"]["shape"] == [16, 64, 64, 3]
     assert samples[0]["steps"] == 15
-    assert len(read_jsonl(run / "metrics.jsonl")) == 7 * 32
+    assert len(read_jsonl(run / "metrics.jsonl")) == 10 * 32
     assert len(read_jsonl(run / "steps.jsonl")) == 32
     events = [e["event"] for e in read_jsonl(run / "events.jsonl")]
     assert events[0] == "run_started" and events[-2:] == ["run_finished", "report_written"]

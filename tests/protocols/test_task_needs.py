@@ -20,9 +20,10 @@ NEEDS = (memory.NEED, policy_evaluation.NEED, probing.NEED, goal_reaching.NEED, 
 #: built-in benchmark -> the tasks whose interface its family offers (as the refusals list them)
 SERVES = {
     "gridworld": {"memory", "policy_evaluation", "probing", "goal_reaching", "policy_optimization"},
-    "memory_maze": {"memory"},
-    "orby": {"probing", "goal_reaching"},
-    "atari_pong": {"probing", "policy_optimization"},
+    "memory_maze": {"memory", "policy_evaluation"},
+    "orby": {"probing", "goal_reaching", "policy_evaluation"},
+    "atari_pong": {"probing", "policy_evaluation", "policy_optimization"},
+    "crafter": {"policy_evaluation"},
     "folder": set(),
 }
 
@@ -64,8 +65,9 @@ class EveryModelInterface:
     (Memory(), "folder", "can neither plan revisits from its exact state (revisit_plan / simulate / static_masks: "
                          "wfeval.tasks.memory.RevisitPlanner) nor find them in a recorded state "
                          "(wfeval.tasks.memory.RevisitFinder)"),
-    (PolicyEvaluation(), "atari_pong", "declares no scripted policies, true episode and reward "
-                                       "(wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); use benchmark=gridworld"),
+    (PolicyEvaluation(), "folder", "declares no scripted policies, true episode and reward "
+                                   "(wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); it runs on gridworld and "
+                                   "the simulated recorded families (atari_*, crafter, memory_maze*, orby)"),
     (Probing(), "folder", "declares no state variables (task=probing runs on gridworld, orby, atari_pong, "
                           "atari_breakout and atari_boxing, and on lerobot, hdf5 and minari datasets that record a "
                           "state)"),

@@ -98,7 +98,7 @@ def test_leaderboard_ranks_models_by_the_primary_metric_with_intervals_coverage_
         assert "<span class=\"cov\">" not in row  # every sample counted: no coverage line
         evidence = docs[model]["evidence"]
         reasons = grouped_reasons(evidence, docs[model]["benchmark"]["n_samples"])
-        assert not evidence["eligible"] and len(evidence["reasons"]) == 8 and len(reasons) == 1
+        assert not evidence["eligible"] and len(evidence["reasons"]) == 11 and len(reasons) == 1
         assert 'no (1 reason)</summary>' in row  # grouped: a quick run on a subset, said once
         for reason in reasons:
             assert f"<li>{markupsafe.escape(reason)}</li>" in row

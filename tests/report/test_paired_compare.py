@@ -47,14 +47,14 @@ def test_oracle_against_static_is_a_significant_difference_of_the_right_size(run
     proc = _module("wfeval.compare", runs["oracle"], runs["static"], cwd=runs["root"])
     assert proc.returncode == 0, proc.stderr
     assert "paired comparison on gridworld: A = oracle, B = static" in proc.stdout
-    assert "32 shared samples" in proc.stdout and "Holm–Bonferroni over 7 tests" in proc.stdout
+    assert "32 shared samples" in proc.stdout and "Holm–Bonferroni over 10 tests" in proc.stdout
     a, b = _values(runs["oracle"], "psnr"), _values(runs["static"], "psnr")
     expected = np.mean([a[s] for s in sorted(a)]) - np.mean([b[s] for s in sorted(a)])
     psnr = _line(proc.stdout, "psnr")
     assert psnr[1] == f"+{expected:.4g}" and psnr[2] == "dB"  # the unit beside the value
     assert psnr[-2:] == ["oracle", "better"]
-    # every sample better by the same sign: no swap pattern is as extreme (p = 2/10001), × 7 tests at most
-    assert float(psnr[5]) <= 7 * 2 / 10001 + 1e-9
+    # every sample better by the same sign: no swap pattern is as extreme (p = 2/10001), × 10 tests at most
+    assert float(psnr[5]) <= 10 * 2 / 10001 + 1e-9
     assert _line(proc.stdout, "ssim")[-2:] == ["oracle", "better"]
     assert _line(proc.stdout, "generated_rate")[-2:] == ["not", "significant"]  # both generate everything
 
@@ -77,7 +77,7 @@ def test_the_baseline_option_compares_every_model_with_it_and_writes_json(runs, 
     assert proc.returncode == 0, proc.stderr
     comparisons = json.loads((tmp_path / "comparisons.json").read_text())
     assert len(comparisons) == 2 and {c["b"]["label"] for c in comparisons} == {"static"}
-    assert all(c["holm_family"] == 14 for c in comparisons)  # one family: 2 comparisons × 7 measurements
+    assert all(c["holm_family"] == 20 for c in comparisons)  # one family: 2 comparisons × 10 measurements
     refused = _module("wfeval.compare", runs["oracle"], runs["static"], "--baseline", "nobody", cwd=runs["root"])
     assert refused.returncode == 2 and "is no row" in refused.stderr
 
@@ -163,4 +163,4 @@ def test_a_measurement_computed_differently_is_not_compared(runs, tmp_path):
     assert proc.returncode == 0, proc.stderr
     psnr = " ".join(line for line in proc.stdout.splitlines() if line.startswith("psnr "))  # every block's line
     assert "not compared: computed differently" in psnr and "max_db=50" in psnr
-    assert "Holm–Bonferroni over 6 tests" in proc.stdout  # the refused one is not a test
+    assert "Holm–Bonferroni over 9 tests" in proc.stdout  # the refused one is not a test

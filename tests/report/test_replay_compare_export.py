@@ -31,8 +31,8 @@ def test_default_run_is_eligible_and_a_subset_is_not_with_every_reason(tmp_path)
         in proc.stdout
     documents = [json.loads((p / "results.json").read_text()) for p in (tmp_path / "outputs" / "runs").iterdir()]
     [subset] = [d for d in documents if d["benchmark"]["n_samples"] == 5]
-    # results.json keeps every rule's reason: 7 suite metrics under min_valid + the dataset hash
-    assert len(subset["evidence"]["reasons"]) == 8
+    # results.json keeps every rule's reason: 10 suite metrics under min_valid + the dataset hash
+    assert len(subset["evidence"]["reasons"]) == 11
     assert "psnr: 5 valid samples < required 32" in subset["evidence"]["reasons"]
 
 
@@ -92,10 +92,10 @@ def test_export_writes_one_row_per_run_and_measurement_in_each_format(tmp_path):
         out = tmp_path / f"export.{fmt}"
         assert _module("wfeval.export", sweep, "--format", fmt, "--out", out, cwd=tmp_path).returncode == 0
     records = json.loads((tmp_path / "export.json").read_text())
-    assert len(records) == 3 * 7  # runs × suite metrics
+    assert len(records) == 3 * 10  # runs × suite metrics
     assert {r["model"] for r in records} == {"oracle", "static", "random_actions"}
     rate = next(r for r in records if r["model"] == "static" and r["measurement"] == "gridworld.generated_rate")
     assert (rate["value"], rate["n_valid"], rate["ci_method"], rate["eligible"]) == (1.0, 3, "wilson", False)
     with open(tmp_path / "export.csv", newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 3 * 7
-    assert (tmp_path / "export.md").read_text().count("\n") == 2 + 3 * 7
+        assert len(list(csv.DictReader(handle))) == 3 * 10
+    assert (tmp_path / "export.md").read_text().count("\n") == 2 + 3 * 10

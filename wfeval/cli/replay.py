@@ -68,7 +68,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-ADDED = tuple(f".{field} only in the replay" for field in ("unit", "bounds", "family"))  # display_fields
+ADDED = tuple(f".{field} only in the replay" for field in ("unit", "bounds", "family", "rung"))  # display_fields
 
 
 def verdict(run_dir: Path, out_dir: Path) -> tuple[bool | None, str]:
@@ -85,7 +85,7 @@ def verdict(run_dir: Path, out_dir: Path) -> tuple[bool | None, str]:
     added = [d for d in found if d.startswith("metrics.") and d.endswith(ADDED)]
     if found and len(added) == len(found):
         return True, (f"matches the run's results.json ({original}) in every value; the replay adds the fields "
-                      "this wfeval writes beside each metric (unit, bounds, family)")
+                      "this wfeval writes beside each metric (unit, bounds, family, rung)")
     shown = "; ".join(found[:5]) + (f"; … {len(found) - 5} more" if len(found) > 5 else "")
     return False, (f"DIFFERS from the run's results.json ({original}): {shown or 'same content, other bytes'} "
                    "(another wfeval or metric version, or files changed since the run)")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# formula modules, searched in order: reference, temporal, control, learned perceptual, controllability,
-# memory, ranking, ensemble (uncertainty) and reward-prediction metrics
-_MODULES = ("wfeval.functional.reference", "wfeval.functional.temporal", "wfeval.functional.control",
-            "wfeval.functional.perceptual", "wfeval.functional.controllability", "wfeval.functional.memory",
-            "wfeval.functional.ranking", "wfeval.functional.uncertainty", "wfeval.functional.rewards")
+# formula modules, searched in order: reference, dynamic-pixel reference, temporal, control, learned
+# perceptual, controllability, memory, ranking, ensemble (uncertainty) and reward-prediction metrics
+_MODULES = ("wfeval.functional.reference", "wfeval.functional.dynamic", "wfeval.functional.temporal",
+            "wfeval.functional.control", "wfeval.functional.perceptual", "wfeval.functional.controllability",
+            "wfeval.functional.memory", "wfeval.functional.ranking", "wfeval.functional.uncertainty",
+            "wfeval.functional.rewards")
 # distribution metrics (wfeval/stats/frechet.py, wfeval/functional/_fvd.py: the module is private so
 # that the package attribute ``fvd`` is always the function, never the module)
 _ELSEWHERE = {"frechet_distance": "wfeval.stats.frechet", "fvd": "wfeval.functional._fvd"}

@@ -121,6 +121,9 @@ class BaseMetric:
     #: ``exclude``: a failed generation is left out of the mean (it lowers the coverage);
     #: ``worst``: it is scored at :func:`worst_value` (a penalised mean). ``metric.<id>.on_failure``
     on_failure: ClassVar[str] = "exclude"
+    #: the decision-ladder rung (``L0`` … ``L7``, :mod:`wfeval.metrics.ladder`) the measure is evidence
+    #: for; None: the built-in table's (``DEFAULT_RUNGS``), or none (timings)
+    rung: ClassVar[str | None] = None
 
     def __init__(self, confidence: float = 0.95, seed: int = 0):
         if not 0.0 < confidence < 1.0:

@@ -105,7 +105,7 @@ class PolicyEvaluationDriver(Driver):
                 reward, done = float(own[0][-1]), bool(own[1][-1])
                 sources.add("model")
             else:
-                reward, done = self.bench.frame_reward(request, previous, frame)
+                reward, done = self.bench.frame_reward(request, previous, frame, t + 1)
                 sources.add("frames")
             total += discount ** t * float(reward)
             rows.append({"step": len(rows) + 1, "call": "step", "policy": name, "actions": [action], "frames": 1,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wfeval.report.ladder import ladder_markdown
 from wfeval.report.numbers import HYPHEN, fmt
 from wfeval.report.escape import markdown_table, md_cell
 from wfeval.report.probes import probes_markdown, shown_value
@@ -25,6 +26,7 @@ def results_markdown(document: RunResults) -> str:
              f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if r["ci_method"] else HYPHEN,
              r["ci_method"] or HYPHEN, f"{r['n_valid']}/{r['n_total']}", str(r["n_skipped"])] for r in rows(document)]
     parts += [markdown_table(["measurement", "value", "CI", "CI method", "valid/total", "skipped"], body), ""]
+    parts += ladder_markdown(document)
     parts += probes_markdown(document.results)  # chance, ceiling, effective rank, per variable
     parts += weak_signals(document)
     card = document.scorecard

@@ -12,6 +12,7 @@ import hashlib
 from typing import Any, Iterable, Mapping, Sequence
 
 from wfeval.api import AggregateResult, GenerationRequest, MetricResult
+from wfeval.metrics.ladder import rung_of
 from wfeval.results.aggregation import Aggregation, headline
 from wfeval.results.evidence import evidence_gate
 from wfeval.results.record import RunManifest, RunResults
@@ -60,10 +61,11 @@ def dataset_hash(requests: Iterable[GenerationRequest]) -> str:
     return digest.hexdigest()
 
 
-def display_fields(metric: Any) -> dict[str, Any]:
+def display_fields(metric: Any, measurement: str | None = None) -> dict[str, Any]:
     """What a reader needs to show a metric's values: its unit, the range of a per-sample value
-    (``bounds``, with this run's options: PSNR's ``max_db``) and its family (which pictures
-    explain it). Absent for a metric that declares none of them."""
+    (``bounds``, with this run's options: PSNR's ``max_db``), its family (which pictures
+    explain it) and the decision-ladder rung it is evidence for (:func:`wfeval.metrics.ladder.rung_of`).
+    Absent for a metric that declares none of them."""
     out: dict[str, Any] = {}
     unit = getattr(metric, "output_unit", None)
     if isinstance(unit, str) and unit:
@@ -74,6 +76,9 @@ def display_fields(metric: Any) -> dict[str, Any]:
     family = getattr(metric, "family", None)
     if isinstance(family, str) and family:
         out["family"] = family
+    rung = rung_of(measurement or str(getattr(metric, "name", "") or ""), metric)
+    if rung is not None:
+        out["rung"] = rung
     return out
 
 
@@ -120,7 +125,7 @@ def build_results(
         "protocol": manifest.protocol_info.to_dict(),
         "metrics": {f"{ns}.{m}": {"version": versions[m], "higher_is_better": directions[m],
                                   **({"selected_by": selection[m]} if m in selection else {}),
-                                  **display_fields(metrics[m])} for m in metrics},
+                                  **display_fields(metrics[m], m)} for m in metrics},
         "metric_selection": selection,
         "results": {f"{ns}.{m}": a.to_dict() for m, a in by_metric.items()},
         "slices": {f"{ns}.{m}": s for m, s in group_slices.items()},

@@ -61,7 +61,9 @@ class Aggregate(Block):
 
 @dataclass
 class MeasurementInfo(Block):
-    """What a reader needs to show one measurement: version, direction, unit, bounds, family."""
+    """What a reader needs to show one measurement: version, direction, unit, bounds, family and
+    the decision-ladder rung it is evidence for (``L0`` … ``L7``; None in a run written before the
+    ladder, or for a measure that is evidence for no rung)."""
 
     version: Any = None
     higher_is_better: bool | None = None
@@ -69,6 +71,7 @@ class MeasurementInfo(Block):
     unit: str | None = None
     bounds: list[float | None] | None = None
     family: str | None = None
+    rung: str | None = None
 
 
 @dataclass

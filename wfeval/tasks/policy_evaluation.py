@@ -1,6 +1,8 @@
 """``task=policy_evaluation``: the world model as a policy evaluator (``protocol=policy_evaluation``).
 
-A family serves it by offering :class:`PolicyEvaluationFamily` in its own package (gridworld); a
+A family serves it by offering :class:`PolicyEvaluationFamily` in its own package: gridworld (goal
+reaching), and every recorded family — the Atari games, Crafter, Memory Maze, orby — through the
+shared :mod:`wfeval.benchmarks.recorded.policy_evaluation` (tracking the recorded demonstration); a
 benchmark without it is refused before any generation (:data:`NEED`).
 """
 
@@ -21,8 +23,9 @@ class PolicyEvaluationFamily(Protocol):
       arguments: :mod:`wfeval.protocols.policies`), a set of different skill, best first;
     - ``policy_environment(request)``: the true simulator at the sample's start; its ``step(action)``
       returns ``(frame, reward, done)`` (the simulator's own reward: the truth);
-    - ``frame_reward(request, previous, frame)``: ``(reward, done)`` read off two consecutive frames —
-      how the benchmark scores a rollout inside a world model that gives no reward of its own;
+    - ``frame_reward(request, previous, frame, step)``: ``(reward, done)`` read off two consecutive
+      frames, ``frame`` the episode's ``step``-th (1 = after the first action) — how the benchmark
+      scores a rollout inside a world model that gives no reward of its own;
     - ``policy_settings(request)``: ``{"max_steps": …, "discount": …}`` of the sample's episodes;
     - ``simulate(request, actions)``: the true video of given actions (the reference of the first
       policy's in-model actions, so the reference metrics apply)."""
@@ -31,7 +34,7 @@ class PolicyEvaluationFamily(Protocol):
 
     def policy_environment(self, request: GenerationRequest) -> Any: ...
 
-    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]: ...
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any, step: int) -> tuple[float, bool]: ...
 
     def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]: ...
 
@@ -42,5 +45,5 @@ class PolicyEvaluationFamily(Protocol):
 NEED = FamilyNeed(
     task="policy_evaluation", interfaces=(PolicyEvaluationFamily,),
     refusal="protocol=policy_evaluation: benchmark {name!r} declares no scripted policies, true "
-            "episode and reward (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); use "
-            "benchmark=gridworld")
+            "episode and reward (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); it runs on "
+            "gridworld and the simulated recorded families (atari_*, crafter, memory_maze*, orby)")

@@ -155,7 +155,7 @@ class GridworldBenchmark:
 
         return policies.PolicyEnvironment(request)
 
-    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any, step: int) -> tuple[float, bool]:
         from wfeval.benchmarks.gridworld import policies
 
         return policies.frame_reward(request, previous, frame)

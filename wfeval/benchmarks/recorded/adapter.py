@@ -328,6 +328,34 @@ class RecordedBenchmark:
                        "terminated": terminated, "truncated": truncated,
                        "episode_ends": [k + 1 for k, (a, b) in enumerate(zip(terminated, truncated)) if a or b]}
 
+    # -- task=policy_evaluation (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily): tracking the
+    # recorded demonstration (wfeval.benchmarks.recorded.policy_evaluation) -------------------------
+
+    def scripted_policies(self) -> dict[str, Any]:
+        """Policies of known skill at tracking the demonstration, best first."""
+        from wfeval.benchmarks.recorded import policy_evaluation
+
+        return policy_evaluation.scripted_policies()
+
+    def policy_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.recorded import policy_evaluation
+
+        return policy_evaluation.TrackingEnvironment(self, request)
+
+    def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any, step: int) -> tuple[float, bool]:
+        """The tracking reward of a model's frame ``step`` (its episode never ends early)."""
+        from wfeval.benchmarks.recorded import policy_evaluation
+
+        cached = getattr(self, "_demo", None)
+        if cached is None or cached[0] != request.sample_id:
+            cached = self._demo = (request.sample_id, policy_evaluation.demonstration(request))
+        return policy_evaluation.tracking_reward(cached[1], frame, step), False
+
+    def policy_settings(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.recorded import policy_evaluation
+
+        return policy_evaluation.settings(request)
+
     # -- task=probing: the exact state of every frame (a family whose simulator has state()) -----------
 
     def _probe_run(self, sim: Any, actions: Sequence[int]) -> ProbeEpisode:

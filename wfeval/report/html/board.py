@@ -55,6 +55,12 @@ def _eligibility(board: Board, row: Row, column: Column) -> dict[str, Any]:
     return {"state": "yes" if text == "yes" else "no", "text": text, "reasons": board.reasons(row, column)}
 
 
+def _ladder(board: Board, row: Row, column: Column) -> dict[str, Any]:
+    """The highest rung the row's run reaches: the rung, its evidence in the tooltip."""
+    top = board.ladder(row, column)
+    return {"text": top.rung or "-", "sort": "" if top.rung is None else top.rung[1:], "title": top.title()}
+
+
 def _sort(value: float | None) -> str:
     return "" if value is None else repr(value)
 
@@ -81,7 +87,7 @@ def board_tables(board: Board) -> dict[str, Any]:
                          "color": row_color(board, row), "run": entry.folder,
                          "cells": [_cell(board, row, column, m) for m in column.measurements],
                          "score": board.score_text(row, column), "score_sort": _sort(board.score(row, column)),
-                         "eligible": _eligibility(board, row, column)})
+                         "eligible": _eligibility(board, row, column), "ladder": _ladder(board, row, column)})
         details[column.key] = {"title": board.column_title(column), "rows": rows,
                                "headings": [{"key": column.measurement(m), "text": column.heading(m)}
                                             for m in column.measurements]}

@@ -9,6 +9,7 @@ from typing import Any
 
 from wfeval.report.html.board import row_color
 from wfeval.report.html.values import fmt
+from wfeval.report.ladder import differ_only_below
 from wfeval.report.leaderboard import Board
 from wfeval.report.numbers import EN_DASH, signed
 
@@ -58,7 +59,7 @@ def comparisons(board: Board, baseline: str | None, alpha: float = 0.05) -> list
                               "cls": cls, "title": f"{verdict}; p = {fmt(d.p)}, Holm-adjusted {fmt(d.p_adjusted)}; "
                                                    f"n = {d.n} shared samples; {d.method}"})
             table.append({"label": row.label, "color": row_color(board, row), "n": comparison.shared, "cells": cells,
-                          "notes": comparison.notes})
+                          "notes": comparison.notes, "ladder": differ_only_below(comparison, alpha) or ""})
         family = sum(1 for _, c in done for d in c.differences if d.p is not None)
         out.append({"key": column.key, "baseline": base.label, "rows": table, "refused": refused, "error": "",
                     "headings": [{"key": m, "text": m.split(".", 1)[-1]} for m in headings], "family": family,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from wfeval.report.ladder import Reached, reached
 from wfeval.report.numbers import HYPHEN, fmt, number
 from wfeval.report.runs import Entry
 from wfeval.report.signals import label as weak_signals
@@ -147,6 +148,11 @@ class Board:
         n = len(self.reasons(row, column))
         return f"no ({n} reason{'' if n == 1 else 's'})"
 
+    def ladder(self, row: Row, column: Column) -> Reached:
+        """The highest decision-ladder rung the row's run in ``column`` reaches, with its evidence."""
+        entry = row.entries.get(column.key)
+        return reached(entry.document) if entry is not None and entry.document is not None else Reached(None)
+
     def reasons(self, row: Row, column: Column) -> list[str]:
         entry = row.entries.get(column.key)
         if entry is None or entry.document is None:
@@ -206,6 +212,8 @@ class Board:
         lines = [f"ranked by {self.sort_label()}; value [95% CI]; {TIE} = worse than the column's best but the "
                  "intervals overlap (not resolved by this many samples); (k/n) = the value rests on k of n "
                  "samples"]
+        lines.append("ladder = the highest decision-ladder rung (L0-L7) a valid measurement of the run is evidence "
+                     "for, with those measurements (docs/decision-ladder.md)")
         if any(weak_signals(self.aggregate(r, c, m)) for c in self.columns for m in c.measurements for r in self.rows):
             lines.append("⚠ = a weak signal: IDM too weak (its ceiling does not clear chance: it cannot tell models "
                          "apart), at chance (the interval contains chance), prior only (a rating no vote bounds)")
@@ -236,11 +244,12 @@ class Board:
 
     def detail_table(self, column: Column) -> tuple[list[str], list[list[str]]]:
         """Every measurement of one column, its score and eligibility, the run folder."""
-        header = ["rank", "model", "score", "eligible", *[column.heading(m) for m in column.measurements], "run"]
+        header = ["rank", "model", "score", "eligible", "ladder", *[column.heading(m) for m in column.measurements],
+                  "run"]
         body = []
         for row in self.column_rows(column):
             body.append([self.column_rank(row, column), row.label, self.score_text(row, column),
-                         self.eligible_text(row, column),
+                         self.eligible_text(row, column), self.ladder(row, column).short(f"{column.benchmark}."),
                          *[self.cell(row, column, m).text for m in column.measurements],
                          row.entries[column.key].folder])
         return header, body

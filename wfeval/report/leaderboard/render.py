@@ -91,7 +91,7 @@ def render_csv(board: Board) -> str:
         for m in c.measurements:
             base = f"{c.key}.{m}"
             header += [base, f"{base}.ci_low", f"{base}.ci_high", f"{base}.n_valid", f"{base}.n_total"]
-        header += [f"{c.key}.rank", f"{c.key}.score", f"{c.key}.eligible", f"{c.key}.run"]
+        header += [f"{c.key}.rank", f"{c.key}.score", f"{c.key}.eligible", f"{c.key}.ladder", f"{c.key}.run"]
     lines = []
     for row in board.rows:
         line = [rank_text(row), row.label, row.name]
@@ -108,6 +108,7 @@ def render_csv(board: Board) -> str:
             entry = row.entries.get(c.key)
             line += ["" if entry is None else board.column_rank(row, c), "" if score is None else repr(score),
                      "" if entry is None else board.eligible_text(row, c).split(" ", 1)[0],
+                     "" if entry is None else (board.ladder(row, c).rung or ""),
                      "" if entry is None else entry.folder]
         lines.append(line)
     return csv_text(header, lines)

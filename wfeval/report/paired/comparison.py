@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from wfeval.report.ladder import differ_only_below
 from wfeval.report.paired.samples import NotComparable, SampleValues, check_pair, read_rows, shared_samples
 from wfeval.report.runs import Entry
 from wfeval.report.units import unit_of
@@ -69,6 +70,7 @@ class Comparison:
         return {"a": {"label": self.label_a, "run": str(self.a.run_dir)}, "b": {"label": self.label_b,
                                                                              "run": str(self.b.run_dir)},
                 "shared_samples": self.shared, "notes": self.notes, "holm_family": self.family_size,
+                "ladder": differ_only_below(self, alpha),
                 "differences": [{**{k: v for k, v in d.__dict__.items() if k != "pairs"}, "verdict": d.verdict(alpha)}
                                 for d in self.differences]}
 

@@ -4,6 +4,7 @@ samples, the methods, the correction)."""
 
 from __future__ import annotations
 
+from wfeval.report.ladder import differ_only_below
 from wfeval.report.numbers import HYPHEN, fmt, p_value, signed
 from wfeval.report.paired.comparison import ALPHA, Comparison
 from wfeval.report.runs import column_key
@@ -41,4 +42,5 @@ def describe(comparison: Comparison, alpha: float = ALPHA) -> list[str]:
         n = min(d.n for d in small)
         tail.append(f"with {n} samples the smallest possible p is {2 / 2 ** n:.3g} ({2 / 2 ** n * c.family_size:.3g} "
                     "after Holm): too few samples to call any difference; evaluate more samples")
-    return lines + ["TABLE"] + tail
+    below = differ_only_below(c, alpha)
+    return lines + ["TABLE"] + tail + ([below] if below else [])

@@ -1,0 +1,103 @@
+"""``task=policy_evaluation`` on every recorded family (the Atari games, Crafter, Memory Maze, orby):
+policies of known skill at tracking the recorded demonstration, their true episodes in the simulator.
+
+A sample's episode starts at its saved simulator state (the last context frame) and lasts the
+window's ``horizon`` steps, undiscounted. The **demonstration** is the sample's recorded window: the
+behaviour policy's actions and the frames they gave (the reference video). The reward of step t is
+how close the frame is to the demonstration's frame t::
+
+    r_t = 1 − mean |frame_t − demo_t| / 255            (in [0, 1]; 1: the same frame)
+
+the same function of the frames in the simulator (the true return: the simulator's own frames) and
+inside a world model (the model's frames), so a model exact on frames gets the true returns, and a
+model whose frames do not follow the actions gives every policy the same return (rank correlation 0).
+It is a tracking objective, the same on every family, not the game's score.
+
+The policies act on the request alone (open loop: the demonstration's actions and a seeded draw
+per step), so their skill is known by construction, best first:
+
+- ``demonstrator``: the demonstration's actions (reproduces the demonstration: return = horizon);
+- ``follow_75``: the demonstration's action with probability 0.75, else a uniformly random action;
+- ``follow_50``: the same with probability 0.5;
+- ``random``: a uniformly random action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping
+
+import numpy as np
+
+from wfeval.api import GenerationRequest
+from wfeval.benchmarks.recorded.resize import area_resize
+
+DISCOUNT = 1.0
+
+
+def _uniform(*parts: Any) -> float:
+    digest = hashlib.sha256("/".join(map(str, ("wfeval.recorded.policy_evaluation", *parts))).encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2.0**64
+
+
+class FollowDemonstration:
+    """The demonstration's action with probability ``follow``, else a uniformly random one (seeded
+    by the run's seed, the sample and the step)."""
+
+    def __init__(self, name: str, follow: float, seed: int = 0):
+        self.name, self.follow, self.seed = name, float(follow), int(seed)
+
+    def act(self, frame: np.ndarray, context: Any) -> int:
+        key = (self.name, self.seed, context.seed, context.request.sample_id, context.step)
+        demo = context.request.controls["actions"]
+        if self.follow >= 1.0 or (self.follow > 0.0 and _uniform("follow", *key) < self.follow):
+            return int(demo[context.step])
+        n = len(context.action_names)
+        return min(int(_uniform("random", *key) * n), n - 1)
+
+
+def scripted_policies() -> dict[str, Any]:
+    return {p.name: p for p in (FollowDemonstration("demonstrator", 1.0), FollowDemonstration("follow_75", 0.75),
+                                FollowDemonstration("follow_50", 0.5), FollowDemonstration("random", 0.0))}
+
+
+def demonstration(request: GenerationRequest) -> np.ndarray:
+    """The demonstration's frames: the sample's reference video (the initial frame first)."""
+    from wfeval.storage.artifacts import read_array
+
+    video = request.references.get("video")
+    if video is None:
+        raise ValueError(f"sample {request.sample_id!r} has no reference video: task=policy_evaluation tracks the "
+                         "recorded window")
+    return read_array(video)
+
+
+def tracking_reward(demo: np.ndarray, frame: Any, step: int) -> float:
+    """``1 − mean |frame − demo[step]| / 255`` (0 past the demonstration's end)."""
+    if not 1 <= step < len(demo):
+        return 0.0
+    frame = np.asarray(frame, dtype=np.float64)
+    if frame.shape != demo[step].shape:
+        raise ValueError(f"frame shape {frame.shape} differs from the demonstration's {demo[step].shape}")
+    return float(1.0 - np.abs(frame - demo[step]).mean() / 255.0)
+
+
+class TrackingEnvironment:
+    """The simulator from the sample's saved state: ``step(action) -> (frame, reward, done)``, the
+    reward :func:`tracking_reward` of the simulator's frame (resized as the recording is)."""
+
+    def __init__(self, benchmark: Any, request: GenerationRequest):
+        info = request.metadata["simulator"]
+        self.sim, self.resize = benchmark.simulator(), info.get("resize")
+        self.sim.restore(info["state"])
+        self.demo, self.t = demonstration(request), 0
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool]:
+        out = self.sim.step(int(action))
+        self.t += 1
+        frame = area_resize(np.asarray(out.frame)[None], self.resize)[0]
+        return frame, tracking_reward(self.demo, frame, self.t), bool(out.terminated or out.truncated)
+
+
+def settings(request: GenerationRequest) -> Mapping[str, Any]:
+    return {"max_steps": len(request.controls["actions"]), "discount": DISCOUNT}
