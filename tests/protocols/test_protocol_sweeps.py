@@ -24,10 +24,11 @@ def test_leaderboard_ranks_and_finds_the_best_within_each_protocol():
     board = leaderboard([_entry("static", None, 20.0), _entry("oracle", closed, 90.0), _entry("oracle", None, 100.0),
                          _entry("static", closed, 25.0)])
     assert [c.key for c in board.columns] == ["gw", "gw@closed_loop(random)"]  # a protocol is its own column
-    tables = {column.key: board.detail_table(column)[1] for column in board.columns}
-    assert [row[:2] + [row[4]] for row in tables["gw"]] == [["1", "oracle", "100"], ["2", "static", "20"]]
-    assert [row[:2] + [row[4]] for row in tables["gw@closed_loop(random)"]] == [["1", "oracle", "90"],
-                                                                                 ["2", "static", "25"]]
+    details = {column.key: board.detail_table(column) for column in board.columns}
+    psnr = details["gw"][0].index("psnr")  # the value column (the ladder column stands before it)
+    tables = {key: [row[:2] + [row[psnr]] for row in rows] for key, (_, rows) in details.items()}
+    assert tables["gw"] == [["1", "oracle", "100"], ["2", "static", "20"]]
+    assert tables["gw@closed_loop(random)"] == [["1", "oracle", "90"], ["2", "static", "25"]]
     assert len(board.rows) == 2  # one row per model, both protocols in it
     only_open = leaderboard([_entry("static", None, 20.0), _entry("oracle", None, 100.0)])
     assert [c.key for c in only_open.columns] == ["gw"]

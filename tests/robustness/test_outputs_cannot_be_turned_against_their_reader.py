@@ -109,10 +109,10 @@ def test_export_writes_a_hostile_name_as_inert_text(runs, tmp_path, capsys, fmt)
     text = out.read_text()
     if fmt == "md":
         _assert_inert_markdown(text)
-        assert text.count("\n") == 2 + 2 * 7 + 0  # header, rule, 7 measurements × 2 runs: no injected line
+        assert text.count("\n") == 2 + 2 * 10 + 0  # header, rule, 10 measurements × 2 runs: no injected line
     else:
         cells = _assert_no_formula(text)
-        assert sum(c.startswith("'=HYPERLINK(\"http://evil.example\")") for c in cells) == 7
+        assert sum(c.startswith("'=HYPERLINK(\"http://evil.example\")") for c in cells) == 10
 
 
 def test_replayed_results_markdown_shows_a_hostile_name_as_inert_text(runs, tmp_path, capsys):

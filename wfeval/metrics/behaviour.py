@@ -45,6 +45,7 @@ class BehaviouralFidelity(DescribedMetric):
     groups = ("behavioural_fidelity",)
     version = "1.0"
     rung = "L6"
+    bounds = (0.0, None)  # a ratio of returns that are never negative; above 1 when the predictions helped by chance
     higher_is_better = True
     family = "decision"
     capability = "planning"

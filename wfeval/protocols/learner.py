@@ -93,8 +93,11 @@ def random_policy(n_actions: int, rng: np.random.Generator, max_steps: int) -> P
 
 
 class ModelWorld:
-    def __init__(self, model: Any, request: Any, reward: Callable[[Any, Any, Any], tuple[float, bool]], who: str):
-        self.model, self.request, self.reward, self.who = model, request, reward, who
+    def __init__(self, model: Any, request: Any, reward: Callable[[Any, Any, Any], tuple[float, bool]], who: str,
+                 own_reward: bool = True):
+        """``own_reward``: the model's own reward counts when it reports one (False: the family's objective
+        is read off the frames, whatever the model reports)."""
+        self.model, self.request, self.reward, self.who, self.own_reward = model, request, reward, who, own_reward
         self.sources: set[str] = set()
 
     def begin(self) -> np.ndarray:
@@ -106,7 +109,7 @@ class ModelWorld:
         previous, self.state = self.frame, out.state
         self.frame = check_step_output(out, 1, self.who)[-1]
         own = step_rewards(out, 1, self.who)
-        if own is not None:
+        if own is not None and self.own_reward:
             self.sources.add("model")
             return self.frame, float(own[0][-1]), bool(own[1][-1])
         self.sources.add("frames")

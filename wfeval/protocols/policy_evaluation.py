@@ -101,7 +101,7 @@ class PolicyEvaluationDriver(Driver):
             frames.append(frame[None])
             actions.append(action)
             own = step_rewards(out, 1, self.name)  # checked: length, type, finite; done a bool
-            if own is not None:
+            if own is not None and not getattr(self.bench, "objective_from_frames", False):
                 reward, done = float(own[0][-1]), bool(own[1][-1])
                 sources.add("model")
             else:

@@ -79,7 +79,8 @@ class PolicyOptimizationDriver(Driver):
         worlds: list[L.ModelWorld] = []
 
         def imagined() -> L.ModelWorld:
-            world = L.ModelWorld(self.model, request, reward, who)
+            world = L.ModelWorld(self.model, request, reward, who,
+                                 own_reward=not getattr(self.bench, "objective_from_frames", False))
             worlds.append(world)
             return world
 

@@ -173,7 +173,9 @@ class GridworldBenchmark:
         return optimization.observer(request)
 
     def optimization_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
-        return self.frame_reward(request, previous, frame)
+        from wfeval.benchmarks.gridworld import policies
+
+        return policies.frame_reward(request, previous, frame)
 
     def optimization_environment(self, request: GenerationRequest) -> Any:
         from wfeval.benchmarks.gridworld import optimization

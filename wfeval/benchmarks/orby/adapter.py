@@ -29,7 +29,7 @@ class OrbyBenchmark(RecordedBenchmark):
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
         request = super().materialize(record, store=store, task=task, protocol=protocol)
         goal = (task.data or {}).get("goal")  # task=goal_reaching: a goal position from the window's start
-        if not goal or protocol.name != "planning":  # task=policy_evaluation tracks the recorded window
+        if not goal or protocol.name == "policy_evaluation":  # it tracks the recorded window: no goal
             return request
         from wfeval.benchmarks.orby import goals
 

@@ -342,6 +342,10 @@ class RecordedBenchmark:
 
         return policy_evaluation.TrackingEnvironment(self, request)
 
+    #: task=policy_evaluation: the objective (following the recorded demonstration) is read off the frames,
+    #: never the game reward a model reports (a different quantity: the score)
+    objective_from_frames = True
+
     def frame_reward(self, request: GenerationRequest, previous: Any, frame: Any, step: int) -> tuple[float, bool]:
         """The tracking reward of a model's frame ``step`` (its episode never ends early)."""
         from wfeval.benchmarks.recorded import policy_evaluation
