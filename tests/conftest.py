@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -236,3 +237,19 @@ def made_once(tmp_path_factory, name: str, make):
         value = make(folder)
         record.write_text(json.dumps(value))
         return value
+
+
+@contextlib.contextmanager
+def one_wandb_at_a_time(tmp_path_factory):
+    """Hold a lock shared by every pytest worker while a wandb run starts and ends: two wandb-core
+    services starting at the same moment on a busy machine have hung a worker (the service never wrote
+    its port file and ignored SIGTERM), as wandb's own issues report for simultaneous starts."""
+    import fcntl
+
+    lock = tmp_path_factory.getbasetemp().parent / "wandb.lock"  # the session's root, shared by workers
+    with open(lock, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -15,6 +15,8 @@ import torch
 import wfeval_test_live
 
 import wfeval
+
+from tests.conftest import one_wandb_at_a_time
 from wfeval.config.errors import ConfigError
 
 pytest.importorskip("mlflow")
@@ -41,27 +43,28 @@ def training(tmp_path_factory):
     for name in ("WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR"):
         mp.setenv(name, str(root / "wandb-home"))
     mp.setenv("WANDB_SILENT", "true")
-    model = wfeval_test_live.ShiftNet(offset=40.0)
-    optimiser = torch.optim.SGD(model.parameters(), lr=0.05)
-    board, wandb_run = TensorBoardTracker(log_dir=str(root / "tb")), WandbTracker(dir=str(root / "wb"), run_name="train")
-    runs = {}
-    for step in range(1, 31):
-        loss = model.offset ** 2
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        if step % 10 == 0:
-            results = wfeval.evaluate(
-                model=model, metrics=["psnr"], run_dir=root / "runs" / str(step), tracker=["mlflow", board, wandb_run],
-                step=step, overrides=["benchmark.num_samples=2", f"run.store_dir={root / 'store'}",
-                                      f"hydra.callbacks.wfeval_mlflow.tracking_uri=sqlite:///{root / 'mlflow.db'}"])
-            runs[step] = results.run_dir
-    board.close()
-    wandb_run.close()
-    import wandb
+    with one_wandb_at_a_time(tmp_path_factory):  # wandb's service: one starting at a time across workers
+        model = wfeval_test_live.ShiftNet(offset=40.0)
+        optimiser = torch.optim.SGD(model.parameters(), lr=0.05)
+        board, wandb_run = TensorBoardTracker(log_dir=str(root / "tb")), WandbTracker(dir=str(root / "wb"), run_name="train")
+        runs = {}
+        for step in range(1, 31):
+            loss = model.offset ** 2
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            if step % 10 == 0:
+                results = wfeval.evaluate(
+                    model=model, metrics=["psnr"], run_dir=root / "runs" / str(step), tracker=["mlflow", board, wandb_run],
+                    step=step, overrides=["benchmark.num_samples=2", f"run.store_dir={root / 'store'}",
+                                          f"hydra.callbacks.wfeval_mlflow.tracking_uri=sqlite:///{root / 'mlflow.db'}"])
+                runs[step] = results.run_dir
+        board.close()
+        wandb_run.close()
+        import wandb
 
-    wandb.teardown()  # wandb put its in-process service in os.environ (WANDB_SERVICE): a later CLI in a
-    os.environ.pop("WANDB_SERVICE", None)  # subprocess would log through it, relative to this process's folder
+        wandb.teardown()  # wandb put its in-process service in os.environ (WANDB_SERVICE): a later CLI in a
+        os.environ.pop("WANDB_SERVICE", None)  # subprocess would log through it, relative to this process's folder
     mp.undo()
     yield root, runs
 

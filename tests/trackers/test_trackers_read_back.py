@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import SUPPORT_CONF, cli_env, only_run_dir, run_cli
+from tests.conftest import SUPPORT_CONF, cli_env, one_wandb_at_a_time, only_run_dir, run_cli
 
 pytest.importorskip("mlflow")
 pytest.importorskip("tensorboard")
@@ -82,10 +82,11 @@ def wandb_env(root: Path) -> dict:
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     root = tmp_path_factory.mktemp("trackers")
-    proc = run_cli(["-m", f"model={','.join(MODELS)}", "tracker=[mlflow,tensorboard,wandb]", "benchmark.num_samples=3",
-                    "metric=[generated_rate,psnr,ssim]", f"run.store_dir={root / 'store'}", "run.progress=off",
-                    f"hydra.callbacks.wfeval_mlflow.tracking_uri=sqlite:///{root / 'mlflow.db'}"],
-                   cwd=root, env=wandb_env(root), timeout=600)
+    with one_wandb_at_a_time(tmp_path_factory):  # wandb's service: one starting at a time across workers
+        proc = run_cli(["-m", f"model={','.join(MODELS)}", "tracker=[mlflow,tensorboard,wandb]",
+                        "benchmark.num_samples=3", "metric=[generated_rate,psnr,ssim]", f"run.store_dir={root / 'store'}",
+                        "run.progress=off", f"hydra.callbacks.wfeval_mlflow.tracking_uri=sqlite:///{root / 'mlflow.db'}"],
+                       cwd=root, env=wandb_env(root), timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "could not log" not in proc.stderr, proc.stderr[-3000:]
     sweep_dir = only_run_dir(root / "outputs" / "multirun")
