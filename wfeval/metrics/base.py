@@ -33,6 +33,25 @@ def worst_value(metric: Any) -> float | None:
     return None
 
 
+def whole_set_fields(metric_id: str, results: Sequence[MetricResult]) -> dict[str, Any]:
+    """The fields every aggregate of a metric scored over the whole set carries (FVD, rank correlation,
+    optimisation lift): its id, the item count and why items were not scored."""
+    return {"metric_id": metric_id, "n_total": len(results),
+            "skip_breakdown": dict(Counter(skip_key(r) for r in results if r.status != "ok"))}
+
+
+def whole_set_start(metric_id: str, results: Sequence[MetricResult], aggregator: str,
+                    per_sample: str) -> tuple[list[MetricResult], dict[str, Any], dict[str, Any]]:
+    """A whole-set metric's aggregate begun: its ok rows, :func:`whole_set_fields` and the counting
+    diagnostics (status counts, coverage of the ok rows, aggregator, what its per-sample rows hold)."""
+    counts = Counter(r.status for r in results)
+    rows = [r for r in results if r.status == "ok"]
+    diagnostics = {"status_counts": {s: counts.get(s, 0) for s in ("ok", "fail", "skip", "error")},
+                   "coverage": len(rows) / len(results) if results else 0.0, "aggregator": aggregator,
+                   "per_sample": per_sample}
+    return rows, whole_set_fields(metric_id, results), diagnostics
+
+
 def default_aggregate(
     metric_id: str,
     results: Sequence[MetricResult] | OutcomeColumns,

@@ -27,7 +27,7 @@ import numpy as np
 from wfeval.api import AggregateResult, ArtifactRef, GenerationRequest, GenerationResult, MetricResult
 from wfeval.features.preprocess import FEATURE_NAME, ClipRecipe, ClipTooShort, clip_start, select_clip
 from wfeval.features.weights import FETCH_COMMAND, WeightsInfo, WeightsUnavailable, resolve_weights
-from wfeval.metrics.base import BaseMetric, _skip_key
+from wfeval.metrics.base import BaseMetric, whole_set_fields
 from wfeval.metrics.outcomes import skipped
 from wfeval.stats.frechet import FrechetStats, bootstrap_frechet, covariance_ddof, frechet_terms, rank_note
 from wfeval.storage.artifacts import ArtifactError, array_bytes, read_array
@@ -243,8 +243,7 @@ class FVD(BaseMetric):
             "aggregator": "fvd", "recipe": self.recipe, "recipe_digest": self.clip.digest(),
             "per_sample": PER_SAMPLE_NOTE,
         }
-        base = {"metric_id": self.name, "n_total": len(results),
-                "skip_breakdown": dict(Counter(_skip_key(r) for r in results if r.status != "ok"))}
+        base = whole_set_fields(self.name, results)
 
         def invalid(reason: str) -> AggregateResult:
             return AggregateResult(**base, n_valid=0, n_skipped=len(results), valid=False,

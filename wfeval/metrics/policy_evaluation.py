@@ -14,14 +14,13 @@ Both read the returns the protocol recorded: inside the model (``result.metadata
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 import wfeval.functional.ranking as F
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.metrics.base import DescribedMetric, _skip_key
+from wfeval.metrics.base import DescribedMetric, whole_set_start
 from wfeval.metrics.outcomes import scored, skipped
 
 NO_RETURNS = "no policy returns (run task=policy_evaluation)"
@@ -84,13 +83,7 @@ class PolicyRankCorrelation(DescribedMetric):
                       diagnostics={"per_sample": PER_SAMPLE_NOTE})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
-        counts = Counter(r.status for r in results)
-        rows = [r for r in results if r.status == "ok"]
-        base = {"metric_id": self.name, "n_total": len(results),
-                "skip_breakdown": dict(Counter(_skip_key(r) for r in results if r.status != "ok"))}
-        diagnostics: dict[str, Any] = {"status_counts": {s: counts.get(s, 0) for s in ("ok", "fail", "skip", "error")},
-                                       "coverage": len(rows) / len(results) if results else 0.0,
-                                       "aggregator": self.aggregator, "per_sample": PER_SAMPLE_NOTE}
+        rows, base, diagnostics = whole_set_start(self.name, results, self.aggregator, PER_SAMPLE_NOTE)
 
         def invalid(reason: str) -> AggregateResult:
             return AggregateResult(**base, n_valid=0, n_skipped=len(results), valid=False,

@@ -15,14 +15,13 @@ learner trained in the simulator (the ceiling) and of a random policy (the floor
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 import wfeval.functional.optimization as F
 from wfeval.api import AggregateResult, GenerationRequest, GenerationResult, MetricResult
-from wfeval.metrics.base import DescribedMetric, _skip_key
+from wfeval.metrics.base import DescribedMetric, whole_set_start
 from wfeval.metrics.outcomes import scored, skipped
 
 NO_RETURNS = "no deployed returns (run task=policy_optimization)"
@@ -118,13 +117,7 @@ class OptimizationLift(DescribedMetric):
         return scored(request.sample_id, self.name, None, components=found, diagnostics={"per_sample": PER_SAMPLE_NOTE})
 
     def aggregate(self, results: Sequence[MetricResult]) -> AggregateResult:
-        counts = Counter(r.status for r in results)
-        rows = [r for r in results if r.status == "ok"]
-        base = {"metric_id": self.name, "n_total": len(results),
-                "skip_breakdown": dict(Counter(_skip_key(r) for r in results if r.status != "ok"))}
-        diagnostics: dict[str, Any] = {"status_counts": {s: counts.get(s, 0) for s in ("ok", "fail", "skip", "error")},
-                                       "coverage": len(rows) / len(results) if results else 0.0,
-                                       "aggregator": self.aggregator, "per_sample": PER_SAMPLE_NOTE}
+        rows, base, diagnostics = whole_set_start(self.name, results, self.aggregator, PER_SAMPLE_NOTE)
         pooled = {side: np.array([v for r in rows for v in r.components[side]], np.float64) for side in SIDES}
         value = F.optimization_lift(*pooled.values()) if rows else None
         if value is None:
