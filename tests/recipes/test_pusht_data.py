@@ -174,3 +174,59 @@ def test_the_arrays_file_and_the_hdf5_file_carry_the_actions_space_and_state(rec
                     if w.frames.tobytes() == recording.frames[e, b:b + 5].tobytes())
         np.testing.assert_array_equal(w.states[:, order], recording.state[e, b:b + 5])  # float64, exact
         np.testing.assert_array_equal(np.asarray(w.actions, np.float32), recording.actions[e, b:b + 4])
+
+
+# -- the command: python -m wfeval.recipes.record ----------------------------------------------------------
+
+
+def _probing(tmp_path, name, root, model):
+    import json
+
+    from wfeval.pipeline.runner import run_from_config
+
+    run_from_config(compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
+                             "task=probing", "benchmark=lerobot", f"benchmark.dataset_root={root}",
+                             "protocol.horizons=[1]", f"model={model}"]), output_dir=tmp_path / name)
+    return json.loads((tmp_path / name / "results.json").read_text())["results"]["lerobot.probe_r2"]
+
+
+def test_the_record_command_writes_a_lerobot_dataset_whose_state_task_probing_scores_against(bench, tmp_path):
+    import json
+
+    from tests.conftest import cli_env, run_python
+
+    out = tmp_path / "pusht_lerobot"
+    done = run_python(["-m", "wfeval.recipes.record", "benchmark=pusht", f"out={out}", "episodes=4", "steps=33"],
+                      cwd=tmp_path, env=cli_env())
+    assert done.returncode == 0, done.stderr
+    assert f"read it back: python -m wfeval benchmark=lerobot benchmark.dataset_root={out}" in done.stdout
+    sidecar = json.loads((out / "recording.json").read_text())
+    assert sidecar["format"] == "lerobot" and sidecar["episodes"] == 4 and len(sidecar["seeds"]) == 4
+    assert sidecar["data_sha256"] == data.record(bench, episodes=4, steps=33, seed=0).data_hash()
+    # 34 frames an episode: two windows of 1 + 16 frames; two episodes train the probes, two are scored
+    oracle = _probing(tmp_path, "oracle", out, "state_oracle")
+    projection = _probing(tmp_path, "projection", out, "random_projection")
+    print("probe_r2: state_oracle", oracle["normalized_stats"]["mean"], "random_projection",
+          projection["normalized_stats"]["mean"])
+    assert oracle["n_valid"] == 4 and oracle["normalized_stats"]["mean"] == pytest.approx(1.0, abs=1e-6)
+    assert projection["n_valid"] == 4 and projection["normalized_stats"]["mean"] < 0.9
+
+
+@pytest.mark.parametrize("override, key", [("format=mp4", "format:"), ("state=maybe", "state:"), ("fps=0", "fps:"),
+                                           ("steps=0", "steps:")])
+def test_the_record_command_exits_2_naming_the_key_of_a_bad_option(override, key, tmp_path):
+    from tests.conftest import cli_env, run_python
+
+    done = run_python(["-m", "wfeval.recipes.record", "benchmark=gridworld", f"out={tmp_path / 'x'}", override],
+                      cwd=tmp_path, env=cli_env())
+    assert done.returncode == 2 and f"Config error: {key}" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_the_record_command_refuses_a_folder_that_holds_something(tmp_path):
+    from tests.conftest import cli_env, run_python
+
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("mine")
+    done = run_python(["-m", "wfeval.recipes.record", f"out={tmp_path / 'taken'}", "episodes=1", "steps=1"],
+                      cwd=tmp_path, env=cli_env())
+    assert done.returncode == 2 and "out:" in done.stderr and (tmp_path / "taken" / "keep.txt").read_text() == "mine"
