@@ -286,3 +286,26 @@ def test_a_model_that_ignores_the_pushers_actions_ranks_nothing(policy_evaluatio
     assert results["policy_rank_correlation"].diagnostics["value"] == 0.0
     assert results["return_error"].diagnostics["value"] > 0.05
 
+
+def test_the_audit_s_pixel_success_agrees_with_the_coverage_criterion_on_real_frames(tmp_path):
+    import math
+
+    from wfeval.benchmarks.pusht.goals import REACH_COVERAGE, PushTGoalEnvironment
+    from wfeval.benchmarks.pusht.simulator import overlap
+
+    store = ArtifactStore(tmp_path)
+    one = ["benchmark=pusht", "benchmark.num_trajectories=1"]
+    _, plain = _requests(one, store)
+    _, goals = _requests([*one, "task=goal_reaching"], store)
+    rng, said, truth = np.random.default_rng(0), [], []
+    for p, g in zip(plain, goals):
+        env = PushTGoalEnvironment(g)
+        demo = np.asarray(p.controls["actions"], np.float64)
+        plans = np.stack([demo, *(np.clip(demo + rng.normal(0, s, demo.shape), 0, 512) for s in (4, 16))])
+        frames, states = env.true_futures(plans)
+        said.extend((env.distances(frames) <= env.reach_px).ravel())
+        truth.extend(overlap(env.sim.env, [s[2], s[3], math.atan2(s[4], s[5])], env.goal_pose[2:]) >= REACH_COVERAGE
+                     for s in states.reshape(-1, 6))
+    said, truth = np.array(said), np.array(truth)
+    assert len(said) == 192 and truth.sum() >= 10 and (~truth).sum() >= 100  # both outcomes occur
+    assert (said == truth).mean() >= 0.95
