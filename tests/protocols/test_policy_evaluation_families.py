@@ -67,3 +67,26 @@ def test_objective_from_frames_is_read_one_way_false_by_default_and_only_as_a_bo
     odd = type("Odd", (), {"objective_from_frames": "yes"})()
     with pytest.raises(ConfigError, match="objective_from_frames must be True or False, got 'yes'"):
         objective_from_frames(odd)
+
+
+def test_a_family_whose_scripted_set_changed_in_code_gets_new_episodes_not_the_cached_ones(tmp_path, monkeypatch):
+    """The generation key holds the policies the driver took from the family (their class and settings):
+    the same set again is served from the store, a set changed in code is generated anew."""
+    from wfeval.benchmarks.recorded import policy_evaluation as family
+
+    def generated(name: str) -> dict:
+        cfg = compose(["benchmark=orby", "benchmark.num_trajectories=1", "task=policy_evaluation", "model=oracle",
+                       "run.progress=off", "run.limit=1", f"run.store_dir={tmp_path / 'store'}",
+                       "metric=[policy_rank_correlation]"])
+        run_from_config(cfg, output_dir=tmp_path / name)
+        return next(e for e in read_jsonl(tmp_path / name / "events.jsonl") if e["event"] == "phase_finished" and e.get("phase") == "generate")
+
+    assert generated("first")["cached"] == 0
+    assert generated("again")["cached"] == 1  # the same set: the stored episodes
+    changed = {p.name: p for p in (family.FollowDemonstration("demonstrator", 1.0),
+                                   family.FollowDemonstration("follow_75", 0.75),
+                                   family.FollowDemonstration("follow_50", 0.25),  # its skill changed
+                                   family.FollowDemonstration("random", 0.0))}
+    monkeypatch.setattr(family, "scripted_policies", lambda: changed)
+    third = generated("changed")
+    assert third["cached"] == 0 and third["generated"] == 1 and third["failed"] == 0

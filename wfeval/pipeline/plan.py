@@ -26,6 +26,7 @@ from wfeval.pipeline.spool import request_spool
 from wfeval.pipeline.stored import StoredRunError, load_generations
 from wfeval.results.record import RunManifest
 from wfeval.protocols.base import ProtocolRun
+from wfeval.protocols.drivers import Driver
 from wfeval.results import MetricSet
 from wfeval.results.document import DatasetHash
 from wfeval.storage.artifacts import ArtifactStore
@@ -145,7 +146,8 @@ def drive(cfg: RunConfig, protocol: Any, setting: ProtocolRun, handle: ModelHand
     policy_node = node(cfg, "policy")
     policy = build.instantiate_node("policy", policy_node) if protocol.uses_policy and policy_node is not None else None
     driven = protocol.drive(handle.model, bench, store, setting, policy=policy)
-    return handle.with_protocol(driven, protocol.identity(setting))
+    identity, chosen = protocol.identity(setting), driven.choices() if isinstance(driven, Driver) else {}
+    return handle.with_protocol(driven, {**(identity or {}), "chosen": chosen} if chosen else identity)
 
 
 def _plan_rescore(cfg: RunConfig, task: WorldTaskConfig, protocol: EvaluationProtocolSpec,

@@ -33,7 +33,7 @@ from wfeval.models.base import initial_frame, plain_actions
 from wfeval.models.protocol import Generated, check_step_output
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
-from wfeval.protocols.policies import PolicyContext, checked_action, policy_space_of
+from wfeval.protocols.policies import PolicyContext, checked_action, policy_identity, policy_space_of
 from wfeval.tasks import behavioural_fidelity
 
 
@@ -78,6 +78,9 @@ class BehaviouralFidelityDriver(Driver):
     def __init__(self, model: Any, policy_name: str, policy: Any, benchmark: Any):
         super().__init__(model)
         self.policy_name, self.policy, self.bench = policy_name, policy, benchmark
+
+    def choices(self) -> dict[str, Any]:
+        return {"policy": {self.policy_name: policy_identity(self.policy)}}
 
     def _act(self, request: Any, frame: np.ndarray, t: int, actions: list, max_steps: int) -> Any:
         space, names = policy_space_of(request)

@@ -38,6 +38,12 @@ class Driver(ModelWrapper):
     def finalize(self, pairs: list[tuple[GenerationRequest, GenerationResult]], store: Any) -> list:
         return pairs
 
+    def choices(self) -> dict[str, Any]:
+        """What the driver took from the benchmark when it was built (a family's scripted policies),
+        which the generation identity must hold: a set changed in a family's code then gives new
+        generations, never a cached episode of the old set. Empty: nothing beyond the protocol's options."""
+        return {}
+
 
 def replay_references(pairs: list[tuple[GenerationRequest, GenerationResult]], store: Any, simulate: Any,
                       key: str) -> list[tuple[GenerationRequest, GenerationResult]]:

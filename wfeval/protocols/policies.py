@@ -110,6 +110,16 @@ class NoopPolicy:
         return lowered.index("noop") if "noop" in lowered else 0
 
 
+def policy_identity(policy: Any) -> dict[str, Any]:
+    """A policy object as the generation identity holds it: its class and its plain settings
+    (numbers, strings, booleans and lists of them), e.g. a scripted pusher's noise."""
+    plain = (bool, int, float, str, type(None))
+    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(getattr(policy, "__dict__", {}).items())
+                if not k.startswith("_") and (isinstance(v, plain) or (isinstance(v, (list, tuple))
+                                                                         and all(isinstance(x, plain) for x in v)))}
+    return {"class": f"{type(policy).__module__}.{type(policy).__qualname__}", **settings}
+
+
 def checked_action(action: Any, space: ActionSpace | None, n_actions: int, who: str, step: int) -> Any:
     """A policy's action as the model gets it: a discrete id as an int; a continuous action as a
     read-only array of the space's shape and dtype, after checking it belongs to the space. A wrong

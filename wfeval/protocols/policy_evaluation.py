@@ -27,7 +27,7 @@ from wfeval.models.base import initial_frame, plain_actions
 from wfeval.models.protocol import Generated, check_step_output, step_rewards
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
-from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_space_of
+from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_identity, policy_space_of
 from wfeval.tasks import policy_evaluation
 from wfeval.tasks.family import objective_from_frames
 
@@ -77,6 +77,9 @@ class PolicyEvaluationDriver(Driver):
         super().__init__(model)
         self.policies, self.bench = dict(policies), benchmark
         self.own_reward = not objective_from_frames(benchmark)  # the model's reward counts, when it has one
+
+    def choices(self) -> dict[str, Any]:
+        return {"policies": {name: policy_identity(p) for name, p in self.policies.items()}}
 
     def _context(self, request: Any, t: int, actions: list, max_steps: int) -> PolicyContext:
         space, names = policy_space_of(request)
