@@ -15,6 +15,11 @@ they are left out and said so). Two tables, pasted into the page as printed:
 - **planning**: gridworld ``task=goal_reaching`` on ``--goals`` samples: goal success (95 % Wilson
   interval) and SPL for the latent planners (``state_oracle``, ``random_projection``, the hand-made
   ``CellEncoder`` of the page, the static predictor) and the pixel planner with ``model=oracle``.
+
+``--atariari`` prints a third table instead (seconds; the ``games`` extra): the Pong probes of
+``protocol.probe=atariari`` at the page's sizes (:data:`ATARIARI`): ``probe_f1`` with its interval, the
+F1 over all scored frames at once (AtariARI's one test set) per variable, the variables dropped as
+near-constant and the evaluation frames removed as copies of a training frame.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ PROBES = {  # row label -> (benchmark, overrides)
     "pixels_pca (dim 64)": ("gridworld", ["model=pixels_pca"]),
     "Pong: state_oracle": ("atari_pong", ["model=state_oracle"]),
     "Pong: random_projection (dim 64)": ("atari_pong", ["model=random_projection"]),
+}
+#: row label -> (trajectories (4 evaluation episodes each), training episodes, overrides)
+ATARIARI = {
+    "random_projection (dim 64)": (2, 16, ["model=random_projection"]),
+    "state_oracle": (1, 8, ["model=state_oracle"]),
+    "random_projection (dim 64), small": (1, 8, ["model=random_projection"]),
 }
 PLANNERS = {
     "state_oracle": ["model=state_oracle"],
@@ -146,13 +157,48 @@ def planning_table(goals: int = 32, root: Path | None = None, candidates: int = 
     return _table(["planner", "goal success", "SPL"], out)
 
 
+def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, list[str]]] | None = None) -> str:
+    """The AtariARI protocol's Pong table (``protocol.probe=atariari``): deterministic, so the page's
+    figures are this text as printed."""
+    import json
+
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-figures-"))
+    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+            "benchmark=atari_pong", "protocol.probe=atariari", "metric=[probe_f1]"]
+    out = []
+    for i, (label, (trajectories, episodes, overrides)) in enumerate((rows or ATARIARI).items()):
+        folder = root / f"atariari-{i}"
+        r = _run([*base, f"benchmark.num_trajectories={trajectories}", f"protocol.train_episodes={episodes}",
+                  *overrides], folder)
+        pooled = r["probe_f1"]["diagnostics"]["pooled"]
+        infos = [json.loads(line)["result"]["metadata"]["probing"]["atariari"]
+                 for line in (folder / "generations.jsonl").read_text(encoding="utf-8").splitlines()]
+        split = infos[0]["split"]
+        per = ", ".join(f"{name.replace('_', ' ')} {value:.2f}" for name, value in sorted(pooled["per_variable"].items()))
+        dropped = ", ".join(f"{name.replace('_', ' ')} ({value:.2f})" for name, value in infos[0]["dropped"].items())
+        removed = sum(i["duplicates_removed"] for i in infos)
+        frames = removed + sum(i["frames_scored"] for i in infos)
+        out.append([label, f"{len(infos)} / {split['train']} / {split['validation']}", _cell(r, "probe_f1"),
+                    f"{pooled['mean']:.2f}", per, dropped or "none", f"{removed} of {frames}"])
+    head = ["encoder", "episodes test / train / validation", "probe_f1", "pooled F1", "pooled F1 per variable",
+            "dropped (entropy, nats)", "frames removed as duplicates"]
+    return _table(head, out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--train-episodes", type=int, default=32)
     parser.add_argument("--goals", type=int, default=32)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--atariari", action="store_true", help="the AtariARI protocol's Pong table only")
     args = parser.parse_args()
+    if args.atariari:
+        text = atariari_table()
+        print(text)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+        return
     # the CellEncoder row: this file's class, served by model=python (trusted here, the caller)
     os.environ["WFEVAL_TRUST"] = "latent_figures."
     text = probes_table(args.samples, args.train_episodes) + "\n" + planning_table(args.goals)

@@ -65,3 +65,12 @@ def test_the_planning_table_puts_the_true_future_above_random_plans_and_the_page
     assert success["oracle (pixel planner)"] == 1.0
     page = _page_table("planner")
     assert text.splitlines()[0] == page.splitlines()[0] and set(_rows(page)) == set(figures.PLANNERS)
+
+
+def test_the_atariari_table_on_the_page_is_the_one_the_script_prints_at_the_pages_sizes(figures, tmp_path):
+    pytest.importorskip("ale_py")
+    text = figures.atariari_table(root=tmp_path)  # deterministic (seeded episodes, exact probes): every figure
+    page = _page_table("encoder | episodes test / train / validation")
+    assert text.strip() == page.strip()
+    got = _rows(text)
+    assert float(got["random_projection (dim 64)"][1].split()[0]) > 0.5 > float(got["state_oracle"][2])  # no ceiling here
