@@ -19,8 +19,8 @@ from wfeval.protocols.probing_atariari import ENTROPY_THRESHOLD, split_counts
 def test_training_episodes_are_dealt_seven_to_one_into_training_and_validation():
     assert split_counts(32) == (28, 4) and split_counts(16) == (14, 2) and split_counts(8) == (7, 1)
     assert split_counts(2) == (1, 1)
-    with pytest.raises(ConfigError, match="protocol.probe must be one of ridge, atariari"):
-        Probing(probe="mlp")
+    with pytest.raises(ConfigError, match="protocol.probe must be one of ridge, mlp, atariari"):
+        Probing(probe="lasso")
 
 
 def _run(tmp_path, name, *overrides):

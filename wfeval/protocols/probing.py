@@ -17,15 +17,17 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from wfeval.config.errors import ConfigError
+from wfeval.functional import mlp_probes
 from wfeval.models import interfaces
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.probing_atariari import AtariAriDriver
 from wfeval.protocols.probing_driver import ProbingDriver
+from wfeval.protocols.probing_mlp import MLPProbingDriver
 from wfeval.tasks import probing
 
-#: ``protocol.probe``: ridge probes (continuous variables by R², discrete ones by a ridge classifier), or
-#: AtariARI's protocol (wfeval/protocols/probing_atariari.py)
-PROBES = ("ridge", "atariari")
+#: ``protocol.probe``: ridge probes (continuous variables by R², discrete ones by a ridge classifier), small-MLP
+#: probes scored the same way (wfeval/protocols/probing_mlp.py), or AtariARI's protocol (probing_atariari.py)
+PROBES = ("ridge", "mlp", "atariari")
 
 
 class Probing(Protocol):
@@ -37,10 +39,15 @@ class Probing(Protocol):
     family_need = probing.NEED
 
     def __init__(self, alpha: Any = "auto", train_episodes: int = 32, horizons: Sequence[int] = (1, 2, 4, 8, 16),
-                 encode_frames: int = 512, probe: str = "ridge"):
+                 encode_frames: int = 512, probe: str = "ridge", mlp_hidden: int = 256, mlp_epochs: int = 200,
+                 mlp_seed: int = 0):
         if probe not in PROBES:
             raise ConfigError(f"protocol.probe must be one of {', '.join(PROBES)}, got {probe!r}")
         self.probe = probe
+        if int(mlp_hidden) < 1 or int(mlp_epochs) < 1:
+            raise ConfigError(f"protocol.mlp_hidden and protocol.mlp_epochs must be >= 1, "
+                              f"got {mlp_hidden} and {mlp_epochs}")
+        self.mlp_hidden, self.mlp_epochs, self.mlp_seed = int(mlp_hidden), int(mlp_epochs), int(mlp_seed)
         if alpha != "auto" and not (isinstance(alpha, (int, float)) and float(alpha) >= 0):
             raise ConfigError(f"protocol.alpha must be 'auto' or a number >= 0, got {alpha!r}")
         if int(train_episodes) < 2:
@@ -58,7 +65,9 @@ class Probing(Protocol):
         # the training episodes come from the benchmark's seeds: its fingerprint joins the key
         return {**super().identity(run), "alpha": self.alpha, "train_episodes": self.train_episodes,
                 "horizons": list(self.horizons), "task_data": run.task.to_dict()["data"],
-                "benchmark": self._benchmark, **({"probe": self.probe} if self.probe != "ridge" else {})}
+                "benchmark": self._benchmark, **({"probe": self.probe} if self.probe != "ridge" else {}),
+                **({"mlp": [self.mlp_hidden, self.mlp_epochs, self.mlp_seed, *mlp_probes.TRAINING]}
+                   if self.probe == "mlp" else {})}
 
     def check(self, model: Any, benchmark: Any) -> None:
         interfaces.require(model, interfaces.LATENT, "task=probing",
@@ -69,5 +78,5 @@ class Probing(Protocol):
         self._benchmark = dict(benchmark.fingerprint())
 
     def drive(self, model: Any, benchmark: Any, store: Any, run: ProtocolRun, policy: Any = None) -> Any:
-        driver = AtariAriDriver if self.probe == "atariari" else ProbingDriver
+        driver = {"atariari": AtariAriDriver, "mlp": MLPProbingDriver}.get(self.probe, ProbingDriver)
         return driver(model, benchmark, self, probing.probe_frames(run.task, 17))

@@ -95,7 +95,7 @@ class ProbingDriver(Driver):
 
     def _scores(self, z: np.ndarray, states: np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for j, (variable, predicted) in enumerate(zip(self.variables, predict_all(self.probes or [], z))):
+        for j, (variable, predicted) in enumerate(zip(self.variables, self._predict(z))):
             truth = states[:, j]
             if variable.kind == "discrete":
                 out[variable.name] = class_scores(predicted, truth, self.train[:, j])
@@ -104,6 +104,14 @@ class ProbingDriver(Driver):
                 out[variable.name] = {"kind": "continuous", "r2": r2_term(predicted, truth, variance),
                                       "train_variance": variance, "frames": len(truth)}
         return out
+
+    def _predict(self, z: np.ndarray) -> list[np.ndarray]:
+        """Every variable's probe read on latents ``z`` (N×D): values, or class labels."""
+        return predict_all(self.probes or [], z)
+
+    def _fit_details(self) -> dict[str, Any]:
+        """What the fit chose, into each episode's ``metadata["probing"]``: the ridge penalties."""
+        return {"alphas": dict(zip([v.name for v in self.variables], self.alphas))}
 
     def run_one(self, request: GenerationRequest) -> Any:
         return self._run_episode(self.bench.probe_episode(request))
@@ -123,10 +131,9 @@ class ProbingDriver(Driver):
                 actions = np.asarray([list(episode.actions[t:t + k]) for t in starts])
                 ahead = latent.predict(self.model, z[starts], actions)[:, -1]
             imagined[str(k)] = self._scores(ahead, states[starts + k])
-        readout = np.stack(predict_all(self.probes or [], z), axis=1).astype(np.float64)
+        readout = np.stack(self._predict(z), axis=1).astype(np.float64)
         info = {"variables": [{"name": v.name, "kind": v.kind} for v in self.variables],
                 "observed": self._scores(z, states), "imagined": imagined, "frames": steps,
                 "latent_dim": int(z.shape[1]), "effective_rank": self.rank,
-                "train_episodes": self.options.train_episodes,
-                "alphas": dict(zip([v.name for v in self.variables], self.alphas))}
+                "train_episodes": self.options.train_episodes, **self._fit_details()}
         return Generated({"probe_readout": readout}, {"probing": info, "protocol": self.protocol})
