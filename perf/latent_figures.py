@@ -20,6 +20,10 @@ they are left out and said so). Two tables, pasted into the page as printed:
 ``protocol.probe=atariari`` at the page's sizes (:data:`ATARIARI`): ``probe_f1`` with its interval, the
 F1 over all scored frames at once (AtariARI's one test set) per variable, the variables dropped as
 near-constant and the evaluation frames removed as copies of a training frame.
+
+``--mlp`` prints a fourth table instead: gridworld's probes by ridge (``protocol.probe=ridge``) beside the
+small-MLP probes (``protocol.probe=mlp``) for the calibration encoders (:data:`MLP_ROWS`), the same
+samples and training episodes, with the seconds each whole run took (minutes at 1024 wide).
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ ATARIARI = {
     "state_oracle": (1, 8, ["model=state_oracle"]),
     "random_projection (dim 64), small": (1, 8, ["model=random_projection"]),
 }
+MLP_ROWS = {label: PROBES[label][1] for label in
+            ("state_oracle", "random_projection (dim 64)", "random_projection (dim 1024)", "pixels_pca (dim 64)")}
 PLANNERS = {
     "state_oracle": ["model=state_oracle"],
     "random_projection": ["model=random_projection"],
@@ -185,6 +191,33 @@ def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, lis
     return _table(head, out)
 
 
+def mlp_table(samples: int = 16, train_episodes: int = 32, root: Path | None = None,
+              rows: dict[str, list[str]] | None = None, extra: list[str] | None = None) -> str:
+    """Gridworld's ridge probes beside the small-MLP ones (``extra``: overrides of every MLP run)."""
+    import time
+
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-figures-"))
+    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+            "metric=[probe_r2,probe_accuracy]", f"benchmark.num_samples={samples}",
+            f"protocol.train_episodes={train_episodes}"]
+    out = []
+    for i, (label, overrides) in enumerate((rows or MLP_ROWS).items()):
+        cells, seconds = [], []
+        for probe in ("ridge", "mlp"):
+            start = time.perf_counter()
+            more = (extra or []) if probe == "mlp" else []
+            r = _run([*base, *overrides, f"protocol.probe={probe}", *more], root / f"mlp-{i}-{probe}")
+            seconds.append(f"{time.perf_counter() - start:.0f} s")
+            cells.append(r)
+        ridge, mlp = cells
+        out.append([label, _cell(ridge, "probe_r2"), _cell(mlp, "probe_r2"),
+                    _cell(ridge, "probe_accuracy", interval=False), _cell(mlp, "probe_accuracy", interval=False),
+                    _level(mlp, "probe_accuracy", "chance"), " / ".join(seconds)])
+    head = ["encoder", "probe R² ridge", "probe R² MLP", "accuracy ridge", "accuracy MLP", "chance (accuracy)",
+            "run ridge / MLP"]
+    return _table(head, out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=16)
@@ -192,9 +225,10 @@ def main() -> None:
     parser.add_argument("--goals", type=int, default=32)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--atariari", action="store_true", help="the AtariARI protocol's Pong table only")
+    parser.add_argument("--mlp", action="store_true", help="gridworld's ridge probes beside the MLP ones only")
     args = parser.parse_args()
-    if args.atariari:
-        text = atariari_table()
+    if args.atariari or args.mlp:
+        text = atariari_table() if args.atariari else mlp_table(args.samples, args.train_episodes)
         print(text)
         if args.out:
             args.out.write_text(text, encoding="utf-8")

@@ -102,34 +102,42 @@ def main() -> None:
         whole_runs(args.widths)
         return
     rng = np.random.default_rng(0)
-    frames, groups = 32 * 33, np.repeat(np.arange(32), 33)
-    discrete = [False, False, False, False, True, True]
     print(f"{'width':>6}  {'search old s':>12}  {'search new s':>12}  {'ratio':>7}  {'same α':>6}  "
           f"{'fit direct s':>12}  {'fit path s':>10}  {'ratio':>7}  {'max |Δw| / max |w|':>18}")
     for width in args.widths:
-        z = rng.standard_normal((frames, width)) * rng.uniform(0.2, 5.0, width)
-        signal = z[:, :8] @ rng.standard_normal((8, 6))
-        states = signal + rng.standard_normal(signal.shape)
-        states[:, 4:] = np.digitize(states[:, 4:], [-1.0, 1.0])
-        started = time.perf_counter()
-        new = choose_alphas(z, states, groups, discrete)
-        search_new = time.perf_counter() - started
-        search_old, same = float("nan"), "—"
-        if width <= args.old_up_to:
-            started = time.perf_counter()
-            same = "yes" if old_search(z, states, groups, discrete) == new else "NO"
-            search_old = time.perf_counter() - started
-        started = time.perf_counter()
-        direct = [_direct(z, _targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
-        fit_direct = time.perf_counter() - started
-        started = time.perf_counter()
-        path = RidgePath.fit(z)
-        fast = [path.weights(_targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
-        fit_path = time.perf_counter() - started
-        gap = max(float(np.abs(a - b).max() / np.abs(a).max()) for a, b in zip(direct, fast))
-        print(f"{width:>6}  {search_old:>12.2f}  {search_new:>12.2f}  {search_old / search_new:>7.1f}  {same:>6}  "
-              f"{fit_direct:>12.2f}  {fit_path:>10.2f}  {fit_direct / fit_path:>7.1f}  {gap:>18.1e}")
+        r = compare(width, width <= args.old_up_to, rng)
+        print(f"{width:>6}  {r['search_old']:>12.2f}  {r['search_new']:>12.2f}  "
+              f"{r['search_old'] / r['search_new']:>7.1f}  {r['same']:>6}  {r['fit_direct']:>12.2f}  "
+              f"{r['fit_path']:>10.2f}  {r['fit_direct'] / r['fit_path']:>7.1f}  {r['gap']:>18.1e}")
 
+
+def compare(width: int, old: bool, rng: np.random.Generator, episodes: int = 32) -> dict:
+    """One width's row: probing's default size (``episodes`` × 33 frames, 4 continuous and 2 discrete
+    variables) on latents of that width; the old search only when ``old``."""
+    frames, groups = episodes * 33, np.repeat(np.arange(episodes), 33)
+    discrete = [False, False, False, False, True, True]
+    z = rng.standard_normal((frames, width)) * rng.uniform(0.2, 5.0, width)
+    signal = z[:, :8] @ rng.standard_normal((8, 6))
+    states = signal + rng.standard_normal(signal.shape)
+    states[:, 4:] = np.digitize(states[:, 4:], [-1.0, 1.0])
+    started = time.perf_counter()
+    new = choose_alphas(z, states, groups, discrete)
+    search_new = time.perf_counter() - started
+    search_old, same = float("nan"), "—"
+    if old:
+        started = time.perf_counter()
+        same = "yes" if old_search(z, states, groups, discrete) == new else "NO"
+        search_old = time.perf_counter() - started
+    started = time.perf_counter()
+    direct = [_direct(z, _targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
+    fit_direct = time.perf_counter() - started
+    started = time.perf_counter()
+    path = RidgePath.fit(z)
+    fast = [path.weights(_targets(states[:, j], d)[0], a) for j, (d, a) in enumerate(zip(discrete, new))]
+    fit_path = time.perf_counter() - started
+    gap = max(float(np.abs(a - b).max() / np.abs(a).max()) for a, b in zip(direct, fast))
+    return {"search_old": search_old, "search_new": search_new, "same": same, "fit_direct": fit_direct,
+            "fit_path": fit_path, "gap": gap, "alphas": new}
 
 if __name__ == "__main__":
     main()

@@ -74,3 +74,16 @@ def test_the_atariari_table_on_the_page_is_the_one_the_script_prints_at_the_page
     assert text.strip() == page.strip()
     got = _rows(text)
     assert float(got["random_projection (dim 64)"][1].split()[0]) > 0.5 > float(got["state_oracle"][2])  # no ceiling here
+
+
+def test_the_mlp_table_keeps_the_exact_state_at_the_ceiling_and_the_page_holds_its_rows(figures, tmp_path):
+    rows = {k: v for k, v in figures.MLP_ROWS.items() if k in ("state_oracle", "pixels_pca (dim 64)")}
+    text = figures.mlp_table(samples=4, train_episodes=16, root=tmp_path, rows=rows,
+                             extra=["protocol.mlp_hidden=64", "protocol.mlp_epochs=60"])
+    got = _rows(text)
+    assert list(got) == list(rows)
+    oracle = got["state_oracle"]
+    assert oracle[0].startswith("1.00") and float(oracle[1].split()[0]) > 0.9  # ridge exact, the MLP near it
+    assert float(got["pixels_pca (dim 64)"][1].split()[0]) < float(oracle[1].split()[0])
+    page = _page_table("encoder | probe R² ridge")
+    assert text.splitlines()[0] == page.splitlines()[0] and set(_rows(page)) == set(figures.MLP_ROWS)
