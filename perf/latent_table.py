@@ -14,7 +14,9 @@ latents; ``pixels_pca`` is fit on probing's training episodes only). The row ``s
 (the exact state, never moved by a plan: every candidate ties, so the first random plan runs) is
 the planning floor; the row ``tiny_jepa (cem)`` plans with ``protocol.planner.method=cem``. Under the
 table, :func:`distances`: how far tiny-jepa's predictor moves a latent in one step against how far
-the goal is (the page's last paragraph on it).
+the goal is (the page's last paragraph on it); :func:`variables`: tiny-jepa's probe R² per state
+variable (the components of ``metrics.jsonl``, averaged over the samples) and how far its own agent head
+(``perceive_agent``) places the agent from where it is (the page's paragraph "What each measure says").
 """
 
 from __future__ import annotations
@@ -120,6 +122,54 @@ def distances(trajectories: int = 8, root: Path | None = None, candidates: int =
             "samples": len(requests)}
 
 
+def variables(trajectories: int = 8, train_episodes: int = 32, root: Path | None = None) -> dict[str, Any]:
+    """tiny-jepa's observed probe R² per variable (the mean of each component over the samples) on orby, and
+    the median distance in pixels between its agent head's reading (``perceive_agent``, batched) and the
+    true agent position over every frame of the evaluation episodes (``agent_head_px``) and of 16 episodes
+    of the package's own data policy (``collect_episodes``, seed 0: ``agent_head_px_own``)."""
+    import json
+
+    import numpy as np
+    from hydra import compose, initialize_config_module
+    from tiny_jepa.model import CANVAS
+
+    from wfeval.config import register_schemas
+    from wfeval.pipeline import build
+    from wfeval.pipeline.select import select_requests
+    from wfeval.storage.artifacts import ArtifactStore
+
+    root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-"))
+    overrides = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
+                 f"benchmark.num_trajectories={trajectories}", "task=probing", "model=tiny_jepa",
+                 f"protocol.train_episodes={train_episodes}", "metric=[probe_r2]"]
+    _run(overrides, root / "probes")
+    rows = [json.loads(line) for line in (root / "probes" / "metrics.jsonl").read_text().splitlines()]
+    components = [r["components"] for r in rows if r["metric_id"] == "probe_r2" and r.get("components")]
+    bench_names = [k for k in components[0] if k not in ("effective_rank", "latent_dim")]
+    per_variable = {k: float(np.mean([c[k] for c in components])) for k in bench_names}
+    register_schemas()
+    with initialize_config_module("wfeval.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    bench = build.build_benchmark(cfg)
+    requests = select_requests(bench, store=ArtifactStore(root / "store"), task=build.build_task(cfg),
+                               protocol=build.build_protocol(cfg), limit=None, shard=None)
+    names = [v.name for v in bench.state_variables()]
+    xy = [names.index("agent_x"), names.index("agent_y")]
+    package = build.build_model(cfg).model.model
+    misses = []
+    for request in requests:
+        episode = bench.probe_episode(request)
+        frames = np.asarray(episode.frames)[..., 0].astype(np.float32) / 255.0
+        seen = package.nets["agenth"].forward(package.encode_batch(frames)) * CANVAS
+        misses.extend(np.linalg.norm(seen - np.asarray(episode.states, dtype=np.float64)[:, xy], axis=1))
+    from tiny_jepa._orby import collect_episodes  # the package's own episodes (its greedy data policy), beside
+
+    own = collect_episodes(16, 32, seed=0)
+    seen = package.nets["agenth"].forward(package.encode_batch(own["frames"].reshape(-1, CANVAS, CANVAS))) * CANVAS
+    return {"per_variable": per_variable, "agent_head_px": float(np.median(misses)), "frames": len(misses),
+            "agent_head_px_own": float(np.median(np.linalg.norm(seen - own["agentxy"].reshape(-1, 2), axis=1)))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trajectories", type=int, default=8)
@@ -131,6 +181,10 @@ def main() -> None:
     text += (f"\ntiny-jepa on {d['samples']} goal samples: median ‖predict(z_0, stay) − z_0‖ = {d['step']:.2f}, "
              f"median ‖z_0 − z_g‖ = {d['goal']:.2f}, median best plan score {d['best_score']:.1f} × the present "
              "distance\n")
+    v = variables(args.trajectories, args.train_episodes)
+    text += ("tiny-jepa's probe R² per variable: " + ", ".join(f"{k} {x:.2f}" for k, x in v["per_variable"].items())
+             + f"; its agent head misses the agent by a median {v['agent_head_px']:.1f} px over {v['frames']} frames "
+             f"(on the package's own episodes: {v['agent_head_px_own']:.1f} px)\n")
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
