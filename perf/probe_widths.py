@@ -15,6 +15,10 @@ continuous state variables and two discrete ones), on latents of each width:
   model.dim=W`` on gridworld at its default size, each width in a fresh store (nothing served from a
   cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``.
 
+- **encode** (``--encode``): what is left of a 4096-wide run — the ``random_projection`` baseline's own
+  projection of the run's 2,112 frames (64 episodes of 33 gridworld frames, 64×64×3 pixels) in one call
+  beside 64 calls of 33 frames, in CPU seconds of this process.
+
 The old search is run only up to ``--old-up-to`` (the issue measured a whole run at 4096 past 536 s).
 Seconds are wall time of one run on this machine; the ratios are what to read.
 """
@@ -92,14 +96,40 @@ def whole_runs(widths: list[int]) -> None:
                   f"{r2:>16.12f}")
 
 
+def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
+    """CPU seconds of ``random_projection``'s ``encode`` at ``width`` on ``episodes × frames`` frames (random
+    pixels of gridworld's 64×64×3 size; the product's cost does not depend on them): one call, then one per
+    episode (the projection matrix drawn before either is timed)."""
+    from wfeval.models.latent_baselines import RandomProjection
+
+    pixels = np.random.default_rng(0).integers(0, 256, (episodes * frames, 64, 64, 3), dtype=np.uint8)
+    model = RandomProjection(dim=width)
+    model.encode(pixels[:1])  # draws the matrix
+    started = time.process_time()
+    whole = model.encode(pixels)
+    one_call = time.process_time() - started
+    started = time.process_time()
+    parts = [model.encode(pixels[i:i + frames]) for i in range(0, len(pixels), frames)]
+    per_episode = time.process_time() - started
+    return {"one_call": one_call, "per_episode": per_episode, "frames": len(pixels), "calls": len(parts),
+            "same": bool(np.allclose(np.concatenate(parts), whole))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 256, 1024, 4096])
     parser.add_argument("--old-up-to", type=int, default=1024)
     parser.add_argument("--runs", action="store_true", help="time whole probing runs instead")
+    parser.add_argument("--encode", action="store_true", help="time the random projection's encode instead")
     args = parser.parse_args()
     if args.runs:
         whole_runs(args.widths)
+        return
+    if args.encode:
+        for width in args.widths:
+            r = encode_cost(width)
+            print(f"width {width}: {r['frames']} frames in one encode call {r['one_call']:.2f} s CPU, "
+                  f"in {r['calls']} calls of {r['frames'] // r['calls']} frames {r['per_episode']:.2f} s CPU")
         return
     rng = np.random.default_rng(0)
     print(f"{'width':>6}  {'search old s':>12}  {'search new s':>12}  {'ratio':>7}  {'same α':>6}  "

@@ -43,6 +43,11 @@ def test_the_fast_search_chooses_the_penalties_of_refitting_every_candidate_and_
     assert page["64"][3] == "yes" and all(float(page[w][6]) < 1e-8 for w in ("64", "256", "1024", "4096"))
 
 
+def test_the_encode_timing_compares_one_call_with_calls_per_episode_that_give_the_same_latents(widths):
+    r = widths.encode_cost(64, episodes=4, frames=5)
+    assert r["same"] and r["frames"] == 20 and r["calls"] == 4 and r["one_call"] >= 0 and r["per_episode"] >= 0
+
+
 def test_the_whole_runs_probe_r2_at_width_64_is_the_one_on_the_page(tmp_path):
     from wfeval.pipeline.runner import run_from_config
 
