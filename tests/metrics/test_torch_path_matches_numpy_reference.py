@@ -85,3 +85,57 @@ def test_run_device_reaches_every_metric_that_takes_one(tmp_path):
 def test_an_unknown_device_is_refused_when_the_metric_is_built():
     with pytest.raises(ValueError, match="run.device"):
         SSIM(device="tpu:7")
+
+
+def _extreme_pair(shape=(3, 96, 80, 3)):
+    """Every level difference up to 255 (all-black against all-white frames: the largest integer sums)."""
+    rng = np.random.default_rng(5)
+    gen = rng.integers(0, 256, shape, dtype=np.uint8)
+    ref = np.zeros(shape, np.uint8)
+    gen[0], ref[0] = 255, 0
+    return gen, ref
+
+
+@pytest.mark.parametrize("pair", ["natural", "extreme", "identical"])
+def test_exact_metrics_score_uint8_videos_with_numpy_under_auto_to_the_torch_paths_last_bit(tmp_path, pair):
+    """psnr, mse and mae sum uint8 differences exactly on every device: under ``auto`` they score uint8 videos
+    with numpy (no torch import for a run that needs it for nothing else) and every value is the torch path's."""
+    gen, ref = {"natural": _natural_pair, "extreme": _extreme_pair,
+                "identical": lambda: (_natural_pair()[1],) * 2}[pair]()
+    request, result = _sample(ArtifactStore(tmp_path), gen, ref)
+    for metric in (PSNR(), PSNR(average="mse"), MSE(), MAE()):
+        assert metric.device == "auto" and metric.on_host(gen, ref) and not metric.needs_torch()
+        host = metric.compute_sample(request, result)
+        torch_cpu = type(metric)(**({"average": metric.average} if isinstance(metric, PSNR) else {}), device="cpu")
+        assert not torch_cpu.on_host(gen, ref) and torch_cpu.needs_torch()
+        on_torch = torch_cpu.compute_sample(request, result)
+        assert host.status == on_torch.status == "ok"
+        assert host.raw_value == on_torch.raw_value and host.components == on_torch.components
+    if pair == "extreme":
+        assert MSE().compute_sample(request, result).components["per_frame"][0] == 255.0 ** 2
+
+
+def test_auto_keeps_float_videos_and_inexact_metrics_on_torch():
+    gen, ref = _natural_pair()
+    assert not PSNR().on_host(gen, ref.astype(np.float32))  # a float reference: float32 on the device, as before
+    assert SSIM().needs_torch() and not SSIM().on_host(gen, ref)
+    assert PSNR(device="numpy").on_host(gen, ref.astype(np.float32)) and not PSNR(device="numpy").needs_torch()
+
+
+@pytest.mark.subprocess  # an import-laziness probe
+def test_scoring_psnr_mse_and_mae_under_auto_never_imports_torch(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from wfeval.api import GenerationRequest, GenerationResult; "
+            "from wfeval.metrics.reference import MAE, MSE, PSNR; from wfeval.storage.artifacts import ArtifactStore; "
+            "from wfeval.pipeline.overlap import missing_imports; "
+            f"s = ArtifactStore({str(tmp_path)!r}); v = np.arange(4 * 8 * 8 * 3, dtype=np.uint8).reshape(4, 8, 8, 3); "
+            "q = GenerationRequest(sample_id='s', references={'video': s.put_array(v, kind='video')}); "
+            "r = GenerationResult(sample_id='s', "
+            "artifacts={'generated_video': s.put_array(v[::-1].copy(), kind='video')}); "
+            "ms = {'psnr': PSNR(), 'mse': MSE(), 'mae': MAE()}; "
+            "assert missing_imports(ms) == [], missing_imports(ms); "
+            "print([m.compute_sample(q, r).status for m in ms.values()], 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "['ok', 'ok', 'ok'] False", done.stderr

@@ -57,9 +57,15 @@ def resolve_device(device: str | None = "auto") -> Any:
 
 class DeviceMixin:
     """For metrics with a torch twin: ``device`` is a torch device name (``auto`` …) or ``numpy``
-    (the float64 numpy reference implementation that tests compare the torch path against)."""
+    (the float64 numpy reference implementation that tests compare the torch path against).
+
+    A metric whose value for uint8 videos is exact on every device (:attr:`exact_for_uint8`: psnr, mse
+    and mae sum integer differences exactly) scores uint8 videos with numpy under ``auto``: the same
+    numbers as on any torch device, without importing torch (~1 s) for a run that needs it for
+    nothing else. Other inputs (float videos) still go to the device (torch imported when first met)."""
 
     device: str = "auto"
+    exact_for_uint8: bool = False
 
     def _set_device(self, device: str | None) -> None:
         name = str(device or "auto")
@@ -67,6 +73,19 @@ class DeviceMixin:
             resolve_device(name)  # a device this machine lacks is a build-time error (torch imported only here)
         self.device = name
         self._torch_device: Any = None
+
+    def on_host(self, *arrays: Any) -> bool:
+        """Whether ``arrays`` are scored with numpy as they are (``numpy``; or uint8 videos under ``auto`` for a
+        metric exact on them) rather than as tensors on the device."""
+        if self.device == "numpy":
+            return True
+        return self.device == "auto" and self.exact_for_uint8 and all(str(a.dtype) == "uint8" for a in arrays)
+
+    def needs_torch(self) -> bool:
+        """Whether scoring is expected to import torch (the run imports it before its scoring thread starts,
+        pipeline/overlap.py): not for ``numpy``, nor under ``auto`` for a metric exact on uint8 videos (the
+        videos a model's output is always stored as)."""
+        return self.device != "numpy" and not (self.device == "auto" and self.exact_for_uint8)
 
     def as_input(self, array: Any) -> Any:
         """``array`` as the metric computes on it: numpy as is, else a tensor on the device."""

@@ -58,8 +58,11 @@ class _ReferenceMetric(DeviceMixin, DescribedMetric):
         preds, target = preds[first:], target[first:]
         if len(preds) <= self.context_frames:
             return skipped(request.sample_id, self.name, f"no frame left after skip_frames={self.skip_frames}")
-        with self.one_cpu_thread():
-            value, curve, extra = self.score(self.as_input(preds), self.as_input(target))
+        if self.on_host(preds, target):
+            value, curve, extra = self.score(preds, target)
+        else:
+            with self.one_cpu_thread():
+                value, curve, extra = self.score(self.as_input(preds), self.as_input(target))
         components = {"per_frame": [float(v) for v in curve], "first_frame": first + self.context_frames,
                       **extra}
         return scored(request.sample_id, self.name, float(value), components=components,
@@ -81,6 +84,7 @@ class PSNR(_ReferenceMetric):
     """
 
     name = "psnr"
+    exact_for_uint8 = True  # integer sums: the same value with numpy as on any torch device
     groups = ("reference",)
     aliases = ("peak_signal_noise_ratio",)
     version = "1.0"
@@ -141,6 +145,7 @@ class MSE(_ReferenceMetric):
     """Mean squared error per frame in uint8 levels² (for uint8 videos), averaged over frames."""
 
     name = "mse"
+    exact_for_uint8 = True  # integer sums: the same value with numpy as on any torch device
     groups = ("reference",)
     aliases = ("mean_squared_error",)
     higher_is_better = False
@@ -162,6 +167,7 @@ class MAE(_ReferenceMetric):
     """Mean absolute error per frame in uint8 levels (for uint8 videos), averaged over frames."""
 
     name = "mae"
+    exact_for_uint8 = True  # integer sums: the same value with numpy as on any torch device
     groups = ("reference",)
     aliases = ("mean_absolute_error",)
     higher_is_better = False

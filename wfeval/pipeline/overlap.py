@@ -140,7 +140,8 @@ def missing_imports(metrics: Any) -> list[str]:
 
     wanted = set()
     for metric in dict(metrics).values():
-        if str(getattr(metric, "device", "numpy") or "numpy") != "numpy":
+        needs_torch = getattr(metric, "needs_torch", None)  # wfeval.metrics.device.DeviceMixin
+        if needs_torch() if callable(needs_torch) else str(getattr(metric, "device", "numpy") or "numpy") != "numpy":
             wanted.add("torch")
         wanted.update(str(m) for m in getattr(metric, "imports", ()) or ())
     return [name for name in sorted(wanted) if name not in sys.modules and importlib.util.find_spec(name) is not None]
