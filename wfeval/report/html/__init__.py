@@ -34,15 +34,18 @@ def _wbr(text: object):
 
 @functools.lru_cache(maxsize=1)
 def page_template() -> tuple[Any, str, str]:
-    """The page's template compiled, its style and its script: read and compiled once a process (the
-    compilation is most of a small run's report; every job of an in-process sweep reuses it)."""
+    """The page's template compiled, its style and its script: read once a process, the template's code
+    compiled once per text (kept in the cache folder: :mod:`.template_cache`; the compilation was most of
+    a small run's report; every job of an in-process sweep reuses it)."""
     import jinja2
+
+    from wfeval.report.html.template_cache import from_source
 
     templates = resources.files("wfeval.report.html") / "templates"
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
     env.filters["wbr"] = _wbr
-    return (env.from_string((templates / "report.html.j2").read_text(encoding="utf-8")),
+    return (from_source(env, (templates / "report.html.j2").read_text(encoding="utf-8"), "report"),
             (templates / "report.css").read_text(encoding="utf-8"),
             (templates / "report.js").read_text(encoding="utf-8"))
 
