@@ -127,3 +127,40 @@ def test_the_penalty_search_chooses_what_refitting_every_candidate_chooses():
         discrete = [False, False, True]
         chosen = choose_alphas(z, states, groups, discrete)
         assert chosen == [_refit_every_candidate(z, states[:, j], groups, d) for j, d in enumerate(discrete)]
+
+
+def test_a_wide_random_projection_projects_each_distinct_frame_once_to_the_every_frame_latents():
+    """Above ``DISTINCT_WIDTH`` a repeated frame is projected once: the latents are the every-frame product's
+    (to round-off: a row's float sums may depend on its place in the batch), repeats identical; narrower
+    projections are that product exactly."""
+    from wfeval.models.latent_baselines import DISTINCT_WIDTH, RandomProjection, distinct_rows
+
+    rng = np.random.default_rng(6)
+    distinct = rng.integers(0, 256, size=(5, 4, 4, 3), dtype=np.uint8)
+    frames = distinct[[0, 1, 1, 2, 0, 3, 4, 4, 4]]
+    first, inverse = distinct_rows(frames.reshape(9, -1))
+    assert first.tolist() == [0, 1, 3, 5, 6] and inverse.tolist() == [0, 1, 1, 2, 0, 3, 4, 4, 4]
+    x = frames.reshape(9, -1) / 255.0
+    for dim in (DISTINCT_WIDTH, DISTINCT_WIDTH + 1):
+        model = RandomProjection(dim=dim, seed=2)
+        z = model.encode(frames)
+        matrix = np.random.default_rng(2).standard_normal((48, dim)) / np.sqrt(48)
+        assert np.array_equal(model._matrix, matrix)  # scaled in place: the same matrix
+        if dim <= DISTINCT_WIDTH:
+            assert np.array_equal(z, x @ matrix)
+        else:
+            np.testing.assert_allclose(z, x @ matrix, rtol=1e-12, atol=1e-14)
+            assert np.array_equal(z[1], z[2]) and np.array_equal(z[6], z[8]) and np.array_equal(z[0], z[4])
+
+
+def test_the_penalty_search_skips_a_fold_whose_training_episodes_hold_one_class():
+    """A discrete variable with one class in a fold's training episodes has no loss there: its penalty is
+    chosen from the other folds (and the first candidate when no fold has two classes)."""
+    rng = np.random.default_rng(8)
+    groups = np.repeat(np.arange(8), 10)
+    z = rng.standard_normal((80, 5))
+    one_class = np.zeros(80)
+    rare = np.where(groups == 0, (z[:, 0] > 0).astype(float), 0.0)  # two classes only in episode 0
+    chosen = choose_alphas(z, np.stack([z[:, 0], one_class, rare], axis=1), groups, [False, True, True])
+    assert chosen[1] == ALPHAS[0]
+    assert chosen[0] == _refit_every_candidate(z, z[:, 0], groups, False)

@@ -8,11 +8,10 @@ classifier (the same closed form on one-hot targets, argmax of the scores).
 Scores on held-out episodes, additive per episode so that the mean over equal-length episodes
 is the pooled score and a bootstrap over episodes is its interval:
 
-- ``r2_terms``: ``1 − mean squared error / training variance`` per episode: the out-of-sample R²
-  of the probe against predicting the training mean (0 = chance, 1 = exact; negative = worse
-  than the training mean);
-- ``accuracy``: the share of frames whose class the probe names; chance is the training
-  majority class's share (:func:`majority_share`).
+- ``r2_terms``: ``1 − mean squared error / training variance`` per episode: the out-of-sample R² of the
+  probe against predicting the training mean (0 = chance, 1 = exact; negative = worse than the mean);
+- ``accuracy``: the share of frames whose class the probe names; chance is the training majority
+  class's share (:func:`majority_share`).
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from wfeval.utils.parallel import map_blas, one_blas_thread
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,12 @@ CONSTANT = 1e-12
 
 
 def standardise(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each dimension's mean and deviation, computed so that they do not depend on the latents'
-    scale: every dimension is first divided by the power of two at or above its largest magnitude
-    (exact in floating point, so unscaled latents give the very same numbers), its statistics taken
-    in float64 there and scaled back. A dimension whose deviation is at most :data:`CONSTANT` of its
-    largest magnitude is constant (deviation 1: it stays 0 after centring). Latents scaled by 1e200
-    (whose squares overflow) or by 1e-15 (below any fixed threshold) hold the same information as
-    unscaled ones, and so give the same probe."""
+    """Each dimension's mean and deviation, computed so that they do not depend on the latents' scale:
+    every dimension is first divided by the power of two at or above its largest magnitude (exact in
+    floating point, so unscaled latents give the very same numbers), its statistics taken in float64
+    there and scaled back. A dimension whose deviation is at most :data:`CONSTANT` of its largest
+    magnitude is constant (deviation 1: it stays 0 after centring). Latents scaled by 1e200 (whose
+    squares overflow) or by 1e-15 (below any fixed threshold) so give the same probe as unscaled ones."""
     peak = np.max(np.abs(z), axis=0)
     unit = np.ldexp(1.0, np.frexp(np.where(peak > 0, peak, 1.0))[1])  # a power of two >= peak
     unit_z = z / unit
@@ -79,9 +79,8 @@ def _features(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.concatenate([x, np.ones((len(x), 1))], axis=1), mean, scale
 
 
-#: latents up to this width are fit by solving the penalised normal equations directly (the numbers of
-#: every earlier run); wider ones through :class:`RidgePath` (the same solution, ~1e-10 apart, at a
-#: fraction of the cost: 4096-wide latents in seconds instead of minutes)
+#: latents up to this width are fit by solving the penalised normal equations directly (the numbers of every
+#: earlier run); wider ones through :class:`RidgePath` (the same solution, ~1e-10 apart, far cheaper)
 DIRECT_WIDTH = 512
 
 
@@ -101,17 +100,18 @@ def fit_ridges(z: np.ndarray, ys: np.ndarray, alphas: Sequence[float], discrete:
     ys = np.asarray(ys, dtype=np.float64).reshape(len(ys), -1)
     if len(ys) != len(x):
         raise ValueError(f"probe: {len(x)} latents but {len(ys)} targets")
-    path = RidgePath(x, mean, scale) if x.shape[1] - 1 > DIRECT_WIDTH else None  # the standardisation above
     probes = []
-    for j, (alpha, is_discrete) in enumerate(zip(alphas, discrete)):
-        targets, classes = _targets(ys[:, j], is_discrete)
-        if path is not None:  # wide latents: one decomposition, not a (D+1)² least-squares solve
-            weights = path.weights(targets, alpha)
-        else:
-            penalty = alpha * np.eye(x.shape[1])
-            penalty[-1, -1] = 0.0  # the bias is not shrunk
-            weights = np.linalg.lstsq(x.T @ x + penalty, x.T @ targets, rcond=None)[0]
-        probes.append(RidgeProbe(mean=mean, scale=scale, weights=weights, classes=classes))
+    with one_blas_thread():  # a decomposition's library threads wait on each other on a busy machine
+        path = RidgePath(x, mean, scale) if x.shape[1] - 1 > DIRECT_WIDTH else None  # the standardisation above
+        for j, (alpha, is_discrete) in enumerate(zip(alphas, discrete)):
+            targets, classes = _targets(ys[:, j], is_discrete)
+            if path is not None:  # wide latents: one decomposition, not a (D+1)² least-squares solve
+                weights = path.weights(targets, alpha)
+            else:
+                penalty = alpha * np.eye(x.shape[1])
+                penalty[-1, -1] = 0.0  # the bias is not shrunk
+                weights = np.linalg.lstsq(x.T @ x + penalty, x.T @ targets, rcond=None)[0]
+            probes.append(RidgeProbe(mean=mean, scale=scale, weights=weights, classes=classes))
     return probes
 
 
@@ -125,8 +125,9 @@ def predict_all(probes: Sequence[RidgeProbe], z: np.ndarray) -> list[np.ndarray]
     standardisation of ``z`` and one product with their weights side by side."""
     if not probes or any(p.mean is not probes[0].mean or p.scale is not probes[0].scale for p in probes):
         return [p.predict(z) for p in probes]
-    scores = probes[0].scores(z) if len(probes) == 1 else RidgeProbe(
-        probes[0].mean, probes[0].scale, np.concatenate([p.weights for p in probes], axis=1)).scores(z)
+    with one_blas_thread():  # a small product: two threads wait on each other on a busy machine
+        scores = probes[0].scores(z) if len(probes) == 1 else RidgeProbe(
+            probes[0].mean, probes[0].scale, np.concatenate([p.weights for p in probes], axis=1)).scores(z)
     ends = np.cumsum([p.weights.shape[1] for p in probes])
     return [s[:, 0] if p.classes is None else p.classes[np.argmax(s, axis=1)]
             for p, s in zip(probes, np.split(scores, ends[:-1], axis=1))]
@@ -166,11 +167,9 @@ class RidgePath:
     On latents standardised by their own statistics the columns are centred, so the unpenalised bias
     is the targets' mean and the weights are the ridge solution on centred targets; with the
     eigendecomposition ``X Xᵀ = U diag(μ) Uᵀ`` (``N ≤ D``: weights ``Xᵀ U diag(1/(μ+α)) Uᵀ t``) or
-    ``Xᵀ X = V diag(λ) Vᵀ`` (``D < N``: ``V diag(1/(λ+α)) Vᵀ Xᵀ t``) each penalty costs a diagonal
-    scaling instead of a solve. Mathematically the solution of the penalised normal equations
-    (agreeing with them to ~1e-10 in tests); the penalty search asks it for every candidate at once,
-    so 4096-wide latents cost one decomposition per fold, not one (D+1)² solve per penalty, fold and
-    variable."""
+    ``Xᵀ X = V diag(λ) Vᵀ`` (``D < N``: ``V diag(1/(λ+α)) Vᵀ Xᵀ t``) each penalty costs a diagonal scaling
+    instead of a solve: the solution of the penalised normal equations (to ~1e-10 in tests) for every
+    candidate at once, one decomposition per fold, not one (D+1)² solve per penalty, fold and variable."""
 
     def __init__(self, x: np.ndarray, mean: np.ndarray, scale: np.ndarray):
         """From standardised latents with their bias column (:func:`_features`), their mean and scale."""
@@ -208,35 +207,38 @@ class RidgePath:
             yield projected @ (right / (self.values + float(alpha))[:, None]) + centre
 
 
+def _fold_losses(z: np.ndarray, states: np.ndarray, test: np.ndarray, discrete: Sequence[bool],
+                 alphas: Sequence[float]) -> list[list[float] | None]:
+    """A fold's held-out loss per variable and penalty (None: a discrete variable with one training class)."""
+    path = RidgePath.fit(z[~test])
+    held_out = path.project(z[test])  # the held-out latents on the path's basis, once per fold
+    out: list[list[float] | None] = []
+    for j, is_discrete in enumerate(discrete):
+        y_test = states[test, j]
+        targets, classes = _targets(states[~test, j], is_discrete)
+        out.append(None if is_discrete and len(classes) < 2 else [
+            -accuracy(classes[np.argmax(scores, axis=1)], y_test) if is_discrete else float(np.mean(
+                (scores[:, 0] - y_test) ** 2)) for scores in path.projected_scores(held_out, targets, alphas)])
+    return out
+
+
 def choose_alphas(z: np.ndarray, states: np.ndarray, groups: np.ndarray, discrete: Sequence[bool], *,
                   alphas: Sequence[float] = ALPHAS, folds: int = 4) -> list[float]:
     """For each column of ``states`` (N × variables; ``discrete`` says which are classes), the ridge
     penalty of ``alphas`` with the best held-out score when whole training episodes (``groups``) are
     left out in ``folds`` folds: mean squared error (continuous) or accuracy (discrete). Probes never
     see the evaluation episodes while their penalty is chosen. One decomposition per fold serves every
-    penalty and every variable (:class:`RidgePath`)."""
+    penalty and every variable (:class:`RidgePath`); the folds are fit side by side, one BLAS thread each."""
     states = np.asarray(states, dtype=np.float64).reshape(len(z), -1)
     fold = _folds(groups, folds)
-    losses: list[list[list[float]]] = [[[] for _ in alphas] for _ in discrete]  # variable × alpha × fold
-    for f in np.unique(fold):
-        train, test = fold != f, fold == f
-        path = RidgePath.fit(z[train])
-        held_out = path.project(z[test])  # the held-out latents on the path's basis, once per fold
-        for j, is_discrete in enumerate(discrete):
-            y_train, y_test = states[train, j], states[test, j]
-            targets, classes = _targets(y_train, is_discrete)
-            if is_discrete and len(classes) < 2:
-                continue
-            for a, scores in enumerate(path.projected_scores(held_out, targets, alphas)):
-                losses[j][a].append(-accuracy(classes[np.argmax(scores, axis=1)], y_test) if is_discrete
-                                    else float(np.mean((scores[:, 0] - y_test) ** 2)))
+    per_fold = map_blas(lambda f: _fold_losses(z, states, fold == f, discrete, alphas), list(np.unique(fold)))
     chosen = []
-    for per_alpha in losses:
+    for j in range(len(discrete)):
         best, best_loss = float(alphas[0]), float("inf")
-        for alpha, fold_losses in zip(alphas, per_alpha):
-            loss = float(np.mean(fold_losses)) if fold_losses else float("inf")
-            if loss < best_loss:
-                best, best_loss = float(alpha), loss
+        for a, alpha in enumerate(alphas):
+            fold_losses = [losses[j][a] for losses in per_fold if losses[j] is not None]
+            if fold_losses and float(np.mean(fold_losses)) < best_loss:  # no fold: never chosen over another
+                best, best_loss = float(alpha), float(np.mean(fold_losses))
         chosen.append(best)
     return chosen
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from wfeval.utils.parallel import one_blas_thread
+
 #: RankMe's ε (keeps log finite for zero singular values)
 EPS = 1e-7
 
@@ -28,6 +30,7 @@ def effective_rank(z: np.ndarray) -> float:
         raise ValueError("effective_rank: the latents hold NaN or infinity")
     if peak == 0.0:
         return 0.0
-    sigma = np.linalg.svd(z / peak, compute_uv=False)  # scaled first: the rank does not depend on the scale
+    with one_blas_thread():  # a decomposition's library threads wait on each other on a busy machine
+        sigma = np.linalg.svd(z / peak, compute_uv=False)  # scaled first: the rank does not depend on the scale
     p = sigma / sigma.sum() + EPS
     return float(np.exp(-np.sum(p * np.log(p))))

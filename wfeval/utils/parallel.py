@@ -8,6 +8,7 @@ SSIM of 16 frames 0.65 s against 13 s with 2 torch threads on a loaded 2-core ma
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
@@ -29,6 +30,29 @@ def map_blas(fn: Callable[[Any], Any], items: list, *, workers: int | None = Non
             return [fn(x) for x in items]
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(fn, items))
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()  # the libraries loaded now (numpy's BLAS); 0.7 ms each time it is built
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS (numpy's) limited to one thread inside the block, the previous counts restored after: for
+    decompositions and products whose library threads wait on each other on a busy machine (an
+    eigendecomposition of a 1056×1056 kernel took 18.8 s with OpenBLAS's 2 threads beside other work
+    against 0.4 s on one, docs/performance.md). Values: a product is the same on any count of threads;
+    a decomposition above ~100 wide may differ in its last bits, as between two machines."""
+    try:
+        limit = _blas_controller().limit(limits=1, user_api="blas")
+    except ImportError:  # pragma: no cover - a declared dependency; without it, BLAS's own threads
+        yield
+        return
+    with limit:
+        yield
 
 
 def map_torch_cpu(fn: Callable[[Any], Any], items: list, *, workers: int | None = None) -> list:
