@@ -13,7 +13,9 @@ continuous state variables and two discrete ones), on latents of each width:
 
 - **runs** (``--runs``): the whole command ``python -m wfeval task=probing model=random_projection
   model.dim=W`` on gridworld at its default size, each width in a fresh store (nothing served from a
-  cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``.
+  cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``;
+  with ``--baseline REV`` (a commit, unpacked with ``git archive``) that commit's run of each width
+  beside it, and the largest difference between the two runs' numbers.
 
 - **encode** (``--encode``): what is left of a 4096-wide run — the ``random_projection`` baseline's own
   projection of the run's 2,112 frames (64 episodes of 33 gridworld frames, 64×64×3 pixels) in one call
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -36,7 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from wfeval.functional.probing import ALPHAS, RidgePath, choose_alphas
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[1]
+
+from wfeval.functional.probing import ALPHAS, RidgePath, choose_alphas  # noqa: E402
 
 
 def _direct(z: np.ndarray, targets: np.ndarray, alpha: float) -> np.ndarray:
@@ -74,26 +80,63 @@ def old_search(z, states, groups, discrete) -> list[float]:
     return chosen
 
 
-def whole_runs(widths: list[int]) -> None:
-    """Each width's whole probing run in a fresh process and store, side by side."""
-    print(f"{'width':>6}  {'wall s':>7}  {'cpu s':>7}  {'wall ratio':>10}  {'cpu ratio':>9}  {'probe_r2':>16}")
+def _numbers(value, path=""):
+    """Every number of a results document, by its path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _numbers(item, f"{path}[{i}]")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield path, float(value)
+
+
+def _run(tree: Path, width: int, run: Path) -> tuple[float, float, dict]:
+    """One whole probing run at ``width`` with ``tree``'s wfeval: wall and CPU seconds, its results."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "wfeval", "task=probing", "model=random_projection",
+                    f"model.dim={width}", f"hydra.run.dir={run}", f"run.store_dir={run}/store"],
+                   check=True, stdout=subprocess.DEVNULL, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads((run / "results.json").read_text(encoding="utf-8"))["results"]
+
+
+def whole_runs(widths: list[int], baseline: str | None = None) -> None:
+    """Each width's whole probing run in a fresh process and store, side by side; with ``baseline`` (a
+    commit), that commit's run of each width just before this checkout's, and how far their numbers are
+    apart (the largest difference over every number of ``results.json``'s results, relative to the
+    number's size where it is above 1)."""
+    print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    print(("" if baseline is None else f"{'baseline wall s':>15}  {'cpu s':>7}  ") +
+          f"{'width':>6}  {'wall s':>7}  {'cpu s':>7}  {'wall ratio':>10}  {'cpu ratio':>9}  {'probe_r2':>16}"
+          + ("" if baseline is None else f"  {'max |Δ| vs baseline':>20}"))
     first: tuple[float, float] | None = None
     with tempfile.TemporaryDirectory() as tmp:
+        old = None
+        if baseline is not None:
+            from cli_startup import unpack  # noqa: PLC0415 - perf/ is not a package
+
+            old = unpack(baseline, Path(tmp) / "baseline")
         for width in widths:
-            run = Path(tmp) / f"w{width}"
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "wfeval", "task=probing", "model=random_projection",
-                            f"model.dim={width}", f"hydra.run.dir={run}", f"run.store_dir={run}/store"],
-                           check=True, stdout=subprocess.DEVNULL)
-            wall = time.perf_counter() - started
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            side = ""
+            if old is not None:
+                old_wall, old_cpu, old_results = _run(old, width, Path(tmp) / f"old{width}")
+                side = f"{old_wall:>15.2f}  {old_cpu:>7.2f}  "
+            wall, cpu, results = _run(ROOT, width, Path(tmp) / f"w{width}")
             first = first or (wall, cpu)
-            results = json.loads((run / "results.json").read_text(encoding="utf-8"))["results"]
             r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
-            print(f"{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
-                  f"{r2:>16.12f}")
+            apart = ""
+            if old is not None:
+                new, before = dict(_numbers(results)), dict(_numbers(old_results))
+                gap = max((abs(new[k] - before[k]) / max(1.0, abs(before[k])) for k in new.keys() & before.keys()
+                           if not any(t in k for t in ("seconds", "time"))), default=0.0)
+                apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)")
+            print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
+                  f"{r2:>16.12f}{apart}", flush=True)
 
 
 def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
@@ -121,9 +164,10 @@ def main() -> None:
     parser.add_argument("--old-up-to", type=int, default=1024)
     parser.add_argument("--runs", action="store_true", help="time whole probing runs instead")
     parser.add_argument("--encode", action="store_true", help="time the random projection's encode instead")
+    parser.add_argument("--baseline", default=None, help="with --runs: a commit run beside this checkout")
     args = parser.parse_args()
     if args.runs:
-        whole_runs(args.widths)
+        whole_runs(args.widths, args.baseline)
         return
     if args.encode:
         for width in args.widths:
