@@ -132,9 +132,10 @@ def whole_runs(widths: list[int], baseline: str | None = None) -> None:
             apart = ""
             if old is not None:
                 new, before = dict(_numbers(results)), dict(_numbers(old_results))
-                gap = max((abs(new[k] - before[k]) / max(1.0, abs(before[k])) for k in new.keys() & before.keys()
-                           if not any(t in k for t in ("seconds", "time"))), default=0.0)
-                apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)")
+                gap, where = max(((abs(new[k] - before[k]) / max(1.0, abs(before[k])), k) for k in new.keys()
+                                  & before.keys() if not any(t in k for t in ("seconds", "time"))), default=(0.0, ""))
+                apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)") + \
+                    (f" at {where}" if gap else "")
             print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
                   f"{r2:>16.12f}{apart}", flush=True)
 

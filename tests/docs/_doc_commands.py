@@ -75,8 +75,10 @@ NOT_RUN = {
         PERFORMANCE_SCRIPT + "; tests/docs/test_latent_figures.py runs it at the page's sizes",
     ("docs/latent-models.md", "python perf/latent_figures.py --mlp"):
         PERFORMANCE_SCRIPT + "; tests/docs/test_latent_figures.py runs it at small size",
-    ("docs/latent-models.md", "python perf/probe_widths.py --runs --widths 64 1024 4096"): PERFORMANCE_SCRIPT,
     ("docs/latent-models.md", "python perf/probe_widths.py --encode --widths 4096"): PERFORMANCE_SCRIPT,
+    ("docs/latent-models.md", "python perf/probe_widths.py --runs --baseline bbe009d"):
+        PERFORMANCE_SCRIPT + " against another checkout",
+    ("docs/performance.md", "python perf/warm_run.py --repeats 7"): PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/games.md", "python perf/game_recording.py"): PERFORMANCE_SCRIPT,
     ("docs/memory-maze.md", "python perf/maze_recording.py"): PERFORMANCE_SCRIPT,
     ("docs/memory-maze.md", "python perf/maze_pose_speed.py"): PERFORMANCE_SCRIPT + " against another checkout",
