@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from wfeval.functional.probing import _features
+from wfeval.utils.parallel import one_torch_thread
 
 BATCH = 64
 PATIENCE = 20
@@ -85,14 +86,8 @@ def fit_mlp_probes(z_train: np.ndarray, ys_train: np.ndarray, z_val: np.ndarray,
     trained together in one batched module and each stopped early on ``(z_val, ys_val)``. On one torch
     thread (restored after): the products are small, and torch's own threads only wait on each other
     (10× slower per step on a loaded 2-core machine; the numbers are the same)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         return _fit(z_train, ys_train, z_val, ys_val, discrete, hidden, epochs, seed)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _fit(z_train, ys_train, z_val, ys_val, discrete, hidden, epochs, seed) -> MLPProbes:
