@@ -30,11 +30,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # perf/ is not a package
+from _tables import cell, run_results  # noqa: E402
 
 HORIZONS = (1, 2, 4, 8)
 PROBES = {  # row label -> (benchmark, overrides)
@@ -84,29 +88,6 @@ class CellEncoder:
         return np.asarray(z)[:, None, :] + np.cumsum(deltas[np.asarray(actions)], axis=1)
 
 
-def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_module
-
-    from wfeval.config import register_schemas
-    from wfeval.pipeline.runner import run_from_config
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    summary = run_from_config(cfg, output_dir=folder)
-    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
-
-
-def _cell(results: dict[str, Any] | None, metric: str, digits: int = 2, interval: bool = True) -> str:
-    agg = (results or {}).get(metric)
-    if not agg or agg["diagnostics"].get("value") is None:
-        return "—"
-    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
-    if not interval or ci.get("low") is None:
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
-
-
 def _level(results: dict[str, Any] | None, metric: str, key: str, digits: int = 2) -> str:
     value = ((results or {}).get(metric) or {}).get("diagnostics", {}).get(key)
     return "—" if value is None else f"{value:.{digits}f}"
@@ -140,12 +121,12 @@ def probes_table(samples: int = 16, train_episodes: int = 32, root: Path | None 
         # a recorded game: 4 windows per trajectory
         size = f"benchmark.num_samples={samples}" if benchmark == "gridworld" else \
             f"benchmark.num_trajectories={max(1, samples // 4)}"
-        r = _run([*base, f"benchmark={benchmark}", size, f"protocol.train_episodes={episodes}", *overrides],
+        r = run_results([*base, f"benchmark={benchmark}", size, f"protocol.train_episodes={episodes}", *overrides],
                  root / f"probes-{i}")
         width = r["probe_r2"]["diagnostics"].get("latent_dim")
-        out.append([label, _cell(r, "probe_r2"), _cell(r, "probe_accuracy", interval=False),
+        out.append([label, cell(r, "probe_r2"), cell(r, "probe_accuracy", interval=False),
                     _level(r, "probe_accuracy", "chance"),
-                    *[_cell(r, f"imagined_probe_r2_k{k}", interval=False) for k in HORIZONS],
+                    *[cell(r, f"imagined_probe_r2_k{k}", interval=False) for k in HORIZONS],
                     f"{_level(r, 'probe_r2', 'effective_rank', 1)} of {width}"])
     head = ["encoder", "probe R² observed", "accuracy", "chance (accuracy)",
             *[f"R² imagined k={k}" for k in HORIZONS], "effective rank"]
@@ -158,8 +139,8 @@ def planning_table(goals: int = 32, root: Path | None = None, candidates: int = 
             f"benchmark.num_samples={goals}", f"protocol.planner.candidates={candidates}", "metric=[goal_success,spl]"]
     out = []
     for i, (label, overrides) in enumerate(PLANNERS.items()):
-        r = _run([*base, *overrides], root / f"planning-{i}")
-        out.append([label, _cell(r, "goal_success"), _cell(r, "spl", interval=False)])
+        r = run_results([*base, *overrides], root / f"planning-{i}")
+        out.append([label, cell(r, "goal_success"), cell(r, "spl", interval=False)])
     return _table(["planner", "goal success", "SPL"], out)
 
 
@@ -174,7 +155,7 @@ def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, lis
     out = []
     for i, (label, (trajectories, episodes, overrides)) in enumerate((rows or ATARIARI).items()):
         folder = root / f"atariari-{i}"
-        r = _run([*base, f"benchmark.num_trajectories={trajectories}", f"protocol.train_episodes={episodes}",
+        r = run_results([*base, f"benchmark.num_trajectories={trajectories}", f"protocol.train_episodes={episodes}",
                   *overrides], folder)
         pooled = r["probe_f1"]["diagnostics"]["pooled"]
         infos = [json.loads(line)["result"]["metadata"]["probing"]["atariari"]
@@ -184,7 +165,7 @@ def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, lis
         dropped = ", ".join(f"{name.replace('_', ' ')} ({value:.2f})" for name, value in infos[0]["dropped"].items())
         removed = sum(i["duplicates_removed"] for i in infos)
         frames = removed + sum(i["frames_scored"] for i in infos)
-        out.append([label, f"{len(infos)} / {split['train']} / {split['validation']}", _cell(r, "probe_f1"),
+        out.append([label, f"{len(infos)} / {split['train']} / {split['validation']}", cell(r, "probe_f1"),
                     f"{pooled['mean']:.2f}", per, dropped or "none", f"{removed} of {frames}"])
     head = ["encoder", "episodes test / train / validation", "probe_f1", "pooled F1", "pooled F1 per variable",
             "dropped (entropy, nats)", "frames removed as duplicates"]
@@ -206,12 +187,12 @@ def mlp_table(samples: int = 16, train_episodes: int = 32, root: Path | None = N
         for probe in ("ridge", "mlp"):
             start = time.perf_counter()
             more = (extra or []) if probe == "mlp" else []
-            r = _run([*base, *overrides, f"protocol.probe={probe}", *more], root / f"mlp-{i}-{probe}")
+            r = run_results([*base, *overrides, f"protocol.probe={probe}", *more], root / f"mlp-{i}-{probe}")
             seconds.append(f"{time.perf_counter() - start:.0f} s")
             cells.append(r)
         ridge, mlp = cells
-        out.append([label, _cell(ridge, "probe_r2"), _cell(mlp, "probe_r2"),
-                    _cell(ridge, "probe_accuracy", interval=False), _cell(mlp, "probe_accuracy", interval=False),
+        out.append([label, cell(ridge, "probe_r2"), cell(mlp, "probe_r2"),
+                    cell(ridge, "probe_accuracy", interval=False), cell(mlp, "probe_accuracy", interval=False),
                     _level(mlp, "probe_accuracy", "chance"), " / ".join(seconds)])
     head = ["encoder", "probe R² ridge", "probe R² MLP", "accuracy ridge", "accuracy MLP", "chance (accuracy)",
             "run ridge / MLP"]

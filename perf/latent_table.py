@@ -22,9 +22,13 @@ variable (the components of ``metrics.jsonl``, averaged over the samples) and ho
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # perf/ is not a package
+from _tables import cell, run_results  # noqa: E402
 
 PIXELS = ("tiny_jepa", "static")
 LATENTS = ("tiny_jepa", "state_oracle", "random_projection", "pixels_pca")
@@ -35,50 +39,27 @@ PLANNERS = {"tiny_jepa": ["model=tiny_jepa"], "state_oracle": ["model=state_orac
             "tiny_jepa (cem)": ["model=tiny_jepa", "protocol.planner.method=cem"]}
 
 
-def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_module
-
-    from wfeval.config import register_schemas
-    from wfeval.pipeline.runner import run_from_config
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    summary = run_from_config(cfg, output_dir=folder)
-    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
-
-
-def _cell(results: dict[str, Any] | None, metric: str, digits: int = 2) -> str:
-    agg = (results or {}).get(metric)
-    if not agg or agg["diagnostics"].get("value") is None:
-        return "—"
-    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
-    if ci.get("low") is None:
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
-
-
 def table(trajectories: int = 8, train_episodes: int = 32, root: Path | None = None, candidates: int = 64) -> str:
     root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-"))
     base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
             f"benchmark.num_trajectories={trajectories}"]
-    pixels = {m: _run([*base, f"model={m}", "metric=[psnr,ssim]"], root / f"pixels-{m}") for m in PIXELS}
-    control = {m: _run([*base, f"model={m}", "task=controllability", "metric=[action_sensitivity]"],
+    pixels = {m: run_results([*base, f"model={m}", "metric=[psnr,ssim]"], root / f"pixels-{m}") for m in PIXELS}
+    control = {m: run_results([*base, f"model={m}", "task=controllability", "metric=[action_sensitivity]"],
                        root / f"control-{m}") for m in PIXELS}
-    probes = {m: _run([*base, f"model={m}", "task=probing", f"protocol.train_episodes={train_episodes}",
+    probes = {m: run_results([*base, f"model={m}", "task=probing", f"protocol.train_episodes={train_episodes}",
                        "metric=[probe_r2,imagined_probe_r2]",  # one metric, a measurement per horizon
                        f"metric.imagined_probe_r2.horizons=[{','.join(map(str, HORIZONS))}]"],
                       root / f"probing-{m}") for m in LATENTS}
-    plans = {m: _run([*base, *o, "task=goal_reaching", f"protocol.planner.candidates={candidates}",
+    plans = {m: run_results([*base, *o, "task=goal_reaching", f"protocol.planner.candidates={candidates}",
                       "metric=[goal_success,spl]"], root / f"planning-{i}") for i, (m, o) in enumerate(PLANNERS.items())}
     head = ["model", "PSNR dB", "SSIM", "action_sensitivity dB", "probe R² observed",
             *[f"probe R² imagined k={k}" for k in HORIZONS], "goal success", "SPL"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     for model in dict.fromkeys([*PIXELS, *LATENTS, *PLANNERS]):
-        cells = [model, _cell(pixels.get(model), "psnr"), _cell(pixels.get(model), "ssim", 3),
-                 _cell(control.get(model), "action_sensitivity", 3), _cell(probes.get(model), "probe_r2"),
-                 *[_cell(probes.get(model), f"imagined_probe_r2_k{k}") for k in HORIZONS],
-                 _cell(plans.get(model), "goal_success"), _cell(plans.get(model), "spl")]
+        cells = [model, cell(pixels.get(model), "psnr"), cell(pixels.get(model), "ssim", 3),
+                 cell(control.get(model), "action_sensitivity", 3), cell(probes.get(model), "probe_r2"),
+                 *[cell(probes.get(model), f"imagined_probe_r2_k{k}") for k in HORIZONS],
+                 cell(plans.get(model), "goal_success"), cell(plans.get(model), "spl")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -113,7 +94,7 @@ def distances(trajectories: int = 8, root: Path | None = None, candidates: int =
     goal = np.stack([read_array(r.inputs["goal_image"], store=store) for r in requests])
     z0, zg = np.asarray(model.encode(start), dtype=np.float64), np.asarray(model.encode(goal), dtype=np.float64)
     stay = np.asarray(model.predict(z0, np.zeros((len(z0), 1), dtype=np.int64)), dtype=np.float64)[:, -1]
-    _run([*overrides, f"protocol.planner.candidates={candidates}", "metric=[goal_success]"], root / "plans")
+    run_results([*overrides, f"protocol.planner.candidates={candidates}", "metric=[goal_success]"], root / "plans")
     records = [json.loads(line) for line in (root / "plans" / "generations.jsonl").read_text().splitlines()]
     scores = [s["best_score_latent"] for r in records for s in r["result"]["metadata"].get("steps", [])
               if s.get("best_score_latent") is not None]
@@ -142,7 +123,7 @@ def variables(trajectories: int = 8, train_episodes: int = 32, root: Path | None
     overrides = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "benchmark=orby",
                  f"benchmark.num_trajectories={trajectories}", "task=probing", "model=tiny_jepa",
                  f"protocol.train_episodes={train_episodes}", "metric=[probe_r2]"]
-    _run(overrides, root / "probes")
+    run_results(overrides, root / "probes")
     rows = [json.loads(line) for line in (root / "probes" / "metrics.jsonl").read_text().splitlines()]
     components = [r["components"] for r in rows if r["metric_id"] == "probe_r2" and r.get("components")]
     bench_names = [k for k in components[0] if k not in ("effective_rank", "latent_dim")]

@@ -12,35 +12,16 @@ sample).
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # perf/ is not a package
+from _tables import cell, run_results  # noqa: E402
+
 MODELS = ("oracle", "forgetful", "static", "random_actions", "lagged", "noisy", "blur")
-
-
-def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_module
-
-    from wfeval.config import register_schemas
-    from wfeval.pipeline.runner import run_from_config
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    summary = run_from_config(cfg, output_dir=folder)
-    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
-
-
-def _cell(results: dict[str, Any], metric: str, digits: int = 2) -> str:
-    agg = results.get(metric)
-    if not agg or agg["diagnostics"].get("value") is None:
-        return "—"
-    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
-    if ci.get("low") is None:
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
 
 
 def table(benchmark: str = "memory_maze", trajectories: int = 1, gaps: list[int] | None = None,
@@ -58,7 +39,7 @@ def table(benchmark: str = "memory_maze", trajectories: int = 1, gaps: list[int]
     rows, seconds = {}, {}
     for model in models:
         started = time.perf_counter()
-        rows[model] = _run([*base, f"model={model}"], root / model)
+        rows[model] = run_results([*base, f"model={model}"], root / model)
         seconds[model] = time.perf_counter() - started
     buckets = sorted({int(b) for r in rows.values() for b in
                       ((r.get("revisit_error") or {}).get("diagnostics") or {}).get("curve", {})})
@@ -68,8 +49,8 @@ def table(benchmark: str = "memory_maze", trajectories: int = 1, gaps: list[int]
     for model, results in rows.items():
         curve = ((results.get("revisit_error") or {}).get("diagnostics") or {}).get("curve") or {}
         per_gap = [f"{curve[str(b)]['mean']:.2f}" if str(b) in curve else "—" for b in buckets]
-        lines.append("| " + " | ".join([model, _cell(results, "revisit_error"), *per_gap,
-                                         _cell(results, "reversibility_error"), _cell(results, "pose_error", 3)]) + " |")
+        lines.append("| " + " | ".join([model, cell(results, "revisit_error"), *per_gap,
+                                         cell(results, "reversibility_error"), cell(results, "pose_error", 3)]) + " |")
     n = next(iter(rows.values()), {}).get("revisit_error", {}).get("n_total")
     lines.append("")
     lines.append(f"{benchmark}, {trajectories} maze(s), {n} samples; wall seconds per model: "

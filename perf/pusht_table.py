@@ -15,10 +15,14 @@ model does not run that task (a pixel baseline has no latent, a latent encoder n
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # perf/ is not a package
+from _tables import cell, run_results  # noqa: E402
 
 #: model -> the tasks it is measured on (action_video, controllability, policy_evaluation, probing, goal_reaching)
 MODELS = {
@@ -38,28 +42,6 @@ COLUMNS = ("psnr", "ssim", "action_sensitivity", "policy_rank_correlation", "ret
 DIGITS = {"ssim": 3, "probe_r2": 3, "return_error": 3}  # others: 2
 
 
-def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_module
-
-    from wfeval.config import register_schemas
-    from wfeval.pipeline.runner import run_from_config
-
-    register_schemas()
-    with initialize_config_module("wfeval.conf", version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    summary = run_from_config(cfg, output_dir=folder)
-    return {key.split(".", 1)[1]: agg.to_dict() for key, agg in summary.results.items()}
-
-
-def _cell(agg: dict[str, Any] | None, digits: int) -> str:
-    if not agg or agg["diagnostics"].get("value") is None:
-        return "—"
-    value, ci = agg["diagnostics"]["value"], agg.get("confidence_interval") or {}
-    if ci.get("low") is None:
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{ci['low']:.{digits}f}, {ci['high']:.{digits}f}]"
-
-
 def table(trajectories: int = 8, windows: int = 4, goal_trajectories: int = 2,
           models: dict[str, tuple[str, ...]] | None = None, root: Path | None = None) -> str:
     """The Markdown table (a row per model, a column per measure); the last line gives sizes and times."""
@@ -73,7 +55,7 @@ def table(trajectories: int = 8, windows: int = 4, goal_trajectories: int = 2,
         for task in tasks:
             n = goal_trajectories if task == "goal_reaching" else trajectories
             extra = PLANNER if task == "goal_reaching" else []
-            results = _run([*base, f"benchmark.num_trajectories={n}", f"task={task}", f"model={model}",
+            results = run_results([*base, f"benchmark.num_trajectories={n}", f"task={task}", f"model={model}",
                             f"metric=[{','.join(METRICS[task])}]", *extra], root / f"{model}-{task}")
             cells[model].update({m: results.get(m) for m in METRICS[task]})
         seconds[model] = time.perf_counter() - started
@@ -81,7 +63,7 @@ def table(trajectories: int = 8, windows: int = 4, goal_trajectories: int = 2,
             "probe_r2", "goal_success"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     for model, row in cells.items():
-        lines.append("| " + " | ".join([model, *[_cell(row.get(c), DIGITS.get(c, 2)) for c in COLUMNS]]) + " |")
+        lines.append("| " + " | ".join([model, *[cell(row, c, DIGITS.get(c, 2)) for c in COLUMNS]]) + " |")
     lines.append("")
     lines.append(f"pusht, {trajectories} start(s) × {windows} window(s); goal_reaching on {goal_trajectories} "
                  f"start(s) × {windows}; wall seconds per model: " + ", ".join(f"{m} {s:.0f}" for m, s in seconds.items()))
