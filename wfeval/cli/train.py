@@ -55,7 +55,9 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     log(f"recorded {data.frames.shape[0]} episodes x {n - 1} steps of {bench.spec.name} ({h}x{w}) in "
         f"{data.info['seconds']:.1f} s; data sha256 {data_hash[:16]}; evaluation seeds excluded: "
         f"{data.info['evaluation_seeds_excluded']} (dropped {data.info['dropped_seeds']})")
-    net_config = NetConfig(n_actions=len(data.action_names), height=h, width=w, **dict(cfg["net"]))
+    space = getattr(data, "action_space", None)  # continuous actions: vectors scaled by their bounds
+    net_config = NetConfig.for_actions(space, len(data.action_names), data.actions, height=h, width=w,
+                                       **dict(cfg["net"]))
     from wfeval.models.python import resolve_device
 
     device = resolve_device(str(cfg.get("device") or "cpu"))
@@ -63,6 +65,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     meta = {
         "benchmark": bench.spec.name,
         "action_names": list(data.action_names),
+        **({"action_space": space.to_dict()} if space is not None and space.is_continuous else {}),
         "net": net_config.to_dict(),
         "train": {**dict(cfg["train"]), "device": device, "threads": result.threads},
         "data": {"sha256": data_hash, **data.info},
