@@ -33,7 +33,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     import torch
 
     from wfeval.recipes import checkpoint
-    from wfeval.recipes.data import data_size, record
+    from wfeval.recipes.data import continuous_space, data_size, record
     from wfeval.recipes.net import NetConfig
     from wfeval.recipes.training import TrainConfig, train
 
@@ -44,6 +44,10 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
         train_config = TrainConfig(**dict(cfg["train"]))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
+    space = continuous_space(bench)
+    if space is not None:  # benchmark=pusht: target positions, not action ids
+        raise ConfigError(f"benchmark {bench.spec.name!r} has continuous actions ({space.describe()}); the world-model "
+                          "recipe learns action ids only (record its data: python -m wfeval.recipes.record)")
     try:
         episodes, steps = data_size(bench.spec.metadata.get("family"), cfg["data"].get("episodes"),
                                     cfg["data"].get("steps"))

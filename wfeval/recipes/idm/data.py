@@ -68,7 +68,10 @@ def from_simulator(bench: Any, *, episodes: int, steps: int, seed: int) -> Clips
     recorded game family), seeded from the recipe's namespace with ``seed``."""
     from wfeval.recipes.data import record
 
-    rec = record(bench, episodes=episodes, steps=steps, seed=seed)
+    rec = record(bench, episodes=episodes, steps=steps, seed=seed, state=False)
+    if rec.is_continuous:  # benchmark=pusht: float32 vectors in the benchmark's action space
+        return Clips(videos=list(rec.frames), actions=[a.astype(np.float32) for a in rec.actions], kind="continuous",
+                     action_space=rec.action_space, sources=[int(s) for s in rec.seeds], info=dict(rec.info))
     return Clips(videos=list(rec.frames), actions=[a.astype(np.int64) for a in rec.actions], kind="discrete",
                  action_names=tuple(rec.action_names), sources=[int(s) for s in rec.seeds], info=dict(rec.info))
 
