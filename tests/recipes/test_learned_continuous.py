@@ -49,10 +49,8 @@ def recording(episodes: int, steps: int, seed: int):
     from wfeval.recipes.data import Recording
 
     frames, actions = glide(episodes, steps, seed)
-    rec = Recording(frames, actions, SPACE.names, list(range(episodes)), {"evaluation_seeds_excluded": 0,
-                                                                          "dropped_seeds": 0, "seconds": 0.0})
-    rec.action_space = SPACE
-    return rec
+    return Recording(frames, actions, SPACE.names, list(range(episodes)), {"evaluation_seeds_excluded": 0,
+                     "dropped_seeds": 0, "seconds": 0.0}, action_space=SPACE.to_dict())
 
 
 @pytest.fixture(scope="module")

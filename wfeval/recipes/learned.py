@@ -51,8 +51,13 @@ def _frozen(frame: np.ndarray) -> np.ndarray:
     return frame
 
 
-def _space(config: Any) -> ActionSpace:
-    """The continuous action space a checkpoint was trained on (its network config's bounds)."""
+def _space(config: Any, meta: dict[str, Any]) -> ActionSpace:
+    """The continuous action space a checkpoint was trained on: the declared one its sidecar keeps, as
+    one flat vector (else its network config's bounds)."""
+    if meta.get("action_space"):
+        space = ActionSpace.from_dict(meta["action_space"])
+        return ActionSpace.continuous((space.size,), low=space.low or None, high=space.high or None,
+                                      dtype=space.dtype, names=space.names if len(space.shape) == 1 else ())
     return ActionSpace.continuous((config.n_actions,), low=config.action_low, high=config.action_high)
 
 
@@ -129,25 +134,25 @@ class LearnedModel:
     def _check_space(self, request: GenerationRequest, config: Any) -> None:
         """The request's actions are of the kind, shape and bounds the checkpoint was trained on."""
         where = f"sample {request.sample_id!r}"
-        hint = f"train on this benchmark (python -m wfeval.recipes.train benchmark={request.benchmark_id.split('@')[0]})"
+        name = request.benchmark_id.split("@")[0]
+        hint = f"train on this benchmark (python -m wfeval.recipes.train benchmark={name})"
         continuous = config.action_kind == "continuous"
+        trained = _space(config, self.meta) if continuous else None
         if has_continuous_actions(request) != continuous:
             if continuous:
-                raise ValueError(f"{where}: the checkpoint reads continuous actions ({_space(config).describe()}); "
-                                 f"this benchmark's actions are discrete ids; {hint}")
+                raise ValueError(f"{where}: the checkpoint reads continuous actions ({trained.describe()}); this "
+                                 f"benchmark's actions are discrete ids; {hint}")
             raise ValueError(f"{where}: the checkpoint embeds discrete action ids; this benchmark's actions are "
                              f"continuous vectors (controls['action_space']); {hint}")
-        if not continuous:
-            return
-        space, trained = action_space_of(request), _space(config)
-        if space.size != trained.size or (space.bounded and space.bounds() != trained.bounds()):
+        space = action_space_of(request) if continuous else None
+        if space is not None and (space.size != trained.size or (space.bounded and space.bounds() != trained.bounds())):
             raise ValueError(f"{where}: the checkpoint was trained on actions {trained.describe()}, the request's "
                              f"are {space.describe()}; {hint}")
 
     def _action_table(self, states: Sequence[LearnedState], actions: Sequence[Sequence[Any]], config: Any) -> Any:
         """The chunks as one padded array (states × longest chunk [× elements]), every action checked."""
         if config.action_kind == "continuous":
-            space, n = _space(config), config.n_actions
+            space, n = _space(config, self.meta), config.n_actions
             chunks = []
             for state, chunk in zip(states, actions):
                 why = space.problem([np.reshape(np.asarray(a), -1) if np.ndim(a) else a for a in chunk])
@@ -159,7 +164,8 @@ class LearnedModel:
             n_actions, chunks = config.n_actions, []
             for state, chunk in zip(states, actions):
                 for i, a in enumerate(chunk):
-                    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a < n_actions:
+                    is_id = isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+                    if not is_id or not 0 <= a < n_actions:
                         raise ValueError(f"sample {state.sample_id!r}: actions[{i}]={a!r} is not an action id in "
                                          f"[0, {n_actions - 1}]")
                 chunks.append(np.asarray(chunk, np.int64))
