@@ -15,9 +15,10 @@ spends its capacity on what moves. Training also teaches the gate directly which
 
 The action (``action_kind``): a discrete id is looked up in an embedding table; a continuous vector
 (Push-T's target position) is scaled to [-1, 1] by the bounds the config holds (``action_low``,
-``action_high``: the benchmark's declared bounds) and passed through a two-layer perceptron; a
-continuous model also adds a learned embedding of each patch's position to its features, so a block
-can compare where a patch is with where the action points (a target position is a place in the frame).
+``action_high``: the benchmark's declared bounds) and, beside each patch's own place (its column and
+row in [-1, 1]), passed through a two-layer perceptron applied patch by patch: the action's features
+may then differ from patch to patch — where the action points relative to a patch, when the action is
+a target position — which one vector added to every patch cannot say.
 """
 
 from __future__ import annotations
@@ -118,8 +119,11 @@ class FramePredictor(nn.Module):
         if config.action_kind == "discrete":
             self.embed = nn.Embedding(config.n_actions, c)
         else:
-            self.embed = nn.Sequential(nn.Linear(config.n_actions, c), nn.GELU(), nn.Linear(c, c))
-            self.position = nn.Parameter(0.1 * torch.randn(c, config.height // p, config.width // p))
+            self.embed = nn.Sequential(nn.Conv2d(config.n_actions + 2, c, 1), nn.GELU(), nn.Conv2d(c, c, 1))
+            gh, gw = config.height // p, config.width // p
+            rows = torch.linspace(-1.0, 1.0, gh).view(gh, 1).expand(gh, gw)
+            cols = torch.linspace(-1.0, 1.0, gw).view(1, gw).expand(gh, gw)
+            self.register_buffer("places", torch.stack([cols, rows])[None], persistent=False)
             low, high = torch.tensor(config.action_low), torch.tensor(config.action_high)
             self.register_buffer("action_centre", (low + high) / 2, persistent=False)
             self.register_buffer("action_scale", (high - low) / 2, persistent=False)
@@ -138,8 +142,9 @@ class FramePredictor(nn.Module):
         if self.config.action_kind == "discrete":
             a = self.embed(action)[:, :, None, None]
         else:
-            a = self.embed((action.float() - self.action_centre) / self.action_scale)[:, :, None, None]
-            x = x + self.position
+            scaled = (action.float() - self.action_centre) / self.action_scale
+            grid = self.places.expand(len(scaled), -1, -1, -1)
+            a = self.embed(torch.cat([scaled[:, :, None, None].expand(-1, -1, *grid.shape[2:]), grid], dim=1))
         x = x + a
         for block in self.blocks:
             x = block(x, a)
