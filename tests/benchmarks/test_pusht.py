@@ -218,13 +218,3 @@ def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
     _, requests = _requests(["benchmark=pusht", "task=goal_reaching"], ArtifactStore(tmp_path))
     assert len(requests) == 32
     assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht
-
-
-def test_the_world_model_recipe_refuses_continuous_actions_naming_the_space():
-    from wfeval.cli.train import run
-    from wfeval.config import ConfigError
-
-    bench = build.build_benchmark(compose(SMALL))
-    cfg = {"net": {}, "train": {}, "data": {"episodes": 1, "steps": 2, "seed": 0}, "out": "unused"}
-    with pytest.raises(ConfigError, match=r"continuous actions \(continuous \(2,\) float32 in \[0, 512\]\)"):
-        run(cfg, bench)
