@@ -4,9 +4,11 @@ Run: ``python perf/pusht_table.py [--trajectories 8] [--windows 4] [--goal-traje
 (needs ``pip install 'wfeval[pusht]'``; offline, CPU). Each cell is one real run on the benchmark's
 first ``trajectories`` recorded starts (all their windows): ``psnr`` and ``ssim`` (task=action_video,
 the default), ``action_sensitivity`` (task=controllability, 3 counterfactuals answered by the
-simulator), ``probe_r2`` (task=probing; latent calibration models only) and ``goal_success``
-(task=goal_reaching on ``goal_trajectories`` starts: CEM, 32 candidates × 5 steps × 2 iterations,
-imagined with the model, acted in the true simulator), each with its 95% interval. ``—``: the
+simulator), ``policy_rank_correlation`` and ``return_error`` (task=policy_evaluation: the four scripted
+pushers run inside the model and in the simulator), ``probe_r2`` (task=probing; latent calibration
+models only) and ``goal_success`` (task=goal_reaching on ``goal_trajectories`` starts: CEM, 32
+candidates × 5 steps × 2 iterations, imagined with the model, acted in the true simulator), each
+with its 95% interval. ``—``: the
 model does not run that task (a pixel baseline has no latent, a latent encoder no frames).
 """
 
@@ -18,21 +20,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: model -> the tasks it is measured on (action_video, controllability, probing, goal_reaching)
+#: model -> the tasks it is measured on (action_video, controllability, policy_evaluation, probing, goal_reaching)
 MODELS = {
-    "oracle": ("action_video", "controllability", "goal_reaching"),
-    "noisy": ("action_video", "controllability"),
-    "lagged": ("action_video", "controllability"),
-    "static": ("action_video", "controllability"),
-    "random_actions": ("action_video", "controllability", "goal_reaching"),
+    "oracle": ("action_video", "controllability", "policy_evaluation", "goal_reaching"),
+    "noisy": ("action_video", "controllability", "policy_evaluation"),
+    "lagged": ("action_video", "controllability", "policy_evaluation"),
+    "static": ("action_video", "controllability", "policy_evaluation"),
+    "random_actions": ("action_video", "controllability", "policy_evaluation", "goal_reaching"),
     "state_oracle": ("probing",),
     "random_projection": ("probing",),
 }
 METRICS = {"action_video": ["psnr", "ssim"], "controllability": ["action_sensitivity"], "probing": ["probe_r2"],
-           "goal_reaching": ["goal_success"]}
+           "policy_evaluation": ["policy_rank_correlation", "return_error"], "goal_reaching": ["goal_success"]}
 PLANNER = ["protocol.planner.method=cem", "protocol.planner.candidates=32", "protocol.planner.horizon=5",
            "protocol.planner.iterations=2", "protocol.planner.elites=6"]
-COLUMNS = ("psnr", "ssim", "action_sensitivity", "probe_r2", "goal_success")
+COLUMNS = ("psnr", "ssim", "action_sensitivity", "policy_rank_correlation", "return_error", "probe_r2", "goal_success")
+DIGITS = {"ssim": 3, "probe_r2": 3, "return_error": 3}  # others: 2
 
 
 def _run(overrides: list[str], folder: Path) -> dict[str, Any]:
@@ -74,11 +77,11 @@ def table(trajectories: int = 8, windows: int = 4, goal_trajectories: int = 2,
                             f"metric=[{','.join(METRICS[task])}]", *extra], root / f"{model}-{task}")
             cells[model].update({m: results.get(m) for m in METRICS[task]})
         seconds[model] = time.perf_counter() - started
-    head = ["model", "psnr (dB)", "ssim", "action_sensitivity (dB)", "probe_r2", "goal_success"]
+    head = ["model", "psnr (dB)", "ssim", "action_sensitivity (dB)", "policy_rank_correlation", "return_error",
+            "probe_r2", "goal_success"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     for model, row in cells.items():
-        lines.append("| " + " | ".join([model, *[_cell(row.get(c), 3 if c in ("ssim", "probe_r2") else 2)
-                                                  for c in COLUMNS]]) + " |")
+        lines.append("| " + " | ".join([model, *[_cell(row.get(c), DIGITS.get(c, 2)) for c in COLUMNS]]) + " |")
     lines.append("")
     lines.append(f"pusht, {trajectories} start(s) × {windows} window(s); goal_reaching on {goal_trajectories} "
                  f"start(s) × {windows}; wall seconds per model: " + ", ".join(f"{m} {s:.0f}" for m, s in seconds.items()))

@@ -218,3 +218,84 @@ def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
     _, requests = _requests(["benchmark=pusht", "task=goal_reaching"], ArtifactStore(tmp_path))
     assert len(requests) == 32
     assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht
+
+
+def test_the_scripted_pushers_follow_the_demonstration_with_known_noise_within_the_bounds(tmp_path):
+    from wfeval.benchmarks.recorded.policy_evaluation import FollowDemonstration
+    from wfeval.protocols.policies import PolicyContext, policy_space_of
+
+    bench, requests = _requests(SMALL, ArtifactStore(tmp_path))
+    pushers = bench.scripted_policies()
+    assert list(pushers) == ["demonstrator", "noise_8px", "noise_32px", "random"]  # best first
+    space, names = policy_space_of(requests[0])
+    offsets, follow = {"noise_8px": [], "noise_32px": []}, []
+    for r in requests:
+        demo = np.asarray(r.controls["actions"], np.float32)
+        for t in range(len(demo)):
+            context = PolicyContext(r, t, (), names, len(demo), 42, space)
+            acts = {name: p.act(None, context) for name, p in pushers.items()}
+            assert all(a.dtype == np.float32 and a.shape == (2,) and ((a >= 0) & (a <= 512)).all() for a in acts.values())
+            assert np.array_equal(acts["demonstrator"], demo[t])
+            assert np.array_equal(acts["noise_8px"], pushers["noise_8px"].act(None, context))  # seeded: the same again
+            for name in offsets:
+                offsets[name].extend((acts[name] - demo[t]).tolist())
+            half = FollowDemonstration("follow_50", 0.5).act(None, context)  # the games' set works on vectors too
+            follow.append(np.array_equal(half, demo[t]))
+    assert 6.5 < np.std(offsets["noise_8px"]) < 9.5 and 26.0 < np.std(offsets["noise_32px"]) < 38.0
+    assert 0.3 < np.mean(follow) < 0.7
+
+
+@pytest.fixture(scope="module")
+def policy_evaluation(tmp_path_factory):
+    """task=policy_evaluation: the four pushers inside the model and in the true simulator, 4 starts."""
+    root = tmp_path_factory.mktemp("pusht_policies")
+    out = {}
+    for model in ("oracle", "static"):
+        cfg = compose([*SMALL, "task=policy_evaluation", f"model={model}", f"run.store_dir={root / 'store'}",
+                       "run.progress=off", "run.report=false", "metric=[policy_rank_correlation,return_error]"])
+        summary = run_from_config(cfg, output_dir=root / model)
+        rows = [json.loads(line) for line in (root / model / "generations.jsonl").read_text().splitlines()]
+        out[model] = ({k.split(".", 1)[1]: a for k, a in summary.results.items()}, rows)
+    return out
+
+
+def test_the_pushers_skill_order_holds_in_the_simulator_and_the_oracle_ranks_them_exactly(policy_evaluation):
+    results, rows = policy_evaluation["oracle"]
+    assert results["policy_rank_correlation"].diagnostics["value"] == 1.0
+    assert results["return_error"].diagnostics["value"] == 0.0
+    true = np.array([[v["return"] for v in r["request"]["metadata"]["policy_evaluation"]["true"].values()]
+                     for r in rows])
+    assert true.shape == (4, 4) and (true[:, 0] == 16.0).all()  # the demonstrator reproduces the demonstration
+    assert (np.diff(true.mean(axis=0)) < -0.02).all()  # demonstrator > noise 8 px > noise 32 px > random
+    sources = {v["reward_source"] for r in rows for v in r["result"]["metadata"]["policy_evaluation"]["model"].values()}
+    assert sources == {"frames"}  # objective_from_frames: the oracle's own reward (the game's coverage) is not it
+
+
+def test_a_model_that_ignores_the_pushers_actions_ranks_nothing(policy_evaluation):
+    results, _ = policy_evaluation["static"]
+    assert results["policy_rank_correlation"].diagnostics["value"] == 0.0
+    assert results["return_error"].diagnostics["value"] > 0.05
+
+
+def test_the_audit_s_pixel_success_agrees_with_the_coverage_criterion_on_real_frames(tmp_path):
+    import math
+
+    from wfeval.benchmarks.pusht.goals import REACH_COVERAGE, PushTGoalEnvironment
+    from wfeval.benchmarks.pusht.simulator import overlap
+
+    store = ArtifactStore(tmp_path)
+    one = ["benchmark=pusht", "benchmark.num_trajectories=1"]
+    _, plain = _requests(one, store)
+    _, goals = _requests([*one, "task=goal_reaching"], store)
+    rng, said, truth = np.random.default_rng(0), [], []
+    for p, g in zip(plain, goals):
+        env = PushTGoalEnvironment(g)
+        demo = np.asarray(p.controls["actions"], np.float64)
+        plans = np.stack([demo, *(np.clip(demo + rng.normal(0, s, demo.shape), 0, 512) for s in (4, 16))])
+        frames, states = env.true_futures(plans)
+        said.extend((env.distances(frames) <= env.reach_px).ravel())
+        truth.extend(overlap(env.sim.env, [s[2], s[3], math.atan2(s[4], s[5])], env.goal_pose[2:]) >= REACH_COVERAGE
+                     for s in states.reshape(-1, 6))
+    said, truth = np.array(said), np.array(truth)
+    assert len(said) == 192 and truth.sum() >= 10 and (~truth).sum() >= 100  # both outcomes occur
+    assert (said == truth).mean() >= 0.95

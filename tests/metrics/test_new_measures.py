@@ -150,6 +150,15 @@ def test_policy_rank_correlation_is_the_spearman_of_mean_returns_with_a_bootstra
     assert error.raw_value == pytest.approx(1 / 3)
 
 
+def test_policy_rank_correlation_without_a_bootstrap_is_a_valid_aggregate_with_no_interval():
+    metric = PolicyRankCorrelation(bootstrap=0)
+    rows = [metric.compute_sample(*policy_pair(f"s{i}", m, t)) for i, (m, t) in enumerate([
+        ((0.9, 0.2, 0.0), (1.0, 0.5, 0.0)), ((0.1, 0.4, 0.7), (0.8, 0.3, 0.0))])]
+    agg = metric.aggregate(rows)  # the result contract holds: an empty interval, never None
+    assert agg.valid and agg.confidence_interval == {} and agg.n_valid == 2
+    assert agg.raw_stats["spearman"] == agg.diagnostics["value"] == pytest.approx(0.5)
+
+
 def test_policy_rank_correlation_refuses_to_mix_policy_sets():
     metric = PolicyRankCorrelation(bootstrap=0)
     rows = [metric.compute_sample(*policy_pair("s0", (1, 0), (1, 0), names=("a", "b"))),

@@ -109,7 +109,11 @@ def test_tiny_jepa_is_served_as_the_package_computes_it():
     np.testing.assert_allclose(future[0], raw.imagine(z[0], [4, 4, 1]), rtol=1e-5, atol=1e-5)
     decoded = latent.decode(model, future[0])
     assert decoded.shape == (3, 32, 32, 3)
-    np.testing.assert_array_equal(decoded[-1, ..., 0], np.rint(np.clip(raw.decode(future[0, -1]), 0, 1) * 255))
+    expected = np.rint(np.clip(raw.decode(future[0, -1]), 0, 1) * 255)
+    # one frame decoded alone vs in a batch of three: float32 sums in another order may round a pixel
+    # that lies on a half level the other way (numpy 2.4.6: 1 pixel of 1024), never by more than 1 level
+    differs = decoded[-1, ..., 0].astype(np.int64) != expected
+    assert np.abs(decoded[-1, ..., 0] - expected).max() <= 1 and differs.mean() < 0.01
     assert model.reward(z, [4]).shape == (1,)
     assert np.isclose(model.reward(z, [4])[0], raw.predict_reward(z[0], 4), atol=1e-5)
 

@@ -56,3 +56,14 @@ def test_the_simulator_ranks_the_policies_exactly_and_a_model_that_ignores_actio
     for model in ("static", "game_random_actions"):  # the same frames whatever the actions: every return ties
         values, _ = _run(tmp_path, family, model)
         assert values["policy_rank_correlation"] == 0.0 and values["return_error"] > 0.0
+
+
+def test_objective_from_frames_is_read_one_way_false_by_default_and_only_as_a_bool():
+    from wfeval.benchmarks.recorded.adapter import RecordedBenchmark
+    from wfeval.config.errors import ConfigError
+    from wfeval.tasks.family import objective_from_frames
+
+    assert objective_from_frames(object()) is False and objective_from_frames(RecordedBenchmark) is True
+    odd = type("Odd", (), {"objective_from_frames": "yes"})()
+    with pytest.raises(ConfigError, match="objective_from_frames must be True or False, got 'yes'"):
+        objective_from_frames(odd)

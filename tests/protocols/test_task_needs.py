@@ -67,7 +67,7 @@ class EveryModelInterface:
                          "(wfeval.tasks.memory.RevisitFinder)"),
     (PolicyEvaluation(), "folder", "declares no scripted policies, true episode and reward "
                                    "(wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); it runs on gridworld and "
-                                   "the simulated recorded families (atari_*, crafter, memory_maze*, orby)"),
+                                   "the simulated recorded families (atari_*, crafter, memory_maze*, orby, pusht)"),
     (Probing(), "folder", "declares no state variables (task=probing runs on gridworld, orby, atari_pong, "
                           "atari_breakout and atari_boxing, and on lerobot, hdf5 and minari datasets that record a "
                           "state)"),

@@ -71,3 +71,27 @@ def test_benchmark_lerobot_reads_the_v3_dataset_with_its_frames_and_actions(reco
     bench = LeRobotBenchmark(str(root), horizon=HORIZON)
     assert bench.fps == 8 and [e.name for e in bench.episodes] == [f"episode_{k:06d}" for k in range(3)]
     _same_as_recorded(_windows(bench, tmp_path), recording)
+
+
+def test_state_true_records_a_games_exact_state_of_every_frame_as_its_simulator_reads_it():
+    """Simulator truth: replaying the recorded actions from the episode's seed reads the same state and
+    frame at every step; the default (discrete actions) records none, and hashes as before."""
+    from tests.conftest import compose
+    from wfeval.pipeline import build
+
+    bench = build.build_benchmark(compose(["benchmark=orby"]))
+    assert bench.warmup_steps == 0 and bench.resize is None
+    rec = data.record(bench, episodes=2, steps=5, state=True)
+    assert rec.state.shape == (2, 6, len(rec.state_names)) and rec.state_names[:2] == ("agent_x", "agent_y")
+    assert rec.state_names == tuple(v.name for v in bench.state_variables()) and rec.action_space is None
+    sim = bench.simulator()
+    for e, seed in enumerate(rec.seeds):
+        np.testing.assert_array_equal(sim.reset(seed), rec.frames[e, 0])
+        np.testing.assert_array_equal(sim.state(), rec.state[e, 0])
+        for t, action in enumerate(rec.actions[e]):
+            np.testing.assert_array_equal(sim.step(int(action)).frame, rec.frames[e, t + 1])
+            np.testing.assert_array_equal(sim.state(), rec.state[e, t + 1])
+    bench.close()
+    plain = data.record(bench, episodes=2, steps=5)
+    assert plain.state is None and plain.data_hash() != rec.data_hash()
+    np.testing.assert_array_equal(plain.frames, rec.frames)

@@ -97,7 +97,7 @@ class PolicyRankCorrelation(DescribedMetric):
         model = np.array([r.components["model_returns"] for r in rows], np.float64)
         true = np.array([r.components["true_returns"] for r in rows], np.float64)
         value = F.policy_rank_correlation(model, true, constant=0.0)
-        interval = None
+        interval: dict = {}  # bootstrap=0: no interval (an empty one, as the result contract has it)
         if self.bootstrap:
             low, high = F.bootstrap_rank_correlation(model, true, n_resamples=self.bootstrap,
                                                      confidence=self.confidence, seed=self.seed)

@@ -7,6 +7,7 @@ files and never sees a metric: the pipeline stores the arrays and builds the res
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -77,3 +78,24 @@ def plain_actions(actions: Sequence[Any]) -> list[Any]:
     """JSON-ready actions: numpy arrays and scalars become lists and Python numbers."""
     return [a.tolist() if isinstance(a, (np.ndarray, np.generic)) else
             (plain_actions(a) if isinstance(a, (list, tuple)) else a) for a in actions]
+
+
+def hashed_uniform(*parts: Any) -> float:
+    """A float in [0, 1) from sha256 of ``parts`` joined by ``/`` (the same in any process)."""
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2.0**64
+
+
+def uniform_action(space: ActionSpace, key: tuple) -> np.ndarray:
+    """An action drawn uniformly within a bounded continuous space, element by element, from the
+    hash of ``key`` (reproducible in any process); ValueError for an unbounded space. The one draw
+    of the random policies, the counterfactual actions and the recorded families' scripted policies."""
+    found = space.bounds()
+    if found is None:
+        raise ValueError(f"the random policy samples within the action space's bounds, and this one declares "
+                         f"none ({space.describe()}); declare low/high, or choose policy=scripted or your own")
+    low, high = found
+    values = [lo + hashed_uniform("fresh", *key, i) * (hi - lo) for i, (lo, hi) in enumerate(zip(low, high))]
+    action = np.asarray(values, dtype=space.dtype).reshape(space.shape)
+    return np.clip(action, np.asarray(low, space.dtype).reshape(space.shape),
+                   np.asarray(high, space.dtype).reshape(space.shape))  # float32 rounding stays within bounds

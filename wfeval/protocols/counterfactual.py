@@ -22,11 +22,11 @@ import hashlib
 from typing import Any, Mapping, Sequence
 
 from wfeval.api import GenerationRequest, action_space_of
+from wfeval.models.base import uniform_action
 from wfeval.models.protocol import Generated, NotGenerated, SampleFailed, has_generate
 from wfeval.protocols.base import Protocol, ProtocolRun, need_steps
 from wfeval.protocols.dataset_actions import ActionPool, refuse_unservable, resolve_source
 from wfeval.protocols.drivers import Driver
-from wfeval.protocols.policies import uniform_action
 from wfeval.tasks.controllability import settings
 
 PREFIX = "counterfactual_video_"

@@ -12,7 +12,8 @@ Per step:
   ``reach_px`` of it, before its horizon ends); ``random_gap``: the same, averaged over the first
   iteration's candidates (random sticky plans: plain prediction error). An optimiser that exploits
   the model's errors shows ``chosen_gap`` above ``random_gap``. Pixel space only (a latent score
-  promises no success);
+  promises no success), and only where the goal environment says which score is success
+  (``reach_px``: gridworld half a cell, pusht the score of a block on its goal pose);
 - ``regret_px``: the real score of the chosen plan minus the best real score among the candidates;
 - ``kendall`` / ``spearman``: rank agreement of the model's and the simulator's scores over the
   candidates (scipy's tau-b and rho; a constant side, a model that orders nothing, counts as 0).
@@ -33,6 +34,9 @@ from wfeval.protocols.planner import TIME_PENALTY_PX
 GAPS = ("chosen_gap", "random_gap")
 RANKS = ("regret_px", "kendall", "spearman")
 NOT_AUDITED = "the goal environment cannot run candidate plans in the true simulator (true_futures, distances)"
+LATENT_GAP = "a latent score promises no success: no exploitability gap (regret and ranks only)"
+NO_REACH = ("the goal environment declares no success threshold on its pixel score (reach_px): no exploitability "
+            "gap (regret and ranks only)")
 
 
 def auditable(env: Any) -> bool:
@@ -57,8 +61,9 @@ def rank_agreement(model: np.ndarray, real: np.ndarray) -> tuple[float, float]:
     return (0.0 if math.isnan(tau) else tau), (0.0 if math.isnan(rho) else rho)
 
 
-def audit_step(env: Any, best: Any, space: str) -> dict[str, float] | None:
-    """One real step's audit of the planner's candidates (None: nothing to audit)."""
+def audit_step(env: Any, best: Any, space: str) -> dict[str, Any] | None:
+    """One real step's audit of the planner's candidates (None: nothing to audit); without the gaps,
+    ``gap_reason`` says why."""
     candidates = best.get("candidates") if isinstance(best, dict) else None
     if candidates is None or not auditable(env):
         return None
@@ -66,9 +71,11 @@ def audit_step(env: Any, best: Any, space: str) -> dict[str, float] | None:
     costs, real = real_scores(env, plans)
     chosen = int(np.argmin(scores))  # the search keeps the first strictly best: argmin's first minimum
     tau, rho = rank_agreement(scores, real)
-    row = {"regret_px": float(real[chosen] - real.min()), "kendall": tau, "spearman": rho}
+    row: dict[str, Any] = {"regret_px": float(real[chosen] - real.min()), "kendall": tau, "spearman": rho}
     reach = getattr(env, "reach_px", None)
-    if space == "pixels" and reach is not None:
+    if space != "pixels" or reach is None:
+        row["gap_reason"] = LATENT_GAP if space != "pixels" else NO_REACH
+    else:
         promised = np.asarray(candidates["costs"], dtype=np.float64).min(axis=1) <= reach
         reached = costs.min(axis=1) <= reach
         gap = promised.astype(np.float64) - reached.astype(np.float64)
@@ -82,7 +89,7 @@ class EpisodeAudit:
 
     def __init__(self, env: Any):
         self.env, self.failure = env, ""
-        self.rows: list[dict[str, float] | None] = []
+        self.rows: list[dict[str, Any] | None] = []
 
     def step(self, best: Any, space: str) -> None:
         if self.failure or isinstance(best, BaseException):
@@ -98,7 +105,7 @@ class EpisodeAudit:
         return summary(self.rows, self.failure or NOT_AUDITED)
 
 
-def summary(rows: Sequence[dict[str, float] | None], why_not: str = NOT_AUDITED) -> dict[str, Any]:
+def summary(rows: Sequence[dict[str, Any] | None], why_not: str = NOT_AUDITED) -> dict[str, Any]:
     """An episode's audit: each field's mean over the audited steps, and how many there were."""
     audited = [r for r in rows if r is not None]
     if not audited:
@@ -109,5 +116,5 @@ def summary(rows: Sequence[dict[str, float] | None], why_not: str = NOT_AUDITED)
         if values:
             out[key] = float(np.mean(values))
     if "chosen_gap" not in out:
-        out["gap_reason"] = "a latent score promises no success: no exploitability gap (regret and ranks only)"
+        out["gap_reason"] = next((r["gap_reason"] for r in audited if "gap_reason" in r), LATENT_GAP)
     return out

@@ -17,14 +17,14 @@ of bounds fails that sample, naming the step and the element.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from wfeval.api import ActionSpace, GenerationRequest, action_space_of
-from wfeval.models.base import continuous_actions
+from wfeval.models.base import continuous_actions, uniform_action
+from wfeval.models.base import hashed_uniform as _uniform
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,6 @@ def policy_space_of(request: GenerationRequest) -> tuple[ActionSpace | None, tup
     return None, action_names_of(request)
 
 
-def _uniform(*parts: Any) -> float:
-    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "little") / 2.0**64
-
-
 class RandomPolicy:
     """Uniform random actions; with ``p_repeat`` > 0 the previous action is kept with that
     probability (runs of one action). Seeded from (``seed``, the sample's seed, the step)."""
@@ -82,20 +77,6 @@ class RandomPolicy:
         if context.actions and _uniform("repeat", *key) < self.p_repeat:
             return int(context.actions[-1])
         return min(int(_uniform("fresh", *key) * n), n - 1)
-
-
-def uniform_action(space: ActionSpace, key: tuple) -> np.ndarray:
-    """An action drawn uniformly within a bounded continuous space, element by element, from the
-    hash of ``key`` (reproducible in any process); ValueError for an unbounded space."""
-    found = space.bounds()
-    if found is None:
-        raise ValueError(f"the random policy samples within the action space's bounds, and this one declares "
-                         f"none ({space.describe()}); declare low/high, or choose policy=scripted or your own")
-    low, high = found
-    values = [lo + _uniform("fresh", *key, i) * (hi - lo) for i, (lo, hi) in enumerate(zip(low, high))]
-    action = np.asarray(values, dtype=space.dtype).reshape(space.shape)
-    return np.clip(action, np.asarray(low, space.dtype).reshape(space.shape),
-                   np.asarray(high, space.dtype).reshape(space.shape))  # float32 rounding stays within bounds
 
 
 class ScriptedPolicy:

@@ -23,12 +23,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from wfeval.config.errors import ConfigError
-from wfeval.models.base import initial_frame
+from wfeval.models.base import initial_frame, plain_actions
 from wfeval.models.protocol import Generated, check_step_output, step_rewards
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver
 from wfeval.protocols.policies import PolicyContext, check_policy, checked_action, policy_space_of
 from wfeval.tasks import policy_evaluation
+from wfeval.tasks.family import objective_from_frames
 
 RUN_POLICY = "policy"  # in protocol.policies: the run's `policy` group
 
@@ -75,6 +76,7 @@ class PolicyEvaluationDriver(Driver):
     def __init__(self, model: Any, policies: Mapping[str, Any], benchmark: Any):
         super().__init__(model)
         self.policies, self.bench = dict(policies), benchmark
+        self.own_reward = not objective_from_frames(benchmark)  # the model's reward counts, when it has one
 
     def _context(self, request: Any, t: int, actions: list, max_steps: int) -> PolicyContext:
         space, names = policy_space_of(request)
@@ -101,18 +103,19 @@ class PolicyEvaluationDriver(Driver):
             frames.append(frame[None])
             actions.append(action)
             own = step_rewards(out, 1, self.name)  # checked: length, type, finite; done a bool
-            if own is not None and not getattr(self.bench, "objective_from_frames", False):
+            if own is not None and self.own_reward:
                 reward, done = float(own[0][-1]), bool(own[1][-1])
                 sources.add("model")
             else:
                 reward, done = self.bench.frame_reward(request, previous, frame, t + 1)
                 sources.add("frames")
             total += discount ** t * float(reward)
-            rows.append({"step": len(rows) + 1, "call": "step", "policy": name, "actions": [action], "frames": 1,
-                         "latency_seconds": seconds, "reward": float(reward)})
+            rows.append({"step": len(rows) + 1, "call": "step", "policy": name, "actions": plain_actions([action]),
+                         "frames": 1, "latency_seconds": seconds, "reward": float(reward)})
             if done:
                 break
-        info = {"return": total, "steps": len(actions), "actions": actions, "reward_source": "+".join(sorted(sources))}
+        info = {"return": total, "steps": len(actions), "actions": plain_actions(actions),  # JSON: lists, not arrays
+                "reward_source": "+".join(sorted(sources))}
         return np.concatenate(frames), info
 
     def run_one(self, request: Any) -> Generated:
@@ -136,11 +139,11 @@ class PolicyEvaluationDriver(Driver):
             for t in range(max_steps):
                 action = self._act(name, policy, frame, self._context(request, t, actions, max_steps))
                 frame, reward, done = env.step(action)
-                actions.append(action.tolist() if isinstance(action, np.ndarray) else action)
+                actions.append(action)
                 total += discount ** t * float(reward)
                 if done:
                     break
-            out[name] = {"return": total, "steps": len(actions), "actions": actions}
+            out[name] = {"return": total, "steps": len(actions), "actions": plain_actions(actions)}
         return out
 
     def finalize(self, pairs: list, store: Any) -> list:

@@ -33,6 +33,7 @@ from wfeval.protocols import learner as L
 from wfeval.protocols.base import Protocol, ProtocolRun
 from wfeval.protocols.drivers import Driver, replay_references
 from wfeval.tasks import policy_optimization
+from wfeval.tasks.family import objective_from_frames
 
 SIDES = ("model", "simulator", "random")
 
@@ -67,6 +68,7 @@ class PolicyOptimizationDriver(Driver):
     def __init__(self, model: Any, benchmark: Any, task_data: Any):
         super().__init__(model)
         self.bench, self.task_data = benchmark, task_data
+        self.own_reward = not objective_from_frames(benchmark)  # the model's reward counts, when it has one
 
     def run_one(self, request: Any) -> Generated:
         fam, who = self.bench, self.name
@@ -79,8 +81,7 @@ class PolicyOptimizationDriver(Driver):
         worlds: list[L.ModelWorld] = []
 
         def imagined() -> L.ModelWorld:
-            world = L.ModelWorld(self.model, request, reward, who,
-                                 own_reward=not getattr(self.bench, "objective_from_frames", False))
+            world = L.ModelWorld(self.model, request, reward, who, own_reward=self.own_reward)
             worlds.append(world)
             return world
 

@@ -33,3 +33,16 @@ class FamilyNeed:
 
 def benchmark_name(benchmark: Any) -> str:
     return getattr(getattr(benchmark, "spec", None), "name", type(benchmark).__name__)
+
+
+def objective_from_frames(benchmark: Any) -> bool:
+    """The family's optional ``objective_from_frames`` (default False) of ``task=policy_evaluation`` and
+    ``task=policy_optimization``: True when the task's objective is read off the frames (the family's
+    ``frame_reward`` / ``optimization_reward``) even for a model that reports a reward of its own — that
+    reward is a different quantity (the recorded families: the game's score, not tracking the
+    demonstration). The one reading of it; anything but a bool is the family's error, said so."""
+    value = getattr(benchmark, "objective_from_frames", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"benchmark {benchmark_name(benchmark)!r}: objective_from_frames must be True or False, "
+                          f"got {value!r}")
+    return value

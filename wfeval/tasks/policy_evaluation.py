@@ -1,8 +1,8 @@
 """``task=policy_evaluation``: the world model as a policy evaluator (``protocol=policy_evaluation``).
 
 A family serves it by offering :class:`PolicyEvaluationFamily` in its own package: gridworld (goal
-reaching), and every recorded family — the Atari games, Crafter, Memory Maze, orby — through the
-shared :mod:`wfeval.benchmarks.recorded.policy_evaluation` (tracking the recorded demonstration); a
+reaching), and every recorded family — the Atari games, Crafter, Memory Maze, orby, pusht — through
+the shared :mod:`wfeval.benchmarks.recorded.policy_evaluation` (tracking the recorded demonstration); a
 benchmark without it is refused before any generation (:data:`NEED`).
 """
 
@@ -28,7 +28,11 @@ class PolicyEvaluationFamily(Protocol):
       scores a rollout inside a world model that gives no reward of its own;
     - ``policy_settings(request)``: ``{"max_steps": …, "discount": …}`` of the sample's episodes;
     - ``simulate(request, actions)``: the true video of given actions (the reference of the first
-      policy's in-model actions, so the reference metrics apply)."""
+      policy's in-model actions, so the reference metrics apply);
+    - optionally ``objective_from_frames`` (a bool, default False): True when ``frame_reward`` is the
+      objective even for a model that reports a reward of its own (a different quantity: the recorded
+      families track the demonstration, their games' score is not it); read by
+      :func:`wfeval.tasks.family.objective_from_frames`."""
 
     def scripted_policies(self) -> Mapping[str, Any]: ...
 
@@ -46,4 +50,4 @@ NEED = FamilyNeed(
     task="policy_evaluation", interfaces=(PolicyEvaluationFamily,),
     refusal="protocol=policy_evaluation: benchmark {name!r} declares no scripted policies, true "
             "episode and reward (wfeval.tasks.policy_evaluation.PolicyEvaluationFamily); it runs on "
-            "gridworld and the simulated recorded families (atari_*, crafter, memory_maze*, orby)")
+            "gridworld and the simulated recorded families (atari_*, crafter, memory_maze*, orby, pusht)")

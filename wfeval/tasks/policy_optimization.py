@@ -38,7 +38,10 @@ class PolicyOptimizationFamily(Protocol):
       return an episode can have), ``n_actions`` and the family's budget defaults (``train_episodes``,
       ``eval_episodes``, ``warmup``);
     - ``simulate(request, actions)``: the true video of given actions (the reference of the trained
-      policy's rollout inside the model, so the reference metrics apply)."""
+      policy's rollout inside the model, so the reference metrics apply);
+    - optionally ``objective_from_frames`` (a bool, default False): True when ``optimization_reward`` is
+      the objective even for a model that reports a reward of its own (as for ``task=policy_evaluation``:
+      :func:`wfeval.tasks.family.objective_from_frames`)."""
 
     def optimization_observer(self, request: GenerationRequest) -> Callable[[Any, Any], Hashable]: ...
 

@@ -28,8 +28,8 @@ class OrbyBenchmark(RecordedBenchmark):
     def materialize(self, record: Any, *, store: Any, task: WorldTaskConfig,
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
         request = super().materialize(record, store=store, task=task, protocol=protocol)
-        goal = (task.data or {}).get("goal")  # task=goal_reaching: a goal position from the window's start
-        if not goal or protocol.name == "policy_evaluation":  # it tracks the recorded window: no goal
+        goal = self.task_goal(task, protocol)  # task=goal_reaching: a goal position from the window's start
+        if not goal:
             return request
         from wfeval.benchmarks.orby import goals
 

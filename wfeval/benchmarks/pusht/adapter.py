@@ -17,7 +17,8 @@ class PushTBenchmark(RecordedBenchmark):
     ``BenchmarkSpec.action_space``, handed to models as ``controls["action_space"]``);
     ``task=probing`` reads the exact state (:data:`simulator.STATE_VARIABLES`) of every frame;
     ``task=goal_reaching`` plans towards the block's pose some recorded steps later, in pixels or a
-    latent model's space, and acts in the true world (:mod:`.goals`).
+    latent model's space, and acts in the true world (:mod:`.goals`); ``task=policy_evaluation`` ranks
+    pushers of known skill at tracking the recorded demonstration (:meth:`scripted_policies`).
     ``env.observation_size`` pins the rendered frame's side (96 px, as gym-pusht and LeRobot's
     Push-T data render it).
     """
@@ -37,12 +38,22 @@ class PushTBenchmark(RecordedBenchmark):
     def materialize(self, record: Any, *, store: Any, task: WorldTaskConfig,
                     protocol: EvaluationProtocolSpec) -> GenerationRequest:
         request = super().materialize(record, store=store, task=task, protocol=protocol)
-        goal = (task.data or {}).get("goal")  # task=goal_reaching: the block's pose some recorded steps later
+        goal = self.task_goal(task, protocol)  # task=goal_reaching: the block's pose some recorded steps later
         if not goal:
             return request
         from wfeval.benchmarks.pusht import goals
 
         return goals.goal_request(request, goal, store, self.env["observation_size"])
+
+    def scripted_policies(self) -> dict[str, Any]:
+        """``task=policy_evaluation``'s pushers of known skill at tracking the demonstration, best first: the
+        demonstration's targets, the same with Gaussian noise of 8 px and 32 px (σ, each coordinate of the
+        512 px arena; clipped into it), uniform targets. Following with a probability (the games' set)
+        separates less on Push-T: a random target is a lurch the next demonstrated one undoes (docs/pusht.md)."""
+        from wfeval.benchmarks.recorded.policy_evaluation import FollowDemonstration, NoisyDemonstration
+
+        return {p.name: p for p in (FollowDemonstration("demonstrator", 1.0), NoisyDemonstration("noise_8px", 8.0),
+                                    NoisyDemonstration("noise_32px", 32.0), FollowDemonstration("random", 0.0))}
 
     def environment(self, request: GenerationRequest) -> Any:
         """The true world of a goal-reaching sample, for a planner to act in (protocol=planning)."""

@@ -407,6 +407,16 @@ class RecordedBenchmark:
         digest = hashlib.sha256(f"{self.seed}/{split}/{trajectory}".encode()).digest()
         return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
+    #: protocols whose samples stay the recorded windows even when ``task.data`` has a goal:
+    #: policy evaluation tracks the recorded demonstration (the goal of its task data is gridworld's)
+    WINDOW_PROTOCOLS = ("policy_evaluation",)
+
+    def task_goal(self, task: WorldTaskConfig, protocol: EvaluationProtocolSpec) -> Mapping[str, Any] | None:
+        """``task.data.goal`` when the protocol's samples are goal samples (goal reaching, behavioural
+        fidelity), else None: a family with goals (orby, pusht) makes a goal request only of these."""
+        goal = (task.data or {}).get("goal")
+        return goal if goal and protocol.name not in self.WINDOW_PROTOCOLS else None
+
     def sample_metadata(self) -> dict[str, Any]:
         """Family fields added to every sample's metadata (e.g. the game)."""
         return {}

@@ -1,4 +1,4 @@
-"""``task=policy_evaluation`` on every recorded family (the Atari games, Crafter, Memory Maze, orby):
+"""``task=policy_evaluation`` on every recorded family (the Atari games, Crafter, Memory Maze, orby, pusht):
 policies of known skill at tracking the recorded demonstration, their true episodes in the simulator.
 
 A sample's episode starts at its saved simulator state (the last context frame) and lasts the
@@ -20,6 +20,13 @@ per step), so their skill is known by construction, best first:
 - ``follow_75``: the demonstration's action with probability 0.75, else a uniformly random action;
 - ``follow_50``: the same with probability 0.5;
 - ``random``: a uniformly random action.
+
+A uniformly random action is an id drawn uniformly from ``action_names`` (a discrete game), or, for a
+continuous family (pusht: ``controls["action_space"]``), a vector drawn uniformly within the declared
+bounds, element by element (:func:`~wfeval.models.base.uniform_action`); the demonstration's action is
+then its recorded vector. Following with a probability makes a continuous agent lurch to a random
+target and back; a family may rank smoother policies instead: :class:`NoisyDemonstration` (pusht's
+scripted pushers, the demonstration with growing Gaussian noise).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ import numpy as np
 
 from wfeval.api import GenerationRequest
 from wfeval.benchmarks.recorded.resize import area_resize
+from wfeval.benchmarks.recorded.simulator import plain_action
+from wfeval.models.base import uniform_action
 
 DISCOUNT = 1.0
 
@@ -42,18 +51,46 @@ def _uniform(*parts: Any) -> float:
 
 class FollowDemonstration:
     """The demonstration's action with probability ``follow``, else a uniformly random one (seeded
-    by the run's seed, the sample and the step)."""
+    by the run's seed, the sample and the step): an id, or a vector within a continuous space's bounds."""
 
     def __init__(self, name: str, follow: float, seed: int = 0):
         self.name, self.follow, self.seed = name, float(follow), int(seed)
 
-    def act(self, frame: np.ndarray, context: Any) -> int:
+    def act(self, frame: np.ndarray, context: Any) -> Any:
         key = (self.name, self.seed, context.seed, context.request.sample_id, context.step)
-        demo = context.request.controls["actions"]
+        demo, space = context.request.controls["actions"], context.action_space
+        continuous = space is not None and space.is_continuous
         if self.follow >= 1.0 or (self.follow > 0.0 and _uniform("follow", *key) < self.follow):
+            if continuous:
+                return np.asarray(demo[context.step], dtype=space.dtype).reshape(space.shape)
             return int(demo[context.step])
+        if continuous:
+            return uniform_action(space, ("wfeval.recorded.policy_evaluation", "random", *key))
         n = len(context.action_names)
         return min(int(_uniform("random", *key) * n), n - 1)
+
+
+class NoisyDemonstration:
+    """The demonstration's action plus Gaussian noise of standard deviation ``sigma`` (in action units,
+    on every element), clipped into the bounds: a bounded continuous space only. Its skill falls as
+    ``sigma`` grows, smoothly (where following with a probability lurches: pusht's scripted pushers)."""
+
+    def __init__(self, name: str, sigma: float, seed: int = 0):
+        self.name, self.sigma, self.seed = name, float(sigma), int(seed)
+
+    def act(self, frame: np.ndarray, context: Any) -> np.ndarray:
+        space = context.action_space
+        found = space.bounds() if space is not None and space.is_continuous else None
+        if found is None:
+            raise ValueError(f"policy {self.name!r} perturbs a continuous action within its bounds; this benchmark's "
+                             f"actions are {'discrete' if space is None else space.describe()}")
+        key = (self.name, self.seed, context.seed, context.request.sample_id, context.step)
+        digest = hashlib.sha256("/".join(map(str, ("wfeval.recorded.policy_evaluation", "noise", *key))).encode())
+        noise = np.random.default_rng(int.from_bytes(digest.digest()[:8], "little")).normal(0.0, self.sigma, space.size)
+        low, high = (np.asarray(b, np.float64) for b in found)
+        value = np.asarray(context.request.controls["actions"][context.step], np.float64).reshape(-1) + noise
+        action = np.clip(value, low, high).astype(space.dtype)
+        return np.clip(action, low.astype(space.dtype), high.astype(space.dtype)).reshape(space.shape)
 
 
 def scripted_policies() -> dict[str, Any]:
@@ -92,8 +129,8 @@ class TrackingEnvironment:
         self.sim.restore(info["state"])
         self.demo, self.t = demonstration(request), 0
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool]:
-        out = self.sim.step(int(action))
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool]:
+        out = self.sim.step(plain_action(action))
         self.t += 1
         frame = area_resize(np.asarray(out.frame)[None], self.resize)[0]
         return frame, tracking_reward(self.demo, frame, self.t), bool(out.terminated or out.truncated)
