@@ -220,16 +220,6 @@ def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
     assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht
 
 
-def test_the_world_model_recipe_refuses_continuous_actions_naming_the_space():
-    from wfeval.cli.train import run
-    from wfeval.config import ConfigError
-
-    bench = build.build_benchmark(compose(SMALL))
-    cfg = {"net": {}, "train": {}, "data": {"episodes": 1, "steps": 2, "seed": 0}, "out": "unused"}
-    with pytest.raises(ConfigError, match=r"continuous actions \(continuous \(2,\) float32 in \[0, 512\]\)"):
-        run(cfg, bench)
-
-
 def test_the_scripted_pushers_follow_the_demonstration_with_known_noise_within_the_bounds(tmp_path):
     from wfeval.benchmarks.recorded.policy_evaluation import FollowDemonstration
     from wfeval.protocols.policies import PolicyContext, policy_space_of

@@ -44,7 +44,7 @@ def test_training_is_deterministic_and_the_sidecar_says_what_it_was_trained_on(t
 
 
 def test_the_shipped_idms_are_pinned_verified_and_above_chance():
-    assert set(files.SHIPPED) == {"gridworld", "atari_pong", "atari_breakout", "atari_boxing", "crafter"}
+    assert set(files.SHIPPED) == {"gridworld", "atari_pong", "atari_breakout", "atari_boxing", "crafter", "pusht"}
     for name, folder in files.shipped().items():
         _, meta = files.read_sidecar(folder, files.SHIPPED[name])
         assert meta["heldout"]["value"] > meta["heldout"]["majority"] + 0.1, (name, meta["heldout"])
@@ -115,7 +115,8 @@ def test_an_idm_trained_on_a_named_split_scores_continuous_actions_by_r2(tmp_pat
                    f"run.store_dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / 'run'}"], cwd=ROOT)
     assert run.returncode == 0, run.stderr
     agg = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["squares.idm_accuracy"]
-    assert agg["valid"] and agg["diagnostics"]["chance"] == 0.0 and not agg["diagnostics"]["idm"]["pinned"]
+    assert agg["valid"] and not agg["diagnostics"]["idm"]["pinned"]
+    assert abs(agg["diagnostics"]["chance"]) < 0.2, agg["diagnostics"]  # the still frame: no roll to read
     assert agg["diagnostics"]["value"] == pytest.approx(agg["diagnostics"]["ceiling"])  # the reference itself
     # the training split's samples are refused: the IDM was trained on them
     again = run_cli(["benchmark=folder", f"benchmark.dataset_root={data}",

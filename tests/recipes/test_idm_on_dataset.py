@@ -79,7 +79,10 @@ def test_controllability_on_a_lerobot_dataset_gives_idm_accuracy_with_ceiling_an
     diag = idm["diagnostics"]
     # only the test split's 6 windows are scored; the 26 windows of the training split are refused
     assert idm["n_valid"] == 6 and idm["n_skipped"] == 26
-    assert diag["chance"] == 0.0 and diag["ceiling_n"] == 6 and diag["ceiling"] is not None
+    assert diag["ceiling_n"] == 6 and diag["ceiling"] is not None
+    # chance (R²): the IDM on the first frame held still; a square rolled by its action shows no action
+    # when nothing moves, so about 0 (a frame alone tells nothing of a relative action)
+    assert abs(diag["chance"]) < 0.2 and diag["ceiling"] > diag["chance"] + 0.3, diag
     assert diag["idm"]["trained_on"]["episodes"] == 13 and diag["idm"]["kind"] == "continuous"
     assert diag["idm"]["heldout"]["metric"] == "r2"
     rows = [json.loads(line) for line in (root / "first" / "metrics.jsonl").read_text().splitlines()]
@@ -111,7 +114,8 @@ def test_idm_accuracy_on_the_one_split_lerobot_example_is_cross_fitted_over_its_
     idm = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["lerobot.idm_accuracy"]
     diag = idm["diagnostics"]
     assert idm["n_valid"] == 4 and idm["n_skipped"] == 0
-    assert diag["value"] is not None and diag["ceiling_n"] == 4 and diag["chance"] == 0.0
+    assert diag["value"] is not None and diag["ceiling_n"] == 4
+    assert diag["chance"] == pytest.approx(diag["value"])  # static makes the still video chance is read on
     assert diag["cross_fitting"] == {"folds": 2, "seed": 0,
                                      "scored": {"1": ["episode_000000"], "2": ["episode_000001"]}}
     assert [i["trained_on"]["episodes"] for i in diag["idm"]] == [1, 1]

@@ -32,8 +32,9 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
 
     import torch
 
+    from wfeval.api import ActionSpace
     from wfeval.recipes import checkpoint
-    from wfeval.recipes.data import continuous_space, data_size, record
+    from wfeval.recipes.data import data_size, record
     from wfeval.recipes.net import NetConfig
     from wfeval.recipes.training import TrainConfig, train
 
@@ -44,10 +45,6 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
         train_config = TrainConfig(**dict(cfg["train"]))
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from exc
-    space = continuous_space(bench)
-    if space is not None:  # benchmark=pusht: target positions, not action ids
-        raise ConfigError(f"benchmark {bench.spec.name!r} has continuous actions ({space.describe()}); the world-model "
-                          "recipe learns action ids only (record its data: python -m wfeval.recipes.record)")
     try:
         episodes, steps = data_size(bench.spec.metadata.get("family"), cfg["data"].get("episodes"),
                                     cfg["data"].get("steps"))
@@ -59,7 +56,10 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     log(f"recorded {data.frames.shape[0]} episodes x {n - 1} steps of {bench.spec.name} ({h}x{w}) in "
         f"{data.info['seconds']:.1f} s; data sha256 {data_hash[:16]}; evaluation seeds excluded: "
         f"{data.info['evaluation_seeds_excluded']} (dropped {data.info['dropped_seeds']})")
-    net_config = NetConfig(n_actions=len(data.action_names), height=h, width=w, **dict(cfg["net"]))
+    # continuous actions (benchmark=pusht): vectors scaled by the declared bounds; else action ids
+    space = ActionSpace.from_dict(data.action_space) if data.is_continuous else None
+    net_config = NetConfig.for_actions(space, len(data.action_names), data.actions, height=h, width=w,
+                                       **dict(cfg["net"]))
     from wfeval.models.python import resolve_device
 
     device = resolve_device(str(cfg.get("device") or "cpu"))
@@ -67,6 +67,7 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     meta = {
         "benchmark": bench.spec.name,
         "action_names": list(data.action_names),
+        **({"action_space": data.action_space} if space is not None else {}),
         "net": net_config.to_dict(),
         "train": {**dict(cfg["train"]), "device": device, "threads": result.threads},
         "data": {"sha256": data_hash, **data.info},

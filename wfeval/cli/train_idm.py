@@ -74,13 +74,16 @@ def run(cfg: Mapping[str, Any], bench: Any, log: Any = print) -> dict[str, Any]:
     from wfeval.recipes.idm.net import IDMConfig
     from wfeval.recipes.idm.provider import applies_to_benchmark
 
+    net = dict(cfg["net"])
+    coords = net.pop("coords", None)  # null: on for continuous actions (a target position is a place)
     try:
         fit_config = FitConfig(**dict(cfg["train"]))
-        IDMConfig(n_out=1, **dict(cfg["net"]))  # validated before recording
+        IDMConfig(n_out=1, coords=bool(coords), **net)  # validated before recording
         train, held, info = clips_of(cfg, bench, log)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"train_idm: {exc}") from exc
-    net_config = IDMConfig(n_out=train.n_out, kind=train.kind, **dict(cfg["net"]))
+    coords = train.kind == "continuous" if coords is None else coords
+    net_config = IDMConfig(n_out=train.n_out, kind=train.kind, coords=coords, **net)
     net, result = fit(train, net_config, fit_config, log=log)
     heldout = evaluate(net, held, result["standardiser"])
     log(f"held out: {heldout['metric']} {heldout['value']:.4f} on {heldout['transitions']} transitions "

@@ -11,7 +11,9 @@
   also scores the IDM on the sample's reference video — the ceiling — and the aggregate reports
   that ceiling, the chance level (the accuracy expected were the IDM's readings of these videos
   independent of the true actions — what a model that ignores its actions scores —, beside
-  ``uniform`` 1/actions and ``majority`` the best constant guess; 0 for R²) and the IDM (name,
+  ``uniform`` 1/actions and ``majority`` the best constant guess; for R², the IDM's score on each
+  sample's first frame held still, which a frozen model scores exactly: above 0 where a frame alone tells
+  much of the action, as Push-T's target positions next to the agent) and the IDM (name,
   weights sha256, pinned, held-out figures) beside the value. On a dataset whose every episode is
   scored the IDMs are cross-fitted over episodes (:mod:`wfeval.recipes.idm.on_dataset`): the aggregate
   records ``cross_fitting`` (folds, seed, each fold's episodes) and one IDM per fold.
@@ -169,6 +171,8 @@ class IDMAccuracy(DescribedMetric):
             reference = score(read_array(ref))[0]
         components = {"value": value, "reference_value": reference, "transitions": len(actions),
                       "kind": "continuous" if continuous else "discrete"}
+        if continuous:  # the chance level: the first frame held still (what a model ignoring its actions makes)
+            components["still_value"] = score(np.repeat(video[:1], len(video), axis=0))[0]
         if not continuous:  # what the chance level is computed from (aggregate)
             n = max(len(request.controls.get("action_names") or ()), int(truth.max()) + 1, int(predicted.max()) + 1)
             components.update(counts=np.bincount(truth, minlength=n).tolist(),
@@ -192,7 +196,8 @@ class IDMAccuracy(DescribedMetric):
             extra["ceiling_n"] = len(ceilings)
         kinds = {r.components.get("kind") for r in rows}
         if kinds == {"continuous"}:
-            extra["chance"] = 0.0
+            still = [float(r.components["still_value"]) for r in rows if r.components.get("still_value") is not None]
+            extra["chance"] = float(np.mean(still)) if still else 0.0
         elif kinds == {"discrete"}:
             extra.update(chance_levels([r.components for r in rows]))
         idms = {str((r.diagnostics.get("idm") or {}).get("weights_sha256")): r.diagnostics.get("idm") for r in rows}
@@ -206,5 +211,7 @@ class IDMAccuracy(DescribedMetric):
         if extra:
             extra["note"] = ("ceiling: the same IDM on these samples' real reference transitions; chance: the accuracy "
                              "expected if the IDM's readings of these videos were independent of the true actions "
-                             "(0 for R²); uniform: 1/actions; majority: always the most frequent true action")
+                             "(R²: the IDM on each sample's first frame held still, what a model that ignores its "
+                             "actions scores; above 0 where a frame tells the actions, as target positions near the "
+                             "agent); uniform: 1/actions; majority: always the most frequent true action")
         return dataclasses.replace(agg, diagnostics={**agg.diagnostics, **extra})

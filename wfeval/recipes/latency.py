@@ -17,6 +17,14 @@ import sys
 import time
 
 
+def _action(config, k: int):
+    """The ``k``-th action of a timing run: ids in turn, or points inside a continuous space's bounds."""
+    if config.action_kind != "continuous":
+        return k % config.n_actions
+    share = (k % 8 + 0.5) / 8
+    return [lo + share * (hi - lo) for lo, hi in zip(config.action_low, config.action_high)]
+
+
 def measure(model, batch: int, steps: int, warmup: int = 3, repeats: int = 5) -> dict:
     import numpy as np
 
@@ -26,10 +34,10 @@ def measure(model, batch: int, steps: int, warmup: int = 3, repeats: int = 5) ->
     frame = np.full((net.config.height, net.config.width, 3), 128, np.uint8)
     frame.flags.writeable = False
     states = [LearnedState(f"latency-{i}", frame, frame) for i in range(batch)]
-    model.step_many(states, [[0] * warmup] * batch)
+    model.step_many(states, [[_action(net.config, 0)] * warmup] * batch)
     times = []
     for r in range(repeats):
-        actions = [[(r + k) % net.config.n_actions for k in range(steps)]] * batch
+        actions = [[_action(net.config, r + k) for k in range(steps)]] * batch
         started = time.perf_counter()
         model.step_many(states, actions)
         times.append((time.perf_counter() - started) / steps)

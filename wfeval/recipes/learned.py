@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from wfeval.api import GenerationRequest, has_continuous_actions
+from wfeval.api import ActionSpace, GenerationRequest, action_space_of, has_continuous_actions
 from wfeval.models.base import initial_frame
 from wfeval.models.protocol import Generated, StepOutput
 from wfeval.recipes import checkpoint as ckpt
@@ -49,6 +49,16 @@ def _frozen(frame: np.ndarray) -> np.ndarray:
     frame = np.array(frame, dtype=np.uint8, copy=True)
     frame.flags.writeable = False
     return frame
+
+
+def _space(config: Any, meta: dict[str, Any]) -> ActionSpace:
+    """The continuous action space a checkpoint was trained on: the declared one its sidecar keeps, as
+    one flat vector (else its network config's bounds)."""
+    if meta.get("action_space"):
+        space = ActionSpace.from_dict(meta["action_space"])
+        return ActionSpace.continuous((space.size,), low=space.low or None, high=space.high or None,
+                                      dtype=space.dtype, names=space.names if len(space.shape) == 1 else ())
+    return ActionSpace.continuous((config.n_actions,), low=config.action_low, high=config.action_high)
 
 
 def _source_sha256() -> str:
@@ -103,9 +113,7 @@ class LearnedModel:
 
     def start(self, request: GenerationRequest) -> LearnedState:
         net = self._ready()
-        if has_continuous_actions(request):
-            raise ValueError(f"sample {request.sample_id!r}: the learned recipe embeds discrete action ids; this "
-                             "benchmark's actions are continuous vectors (controls['action_space'])")
+        self._check_space(request, net.config)
         names = request.controls.get("action_names")
         trained = self.meta.get("action_names")
         if names is not None and trained is not None and list(names) != list(trained):
@@ -123,6 +131,49 @@ class LearnedModel:
                              f"checkpoint predicts {size[0]}x{size[1]} frames")
         return LearnedState(request.sample_id, _frozen(previous), _frozen(current), 0, request.generation.get("seed"))
 
+    def _check_space(self, request: GenerationRequest, config: Any) -> None:
+        """The request's actions are of the kind, shape and bounds the checkpoint was trained on."""
+        where = f"sample {request.sample_id!r}"
+        name = request.benchmark_id.split("@")[0]
+        hint = f"train on this benchmark (python -m wfeval.recipes.train benchmark={name})"
+        continuous = config.action_kind == "continuous"
+        trained = _space(config, self.meta) if continuous else None
+        if has_continuous_actions(request) != continuous:
+            if continuous:
+                raise ValueError(f"{where}: the checkpoint reads continuous actions ({trained.describe()}); this "
+                                 f"benchmark's actions are discrete ids; {hint}")
+            raise ValueError(f"{where}: the checkpoint embeds discrete action ids; this benchmark's actions are "
+                             f"continuous vectors (controls['action_space']); {hint}")
+        space = action_space_of(request) if continuous else None
+        if space is not None and (space.size != trained.size or (space.bounded and space.bounds() != trained.bounds())):
+            raise ValueError(f"{where}: the checkpoint was trained on actions {trained.describe()}, the request's "
+                             f"are {space.describe()}; {hint}")
+
+    def _action_table(self, states: Sequence[LearnedState], actions: Sequence[Sequence[Any]], config: Any) -> Any:
+        """The chunks as one padded array (states × longest chunk [× elements]), every action checked."""
+        if config.action_kind == "continuous":
+            space, n = _space(config, self.meta), config.n_actions
+            chunks = []
+            for state, chunk in zip(states, actions):
+                why = space.problem([np.reshape(np.asarray(a), -1) if np.ndim(a) else a for a in chunk])
+                if why:
+                    raise ValueError(f"sample {state.sample_id!r}: {why}")
+                chunks.append(np.asarray(chunk, np.float32).reshape(len(chunk), n))
+            table = np.zeros((len(chunks), max(len(c) for c in chunks), n), np.float32)
+        else:
+            n_actions, chunks = config.n_actions, []
+            for state, chunk in zip(states, actions):
+                for i, a in enumerate(chunk):
+                    is_id = isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+                    if not is_id or not 0 <= a < n_actions:
+                        raise ValueError(f"sample {state.sample_id!r}: actions[{i}]={a!r} is not an action id in "
+                                         f"[0, {n_actions - 1}]")
+                chunks.append(np.asarray(chunk, np.int64))
+            table = np.zeros((len(chunks), max(len(c) for c in chunks)), np.int64)
+        for i, chunk in enumerate(chunks):
+            table[i, :len(chunk)] = chunk
+        return table, [len(c) for c in chunks]
+
     def step(self, state: LearnedState, actions: Sequence[Any]) -> StepOutput:
         return self.step_many([state], [actions])[0]
 
@@ -136,17 +187,7 @@ class LearnedModel:
             raise ValueError(f"step_many: {len(states)} states but {len(actions)} action chunks")
         if not states:
             return []
-        n_actions = net.config.n_actions
-        chunks = []
-        for state, chunk in zip(states, actions):
-            ids = []
-            for i, a in enumerate(chunk):
-                if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a < n_actions:
-                    raise ValueError(f"sample {state.sample_id!r}: actions[{i}]={a!r} is not an action id in "
-                                     f"[0, {n_actions - 1}]")
-                ids.append(int(a))
-            chunks.append(ids)
-        lengths = [len(c) for c in chunks]
+        table, lengths = self._action_table(states, actions, net.config)
         longest = max(lengths, default=0)
         h, w = net.config.height, net.config.width
         frames = [np.empty((n, h, w, 3), np.uint8) for n in lengths]
@@ -154,7 +195,7 @@ class LearnedModel:
             with torch.inference_mode():
                 previous = torch.from_numpy(np.stack([s.previous for s in states])).to(self.device)
                 current = torch.from_numpy(np.stack([s.current for s in states])).to(self.device)
-                table = torch.tensor([c + [0] * (longest - len(c)) for c in chunks], device=self.device)
+                table = torch.from_numpy(table).to(self.device)
                 for k in range(longest):
                     active = [i for i, n in enumerate(lengths) if k < n]
                     idx = torch.tensor(active, device=self.device) if len(active) < len(states) else slice(None)

@@ -67,10 +67,12 @@ def train(data: Recording, net_config: NetConfig, config: TrainConfig, *, device
         return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup)))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule)
-    episodes, length = data.actions.shape
+    episodes, length = data.actions.shape[:2]
     unroll = max(1, min(config.unroll, length))
     frames = torch.from_numpy(data.frames)
-    actions = torch.from_numpy(data.actions)
+    actions = torch.from_numpy(np.ascontiguousarray(data.actions))
+    if net_config.action_kind == "continuous":  # episodes × steps × elements, in the action space's units
+        actions = actions.reshape(episodes, length, -1).float()
     started, cpu_started = time.perf_counter(), time.process_time()
     losses, window = [], []
     net.train()

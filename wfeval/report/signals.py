@@ -12,7 +12,7 @@ the report's measurement table.
   interval). The IDM cannot read the actions even off the true videos, so no model's value can be
   told from chance, nor from another's.
 - ``at_chance`` — the value's interval contains the measure's chance level (``diagnostics.chance``:
-  the score of a model that ignores what is measured; 0 for R²).
+  the score of a model that ignores what is measured; for R², the IDM on each sample's first frame held still).
 - ``prior_only`` — a rating (the arena's Elo) whose value and interval come from the prior alone,
   not from votes (``diagnostics.prior_only``: why, as :func:`wfeval.stats.ratings.unbounded` says).
 """

@@ -5,7 +5,10 @@ is ``t`` itself) and their two differences, 15 channels. A strided "patchify" co
 feature vector per ``patch``×``patch`` block: it sees every pixel of its block, so sub-block motion
 is kept in its channels), two 3×3 convolutions, then the maximum and the mean over all positions
 (what moved may be anywhere), and a linear head: one logit per action (discrete) or one value per
-action element, standardised by the training data's mean and spread (continuous).
+action element, standardised by the training data's mean and spread (continuous). With ``coords`` two
+more input channels hold each pixel's column and row in [-1, 1]: the pooled features can then say
+*where* something moved, which an absolute action needs (Push-T's action is a target position: the
+agent's place plus where it is heading); without them the features are the same wherever it moved.
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ class IDMConfig:
     kind: str = "discrete"
     channels: int = 32
     patch: int = 8
+    coords: bool = False  # two channels of pixel coordinates (an absolute position becomes readable)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.coords, bool):
+            raise ValueError(f"idm.coords must be true or false, got {self.coords!r}")
         if self.kind not in KINDS:
             raise ValueError(f"idm.kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         for name in ("n_out", "channels", "patch"):
@@ -36,7 +42,10 @@ class IDMConfig:
                 raise ValueError(f"idm.{name} must be a positive integer, got {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.coords:  # as the sidecars written before coordinates existed
+            out.pop("coords")
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "IDMConfig":
@@ -53,14 +62,20 @@ class InverseDynamics(nn.Module):
         self.config = config
         c, p = config.channels, config.patch
         self.features = nn.Sequential(
-            nn.Conv2d(15, c, kernel_size=p, stride=p), nn.ReLU(),
+            nn.Conv2d(17 if config.coords else 15, c, kernel_size=p, stride=p), nn.ReLU(),
             nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
             nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
         )
         self.head = nn.Linear(2 * c, config.n_out)
 
     def forward(self, previous: torch.Tensor, current: torch.Tensor, following: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([previous, current, following, current - previous, following - current], dim=1)
+        parts = [previous, current, following, current - previous, following - current]
+        if self.config.coords:
+            n, _, h, w = current.shape
+            rows = torch.linspace(-1.0, 1.0, h, device=current.device).view(1, 1, h, 1).expand(n, 1, h, w)
+            cols = torch.linspace(-1.0, 1.0, w, device=current.device).view(1, 1, 1, w).expand(n, 1, h, w)
+            parts += [cols, rows]
+        x = torch.cat(parts, dim=1)
         z = self.features(x)
         return self.head(torch.cat([z.amax(dim=(2, 3)), z.mean(dim=(2, 3))], dim=1))
 
