@@ -9,19 +9,23 @@ import pytest
 from tests.conftest import compose
 from wfeval.config.errors import ConfigError
 from wfeval.pipeline import build
+from wfeval.protocols.behavioural_fidelity import BehaviouralFidelity
 from wfeval.protocols.memory import Memory
 from wfeval.protocols.planning import Planning
 from wfeval.protocols.policy_evaluation import PolicyEvaluation
 from wfeval.protocols.policy_optimization import PolicyOptimization
 from wfeval.protocols.probing import Probing
-from wfeval.tasks import goal_reaching, memory, policy_evaluation, policy_optimization, probing
+from wfeval.tasks import behavioural_fidelity, goal_reaching, memory, policy_evaluation, policy_optimization, probing
 
-NEEDS = (memory.NEED, policy_evaluation.NEED, probing.NEED, goal_reaching.NEED, policy_optimization.NEED)
+NEEDS = (memory.NEED, policy_evaluation.NEED, probing.NEED, goal_reaching.NEED, policy_optimization.NEED,
+         behavioural_fidelity.NEED)
 #: built-in benchmark -> the tasks whose interface its family offers (as the refusals list them)
 SERVES = {
-    "gridworld": {"memory", "policy_evaluation", "probing", "goal_reaching", "policy_optimization"},
+    "gridworld": {"memory", "policy_evaluation", "probing", "goal_reaching", "policy_optimization",
+                  "behavioural_fidelity"},
     "memory_maze": {"memory", "policy_evaluation"},
-    "orby": {"probing", "goal_reaching", "policy_evaluation"},
+    "orby": {"probing", "goal_reaching", "policy_evaluation", "behavioural_fidelity"},
+    "pusht": {"probing", "goal_reaching", "policy_evaluation", "behavioural_fidelity"},
     "atari_pong": {"probing", "policy_evaluation", "policy_optimization"},
     "crafter": {"policy_evaluation"},
     "folder": set(),
@@ -29,6 +33,8 @@ SERVES = {
 
 
 def _benchmark(name: str):
+    if name == "pusht":
+        pytest.importorskip("gym_pusht")
     extra = ["benchmark.dataset_root=examples/datasets/gridworld_tiny"] if name == "folder" else []
     return build.build_benchmark(compose([f"benchmark={name}", *extra]))
 
@@ -43,6 +49,7 @@ def test_each_task_protocol_names_its_tasks_need():
     assert Memory.family_need is memory.NEED and PolicyEvaluation.family_need is policy_evaluation.NEED
     assert Probing.family_need is probing.NEED and Planning.family_need is goal_reaching.NEED
     assert PolicyOptimization.family_need is policy_optimization.NEED
+    assert BehaviouralFidelity.family_need is behavioural_fidelity.NEED
 
 
 class EveryModelInterface:
@@ -72,6 +79,9 @@ class EveryModelInterface:
                           "atari_breakout and atari_boxing, and on lerobot, hdf5 and minari datasets that record a "
                           "state)"),
     (Planning(space="pixels"), "atari_pong", "offers no goal environment (task=goal_reaching runs on gridworld, orby and pusht)"),
+    (BehaviouralFidelity(), "atari_pong", "declares no scripted policies and true episode "
+                                          "(wfeval.tasks.behavioural_fidelity.BehaviouralFidelityFamily); it runs on "
+                                          "gridworld, orby and pusht"),
     (PolicyOptimization(), "atari_breakout", "plays 'breakout', which has no reward for a learner here "
                                              "(task=policy_optimization runs on gridworld and atari_pong)"),
 ])

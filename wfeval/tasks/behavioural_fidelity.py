@@ -2,7 +2,7 @@
 actions run in the true simulator (``protocol=behavioural_fidelity``; WorldModelGym's behavioural fidelity).
 
 A family serves it by offering :class:`BehaviouralFidelityFamily` (gridworld and orby: goal-reaching
-episodes); a benchmark without it is refused before any generation (:data:`NEED`). Its names are its
+episodes; pusht: a reach episode per goal sample); a benchmark without it is refused before any generation (:data:`NEED`). Its names are its
 own (``fidelity_*``), apart from ``task=policy_evaluation``'s: the policies here must read their
 observations, where a policy evaluator's may not.
 """
@@ -39,4 +39,4 @@ class BehaviouralFidelityFamily(Protocol):
 NEED = FamilyNeed(
     task="behavioural_fidelity", interfaces=(BehaviouralFidelityFamily,),
     refusal="protocol=behavioural_fidelity: benchmark {name!r} declares no scripted policies and true episode "
-            "(wfeval.tasks.behavioural_fidelity.BehaviouralFidelityFamily); it runs on gridworld and orby")
+            "(wfeval.tasks.behavioural_fidelity.BehaviouralFidelityFamily); it runs on gridworld, orby and pusht")

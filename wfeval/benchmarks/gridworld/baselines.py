@@ -67,11 +67,15 @@ def _needs_simulator(request: GenerationRequest) -> str | None:
 def _noop_of(request: GenerationRequest) -> Any:
     """What a late action is replaced by: the action named noop (else id 0); for continuous actions
     (Push-T's target positions) the command in force before the sample, its last context action
-    (else its first action: holding still)."""
+    (else its first action: holding still; a goal sample: its snapshot's last action, else the placed
+    agent's position)."""
     from wfeval.api import has_continuous_actions
 
     if has_continuous_actions(request):
         before = list(request.controls.get("context_actions") or ()) or list(request.controls.get("actions") or ())[:1]
+        if not before:  # a goal sample (pusht): its snapshot's last command, else holding still where it was placed
+            state = request.metadata.get("simulator", {}).get("state", {})
+            before = list(state.get("actions") or ()) or [list(state.get("start") or ())[:2]]
         return [float(v) for v in before[-1]]
     names = [str(n).lower() for n in (request.controls.get("action_names") or ())]
     return names.index("noop") if "noop" in names else 0

@@ -18,7 +18,8 @@ class PushTBenchmark(RecordedBenchmark):
     ``task=probing`` reads the exact state (:data:`simulator.STATE_VARIABLES`) of every frame;
     ``task=goal_reaching`` plans towards the block's pose some recorded steps later, in pixels or a
     latent model's space, and acts in the true world (:mod:`.goals`); ``task=policy_evaluation`` ranks
-    pushers of known skill at tracking the recorded demonstration (:meth:`scripted_policies`).
+    pushers of known skill at tracking the recorded demonstration (:meth:`scripted_policies`);
+    ``task=behavioural_fidelity`` walks the agent to a place on frames the policy reads (:mod:`.reach`).
     ``env.observation_size`` pins the rendered frame's side (96 px, as gym-pusht and LeRobot's
     Push-T data render it).
     """
@@ -62,3 +63,25 @@ class PushTBenchmark(RecordedBenchmark):
         from wfeval.benchmarks.pusht import goals
 
         return goals.PushTGoalEnvironment(request)
+
+    # -- task=behavioural_fidelity (wfeval.tasks.behavioural_fidelity): a reach episode per goal sample (.reach)
+
+    def fidelity_policies(self) -> dict[str, Any]:
+        from wfeval.benchmarks.pusht import reach
+
+        return reach.policies()
+
+    def fidelity_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.pusht import reach
+
+        return reach.Episode(request)
+
+    def fidelity_settings(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.pusht import reach
+
+        return reach.settings(request)
+
+    def fidelity_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+        from wfeval.benchmarks.pusht import reach
+
+        return reach.frame_reward(request, previous, frame)
