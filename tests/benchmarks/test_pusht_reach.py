@@ -92,3 +92,50 @@ def test_behavioural_fidelity_on_pusht_is_one_for_the_oracle_and_zero_for_frozen
     assert 0.75 <= score["lagged"] < 0.95, score  # perception one step late: the agent walks slower, arrives later
     assert value(fidelity, "oracle", "reward_error") == 0.0
     assert value(fidelity, "static", "reward_error") > 0.1
+
+
+# -- task=policy_optimization (wfeval/benchmarks/pusht/optimization.py): the reach task for a tabular learner
+
+OPTIMIZATION = ["benchmark=pusht", "benchmark.num_trajectories=1", "task=policy_optimization"]
+
+
+@pytest.fixture(scope="module")
+def optimization(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reach_optimization")
+    out = {}
+    for m in ("oracle", "static"):
+        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", *OPTIMIZATION, f"model={m}"])
+        out[m] = {key.split(".", 1)[1]: agg for key, agg in run_from_config(cfg, output_dir=root / m).results.items()}
+    return out
+
+
+def test_a_move_is_a_target_from_the_agent_the_frame_shows_and_closeness_is_read_off_the_frame(requests):
+    from wfeval.benchmarks.pusht import optimization as O, reach
+    from wfeval.benchmarks.pusht.simulator import PushTSimulator
+
+    _, samples = requests
+    request = samples[0]
+    start, goal = reach.start_position(request), reach.reach_goal(request)
+    sim = PushTSimulator(96)
+    frame = sim.place(reach.start_pose(request))
+    command = O.command(request)
+    assert np.allclose(command(frame, 0), start, atol=1.5)  # stay: the located agent itself
+    assert np.allclose(command(frame, 1), start + [O.MOVE_PX, 0.0], atol=1.5)  # east: 60 px to the right
+    assert command(np.full((96, 96, 3), 255, np.uint8), 1) == [*(start + [O.MOVE_PX, 0.0])]  # none seen: from the start
+    toward = int(round(np.arctan2(*(goal - start)[::-1]) / (np.pi / 4))) % 8
+    assert O.observer(request)(None, frame) == (toward, 2)  # the goal's sector, far
+    assert O.reward(request, None, frame) == (pytest.approx(0.0, abs=0.02), False)  # 120 px away: closeness 0
+    at_goal = sim.place([*goal, *reach.start_pose(request)[2:]])
+    assert O.reward(request, None, at_goal)[0] == pytest.approx(1.0, abs=0.02)
+    assert O.observer(request)(None, at_goal)[1] == 0  # reached
+
+
+def test_policy_optimization_on_pusht_lifts_the_oracle_to_one_and_static_to_nothing(optimization):
+    lift = optimization["oracle"]["optimization_lift"]
+    interval = (lift.confidence_interval["low"], lift.confidence_interval["high"])
+    assert lift.valid and lift.diagnostics["value"] == 1.0 and interval == (1.0, 1.0)
+    ceiling = value(optimization, "oracle", "simulator_trained_return")
+    floor = value(optimization, "oracle", "random_policy_return")
+    assert ceiling == pytest.approx(2.788, abs=0.01) and floor == pytest.approx(0.883, abs=0.01)  # 4 starts, 2 seeds
+    assert value(optimization, "static", "optimization_lift") <= 0.2  # frozen frames: no reward inside, a random policy
+    assert value(optimization, "oracle", "exploitability") == 0.0

@@ -45,6 +45,28 @@ def test_the_learner_solves_a_chain_and_its_values_are_the_discounted_distance()
     assert {acts(0, t) for t in range(50)} == {0, 1}
 
 
+class Line:
+    """A family environment whose world actions are positions: ``step(x)`` goes to x; reward 1 at 3."""
+
+    def reset(self, episode, seed, warmup):
+        self.x = 0
+        return self.x
+
+    def step(self, action):
+        self.x = action
+        return self.x
+
+
+def test_a_family_command_makes_the_learners_action_the_worlds_from_the_frame_it_sees():
+    reward = lambda request, previous, x: (float(x == 3), x == 3)  # noqa: E731
+    world = L.SimWorld(Line(), None, reward, command=lambda x, action: x + action)  # a move relative to x
+    out = L.rollout(world, lambda key, step: 1, lambda previous, x: x, max_steps=5, discount=0.5)
+    assert out["actions"] == [1, 2, 3] and out["frames"] == [0, 1, 2, 3]  # the commands the world ran
+    assert out["return"] == pytest.approx(0.25)
+    plain = L.rollout(L.SimWorld(Line(), None, reward), lambda key, step: 3, lambda p, x: x, 5, 0.5)
+    assert plain["actions"] == [3] and plain["return"] == 1.0  # no command: the id is the world's action
+
+
 def test_the_lift_is_the_ratio_of_its_anchors():
     sim, rnd = [1.0, 0.8, 0.6], [0.2, 0.0, 0.1]
     assert optimization_lift(sim, sim, rnd) == 1.0 and optimization_lift(rnd, sim, rnd) == 0.0

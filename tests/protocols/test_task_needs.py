@@ -25,7 +25,7 @@ SERVES = {
                   "behavioural_fidelity"},
     "memory_maze": {"memory", "policy_evaluation"},
     "orby": {"probing", "goal_reaching", "policy_evaluation", "behavioural_fidelity"},
-    "pusht": {"probing", "goal_reaching", "policy_evaluation", "behavioural_fidelity"},
+    "pusht": {"probing", "goal_reaching", "policy_evaluation", "behavioural_fidelity", "policy_optimization"},
     "atari_pong": {"probing", "policy_evaluation", "policy_optimization"},
     "crafter": {"policy_evaluation"},
     "folder": set(),
@@ -83,7 +83,7 @@ class EveryModelInterface:
                                           "(wfeval.tasks.behavioural_fidelity.BehaviouralFidelityFamily); it runs on "
                                           "gridworld, orby and pusht"),
     (PolicyOptimization(), "atari_breakout", "plays 'breakout', which has no reward for a learner here "
-                                             "(task=policy_optimization runs on gridworld and atari_pong)"),
+                                             "(task=policy_optimization runs on gridworld, atari_pong and pusht)"),
 ])
 def test_a_protocol_refuses_a_benchmark_without_its_tasks_interface(protocol, benchmark, said):
     bench = _benchmark(benchmark)

@@ -10,7 +10,10 @@ is the simulator-trained one, bit for bit).
 A world is ``begin() -> frame`` and ``advance(action) -> (frame, reward, done)``: :class:`ModelWorld`
 steps the model from the sample's start (its own ``reward`` when its step output carries one, else the
 family's reward read off the predicted frames); :class:`SimWorld` steps the family's true simulator
-from a start (the same reward function, on the real frames).
+from a start (the same reward function, on the real frames). A family whose actions are not the
+learner's ids (Push-T's target positions) gives both worlds a ``command(frame, action) -> action``:
+the learner's action made the world's from the frame the agent sees (the model's, inside the model);
+a rollout's ``actions`` are the commands the world ran (``sent``; a world without one: the ids).
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from wfeval.models.protocol import check_step_output, step_rewards
 
 Observe = Callable[[Any, Any], Hashable]  # (the previous frame or None, the frame) -> observation
 Policy = Callable[[Hashable, int], int]  # (observation, step) -> action
+Command = Callable[[Any, int], Any]  # (the frame the agent sees, the learner's action) -> the world's action
+
+
+def _as_is(frame: Any, action: int) -> int:
+    return action
 
 
 class TabularQ:
@@ -79,7 +87,7 @@ def rollout(world: Any, policy: Policy, observe: Observe, max_steps: int, discou
         action = int(policy(observe(previous, frame), t))
         previous, (frame, reward, done) = frame, world.advance(action)
         frames.append(frame)
-        actions.append(action)
+        actions.append(getattr(world, "sent", action))  # the action the world ran (its command)
         total += discount ** t * float(reward)
         if done:
             break
@@ -94,18 +102,19 @@ def random_policy(n_actions: int, rng: np.random.Generator, max_steps: int) -> P
 
 class ModelWorld:
     def __init__(self, model: Any, request: Any, reward: Callable[[Any, Any, Any], tuple[float, bool]], who: str,
-                 own_reward: bool = True):
+                 own_reward: bool = True, command: Command | None = None):
         """``own_reward``: the model's own reward counts when it reports one (False: the family's objective
         is read off the frames, whatever the model reports)."""
         self.model, self.request, self.reward, self.who, self.own_reward = model, request, reward, who, own_reward
-        self.sources: set[str] = set()
+        self.command, self.sources = command or _as_is, set()
 
     def begin(self) -> np.ndarray:
         self.state, self.frame = self.model.start(self.request), initial_frame(self.request)
         return self.frame
 
     def advance(self, action: int) -> tuple[np.ndarray, float, bool]:
-        out = self.model.step(self.state, [action])
+        self.sent = self.command(self.frame, action)  # read off the frame the model predicted
+        out = self.model.step(self.state, [self.sent])
         previous, self.state = self.frame, out.state
         self.frame = check_step_output(out, 1, self.who)[-1]
         own = step_rewards(out, 1, self.who)
@@ -119,15 +128,16 @@ class ModelWorld:
 
 class SimWorld:
     def __init__(self, env: Any, request: Any, reward: Callable[[Any, Any, Any], tuple[float, bool]],
-                 episode: int = 0, seed: Any = 0, warmup: int = 0):
+                 episode: int = 0, seed: Any = 0, warmup: int = 0, command: Command | None = None):
         self.env, self.request, self.reward, self.episode, self.seed = env, request, reward, episode, seed
-        self.warmup = warmup
+        self.warmup, self.command = warmup, command or _as_is
 
     def begin(self) -> np.ndarray:
         self.frame = self.env.reset(self.episode, self.seed, self.warmup)
         return self.frame
 
     def advance(self, action: int) -> tuple[np.ndarray, float, bool]:
-        previous, self.frame = self.frame, self.env.step(action)
+        self.sent = self.command(self.frame, action)
+        previous, self.frame = self.frame, self.env.step(self.sent)
         reward, done = self.reward(self.request, previous, self.frame)
         return self.frame, float(reward), bool(done)

@@ -74,6 +74,7 @@ class PolicyOptimizationDriver(Driver):
         fam, who = self.bench, self.name
         opts = policy_optimization.settings(self.task_data, fam.optimization_defaults(request))
         observe, reward, env = fam.optimization_observer(request), fam.optimization_reward, fam.optimization_environment(request)
+        command = fam.optimization_command(request) if callable(getattr(fam, "optimization_command", None)) else None
         steps, discount, n = opts["max_steps"], opts["discount"], opts["n_actions"]
         base = (opts["seed"], int(request.generation.get("seed") or 0))
         returns: dict[str, list[list[float]]] = {side: [] for side in SIDES}
@@ -81,12 +82,12 @@ class PolicyOptimizationDriver(Driver):
         worlds: list[L.ModelWorld] = []
 
         def imagined() -> L.ModelWorld:
-            world = L.ModelWorld(self.model, request, reward, who, own_reward=self.own_reward)
+            world = L.ModelWorld(self.model, request, reward, who, own_reward=self.own_reward, command=command)
             worlds.append(world)
             return world
 
         def real(episode: int = 0, seed: Any = 0) -> L.SimWorld:
-            return L.SimWorld(env, request, reward, episode, seed, opts["warmup"])
+            return L.SimWorld(env, request, reward, episode, seed, opts["warmup"], command=command)
 
         for s in range(opts["seeds"]):
             learners = {}

@@ -2,7 +2,7 @@
 (``protocol=policy_optimization``; decision-ladder rung L7, docs/protocols.md).
 
 A family serves it by offering :class:`PolicyOptimizationFamily` in its own package (gridworld,
-Atari Pong): what the learner observes of a frame, the task's reward read off frames, the true
+Atari Pong, Push-T): what the learner observes of a frame, the task's reward read off frames, the true
 simulator at the sample's start and at held-out starts, and the episode settings. A benchmark without
 it is refused before any generation (:data:`NEED`). What this module owns beside that is the task's
 own data, ``task.data.optimization`` (:func:`settings`): every key null takes the family's default.
@@ -31,7 +31,10 @@ class PolicyOptimizationFamily(Protocol):
     - ``optimization_environment(request)``: the true simulator of the sample: ``reset(episode, seed,
       warmup)`` returns the start frame (episode 0: the sample's own start; a later one: a held-out real
       start, reached by ``warmup`` random steps of the simulator drawn from ``numpy.random.default_rng(seed)``),
-      ``step(action)`` the next frame;
+      ``step(action)`` the next frame (the action a world action: ``optimization_command``'s, when offered);
+    - optionally ``optimization_command(request)``: ``command(frame, action) -> world action``, the learner's
+      action id (of ``n_actions``) made the world's from the frame the agent sees (pusht: a move relative to
+      the agent it locates, a target position); without it the id is the world's action;
     - optionally ``optimization_refusal()``: why this benchmark of the family cannot serve the task (a
       family that serves some of its games: Atari serves Pong), None when it can;
     - ``optimization_defaults(request)``: ``max_steps``, ``discount``, ``max_return`` (the largest
@@ -59,7 +62,7 @@ NEED = FamilyNeed(
     task="policy_optimization", interfaces=(PolicyOptimizationFamily,),
     refusal="protocol=policy_optimization: benchmark {name!r} declares no observation, reward and true "
             "simulator for a learner (wfeval.tasks.policy_optimization.PolicyOptimizationFamily); "
-            "task=policy_optimization runs on gridworld and atari_pong")
+            "task=policy_optimization runs on gridworld, atari_pong and pusht")
 
 #: ``task.data.optimization``: the learner's budget and options (null: the family's default)
 KEYS = {"train_episodes": None, "eval_episodes": None, "warmup": None, "seeds": 2, "epsilon": 0.2,

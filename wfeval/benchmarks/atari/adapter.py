@@ -51,7 +51,7 @@ class AtariBenchmark(RecordedBenchmark):
         if self.game == "pong":
             return None
         return (f"plays {self.game!r}, which has no reward for a learner here (task=policy_optimization runs on "
-                "gridworld and atari_pong)")
+                "gridworld, atari_pong and pusht)")
 
     def optimization_observer(self, request: Any) -> Any:
         from wfeval.benchmarks.atari import optimization

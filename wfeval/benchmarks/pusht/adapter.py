@@ -85,3 +85,31 @@ class PushTBenchmark(RecordedBenchmark):
         from wfeval.benchmarks.pusht import reach
 
         return reach.frame_reward(request, previous, frame)
+
+    # -- task=policy_optimization (wfeval.tasks.policy_optimization.PolicyOptimizationFamily): the reach task
+    # for a tabular learner, moves relative to the agent it sees (.optimization)
+
+    def optimization_observer(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.pusht import optimization
+
+        return optimization.observer(request)
+
+    def optimization_reward(self, request: GenerationRequest, previous: Any, frame: Any) -> tuple[float, bool]:
+        from wfeval.benchmarks.pusht import optimization
+
+        return optimization.reward(request, previous, frame)
+
+    def optimization_command(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.pusht import optimization
+
+        return optimization.command(request)
+
+    def optimization_environment(self, request: GenerationRequest) -> Any:
+        from wfeval.benchmarks.pusht import optimization
+
+        return optimization.Environment(request)
+
+    def optimization_defaults(self, request: GenerationRequest) -> Mapping[str, Any]:
+        from wfeval.benchmarks.pusht import optimization
+
+        return optimization.defaults(request)

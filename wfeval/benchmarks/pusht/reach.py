@@ -45,9 +45,14 @@ def _goal(request: GenerationRequest) -> Mapping[str, Any]:
     return goal
 
 
+def start_pose(request: GenerationRequest) -> list[float]:
+    """The goal sample's start pose (agent x, y, block x, y, angle), where its world is placed."""
+    return [float(v) for v in _goal(request)["start_pose"]]
+
+
 def start_position(request: GenerationRequest) -> np.ndarray:
     """The agent's start (x, y arena px): the goal sample's start pose."""
-    return np.asarray(_goal(request)["start_pose"][:2], np.float64)
+    return np.asarray(start_pose(request)[:2], np.float64)
 
 
 def reach_goal(request: GenerationRequest) -> np.ndarray:
@@ -96,9 +101,8 @@ class Episode:
     off the exact state (the agent within :data:`REACH_PX` of the reach goal)."""
 
     def __init__(self, request: GenerationRequest):
-        goal = _goal(request)
         self.sim = PushTSimulator(int(request.metadata["simulator"]["config"]["observation_size"]))
-        self.sim.place(goal["start_pose"])
+        self.sim.place(start_pose(request))
         self.goal = reach_goal(request)
 
     @property
