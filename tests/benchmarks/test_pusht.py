@@ -218,6 +218,10 @@ def test_the_pinned_goal_reaching_hash_matches_a_fresh_build(tmp_path):
     _, requests = _requests(["benchmark=pusht", "task=goal_reaching"], ArtifactStore(tmp_path))
     assert len(requests) == 32
     assert dataset_hash(requests) == compose(["task=goal_reaching"]).task.metadata.dataset_hash.pusht
+    # task=policy_optimization builds the same goal samples (its task.data.goal is goal_reaching's)
+    optimization = compose(["task=policy_optimization"]).task
+    assert optimization.data.goal == compose(["task=goal_reaching"]).task.data.goal
+    assert optimization.metadata.dataset_hash.pusht == dataset_hash(requests)
 
 
 def test_the_scripted_pushers_follow_the_demonstration_with_known_noise_within_the_bounds(tmp_path):
