@@ -136,20 +136,34 @@ def controllability(tmp_path_factory):
     out = {}
     for model in ("oracle", "lagged", "static"):
         cfg = compose([*SMALL, "task=controllability", f"model={model}", f"run.store_dir={root / 'store'}",
-                       "run.progress=off", "run.report=false", "metric=[action_sensitivity]",
+                       "run.progress=off", "run.report=false", "metric=[action_sensitivity,idm_accuracy]",
                        "task.data.counterfactual.count=2"])
         summary = run_from_config(cfg, output_dir=root / model)
-        agg = summary.results["pusht.action_sensitivity"]
-        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
-        out[model] = agg
+        out[model] = {m: summary.results[f"pusht.{m}"] for m in ("action_sensitivity", "idm_accuracy")}
+        for m, agg in out[model].items():
+            assert agg.valid and agg.n_valid == 4, (model, m, agg.diagnostics)
     return out
 
 
 def test_counterfactuals_in_the_simulator_give_lagged_a_positive_sensitivity_and_static_none(controllability):
-    lagged = controllability["lagged"]
+    lagged = controllability["lagged"]["action_sensitivity"]
     assert lagged.diagnostics["value"] > 1.0 and lagged.confidence_interval["low"] > 0.0
-    assert controllability["static"].diagnostics["value"] == 0.0
-    assert controllability["oracle"].diagnostics["value"] > lagged.diagnostics["value"]
+    assert controllability["static"]["action_sensitivity"].diagnostics["value"] == 0.0
+    assert controllability["oracle"]["action_sensitivity"].diagnostics["value"] > lagged.diagnostics["value"]
+
+
+def test_idm_accuracy_on_pusht_ranks_the_oracle_at_its_ceiling_and_a_frozen_model_at_chance(controllability):
+    """The shipped Push-T IDM (tests/recipes/test_pusht_recipes.py) reads target positions off the frames."""
+    oracle, lagged, static = (controllability[m]["idm_accuracy"].diagnostics for m in ("oracle", "lagged", "static"))
+    assert oracle["idm"]["name"] == "pusht" and oracle["idm"]["pinned"] and oracle["idm"]["kind"] == "continuous"
+    # the oracle's frames are the reference's: it scores the ceiling exactly
+    assert oracle["value"] == pytest.approx(oracle["ceiling"]) and oracle["ceiling"] > 0.9
+    # static holds the first frame: exactly what chance is read on; a target position is mostly where the
+    # agent already is, so chance is well above 0, and still far below the ceiling
+    assert static["value"] == pytest.approx(static["chance"]) and 0.1 < static["chance"] < oracle["ceiling"] - 0.3
+    assert static["chance"] == pytest.approx(oracle["chance"])  # the same first frames whatever the model
+    # one step late: most of the way from chance to the ceiling, not all of it
+    assert static["chance"] + 0.3 < lagged["value"] < oracle["ceiling"]
 
 
 @pytest.fixture(scope="module")
