@@ -112,7 +112,7 @@ class IDMAccuracy(DescribedMetric):
     name = "idm_accuracy"
     groups = ("controllability",)
     aliases = ("inverse_dynamics_accuracy",)
-    version = "1.0"
+    version = "1.1"  # 1.1: a continuous row carries still_value (its chance level), so no 1.0 row is reused
     higher_is_better = True
     family = "controllability"
     capability = "action_control"
@@ -197,7 +197,7 @@ class IDMAccuracy(DescribedMetric):
         kinds = {r.components.get("kind") for r in rows}
         if kinds == {"continuous"}:
             still = [float(r.components["still_value"]) for r in rows if r.components.get("still_value") is not None]
-            extra["chance"] = float(np.mean(still)) if still else 0.0
+            extra["chance"] = float(np.mean(still)) if len(still) == len(rows) else None  # never a guessed 0
         elif kinds == {"discrete"}:
             extra.update(chance_levels([r.components for r in rows]))
         idms = {str((r.diagnostics.get("idm") or {}).get("weights_sha256")): r.diagnostics.get("idm") for r in rows}
