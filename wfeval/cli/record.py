@@ -20,8 +20,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from wfeval.cli.command import command
-from wfeval.cli.exits import hydra_raises
-from wfeval.cli.train import RECIPE_CONF, with_builtin_searchpath
+from wfeval.cli.train import RECIPE_CONF, run_recipe
 from wfeval.config import ConfigError, register_schemas
 
 FORMATS = ("lerobot", "hdf5", "npz")
@@ -91,12 +90,7 @@ def _main(cfg: DictConfig) -> None:
 @command("wfeval.recipes.record")
 def main(argv: list[str]) -> None:
     """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
-    from wfeval.cli.boundary import checked
-
-    argv = with_builtin_searchpath(argv)
-    sys.argv = [sys.argv[0], *argv]  # what hydra.main reads (the caller's again after the command)
-    with hydra_raises(), checked(argv, str(RECIPE_CONF), "record"):
-        _main()
+    run_recipe(argv, "record", _main)
 
 
 if __name__ == "__main__":

@@ -111,16 +111,22 @@ def with_builtin_searchpath(argv: list[str]) -> list[str]:
     return out
 
 
-@command("wfeval.recipes.train")
-def main(argv: list[str]) -> None:
-    """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
+def run_recipe(argv: list[str], config_name: str, app: Any) -> None:
+    """A recipe command that reads the built-in benchmark configs (``python -m wfeval.recipes.train`` and
+    ``.record``): ``app`` (its ``hydra.main``) on ``argv`` with the built-in search path added, the main
+    app's ``_target_`` allowlist (docs/trust.md) checked before Hydra builds anything."""
     from wfeval.cli.boundary import checked
 
     argv = with_builtin_searchpath(argv)
     sys.argv = [sys.argv[0], *argv]  # what hydra.main reads (the caller's again after the command)
-    # the main app's _target_ allowlist (docs/trust.md), checked before Hydra builds anything
-    with hydra_raises(), checked(argv, str(RECIPE_CONF), "train"):
-        _main()
+    with hydra_raises(), checked(argv, str(RECIPE_CONF), config_name):
+        app()
+
+
+@command("wfeval.recipes.train")
+def main(argv: list[str]) -> None:
+    """Config errors exit 2 without a traceback (the table of :mod:`wfeval.cli.exits`)."""
+    run_recipe(argv, "train", _main)
 
 
 if __name__ == "__main__":
