@@ -66,14 +66,29 @@ def episodes(n: int = EPISODES) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def encode(path: Path, frames: np.ndarray, fps: int = FPS, codec: str = "libsvtav1") -> None:
-    """Frames into an mp4 the way LeRobot's ``encode_video_frames`` does (yuv420p, g=2, crf=30)."""
+    """Frames into an mp4 the way LeRobot's ``encode_video_frames`` does (yuv420p, g=2, crf=30).
+
+    SVT-AV1 runs on one thread (``lp=1``): with its default thread pool on a loaded machine it once
+    handed the muxer a packet whose timestamp did not increase, and the mux failed with EINVAL (a CI
+    run; the class of failure HandBrake#5075 reports for SVT-AV1). If the muxer still refuses a packet,
+    the file is encoded again from scratch, twice at most; the third failure is raised."""
     import av
 
     os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its banner on stderr otherwise
     path.parent.mkdir(parents=True, exist_ok=True)
     options = {"g": "2", "crf": "30"} if codec in ("libsvtav1", "libx264") else {}
     if codec == "libsvtav1":
-        options["preset"] = "12"
+        options.update({"preset": "12", "svtav1-params": "lp=1"})
+    for attempt in range(3):
+        try:
+            return _encode_once(av, path, frames, fps, codec, options)
+        except av.error.ArgumentError:
+            path.unlink(missing_ok=True)
+            if attempt == 2:
+                raise
+
+
+def _encode_once(av, path: Path, frames: np.ndarray, fps: int, codec: str, options: dict) -> None:
     with av.open(str(path), "w") as container:
         stream = container.add_stream(codec, rate=fps, options=options)
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
