@@ -23,12 +23,15 @@ size its benchmark takes (``benchmark.num_samples=2``, ``benchmark.num_trajector
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -313,10 +316,75 @@ class Outcome:
                 f"(the docs promise {self.expected})\n  ran: {self.ran}\n{tail}")
 
 
-def _shell(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str, float]:
+def _shell(command: str, cwd: Path, env: dict, timeout: float,
+           warm: WarmPythons | None = None) -> tuple[int, str, float]:
     start = time.perf_counter()
-    code, output = _bash(command, cwd, env, timeout)
+    argv = forkable(command)
+    if warm is not None and argv is not None:
+        code, output = warm.run(argv, cwd, env, timeout)
+    else:
+        code, output = _bash(command, cwd, env, timeout)
     return code, output, time.perf_counter() - start
+
+
+#: what bash would read as more than words: pipes, lists, redirections, expansions, substitutions
+SHELL_SYNTAX = re.compile(r"[|&;<>()$`\\*?~{}!]")
+
+
+def forkable(command: str) -> list[str] | None:
+    """``python -m wfeval... ARGS`` with nothing for bash to do but split words and remove quotes (no
+    variable before it, no pipe, redirection, expansion or glob): its argv after ``python``, else
+    None. Hydra's ``[a,b]`` lists are words to bash unless a file matches them as a pattern."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[:2] != ["python", "-m"] or len(words) < 3 or not re.fullmatch(r"wfeval(\.\w+)*", words[2]):
+        return None
+    unquoted = re.sub(r"'[^']*'|\"[^\"$`\\\\]*\"", "", command)
+    return None if SHELL_SYNTAX.search(unquoted) else words[2:]
+
+
+class WarmPythons:
+    """One warm interpreter per thread (tests/docs/_warm_python.py): a ``python -m wfeval...`` line
+    runs as a fork of it, a process of its own without a fresh interpreter's start and imports."""
+
+    def __init__(self, env: dict):
+        self.env, self.local, self.servers = env, threading.local(), []
+        self.lock = threading.Lock()
+        self.cpu_seconds = 0.0  # what the forked commands used (not in this process's children's rusage)
+
+    def _server(self) -> subprocess.Popen:
+        server = getattr(self.local, "server", None)
+        if server is None or server.poll() is not None:
+            server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_warm_python.py"))],
+                                      env=self.env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True)
+            self.local.server = server
+            with self.lock:
+                self.servers.append(server)
+        return server
+
+    def run(self, argv: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
+        server = self._server()
+        with tempfile.NamedTemporaryFile(prefix="wfeval-cmd-", suffix=".out") as output:
+            request = {"argv": argv, "cwd": str(cwd), "env": {**env, "PWD": str(cwd)}, "output": output.name,
+                       "timeout": timeout}
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+            answer = server.stdout.readline()
+            text = Path(output.name).read_text(encoding="utf-8", errors="replace")
+        if not answer:  # the server itself died: say so with what the command had written
+            return 1, text + f"\n(the warm interpreter died: exit {server.wait()})"
+        answer = json.loads(answer)
+        self.cpu_seconds += answer["cpu_seconds"]
+        code = answer["returncode"]
+        return code, text + (f"\n(timed out after {timeout:.0f} s)" if code == 124 else "")
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.stdin.close()
+            server.wait(timeout=30)
 
 
 def _bash(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
@@ -350,8 +418,12 @@ def prepare(base: Path, store: Path | None = None) -> None:
     for folder in EMPTY_FOLDERS:
         (base / folder).mkdir(parents=True, exist_ok=True)
     env = user_env(store or base / "store")
-    with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300)), SETUP))
+    warm = WarmPythons(env)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300, warm)), SETUP))
+    finally:
+        warm.close()
     for command, code, output, _ in results:
         assert code == 0, f"setup `{command}` exited {code}:\n{output[-3000:]}"
 
@@ -378,7 +450,7 @@ def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: f
         for command in group:
             made = sorted(set(_sweeps(cwd)) - before)  # a sweep an earlier line of this block made
             ran = small(command.text, made[-1] if made else None)
-            outcome = Outcome(command, ran, *_shell(ran, cwd, env, timeout))
+            outcome = Outcome(command, ran, *_shell(ran, cwd, env, timeout, warm))
             if outcome.failure:  # a launcher's job logs (submitit) die with the folder: keep their tail
                 for log in sorted(cwd.glob("outputs/**/.submitit/**/*_log.*")):
                     outcome.output += f"\n--- {log.name}\n" + log.read_text(errors="replace")[-2000:]
@@ -386,6 +458,10 @@ def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: f
         shutil.rmtree(cwd, ignore_errors=True)
         return outcomes
 
-    with ThreadPoolExecutor(workers) as pool:  # the longest groups first: the two workers end together
-        done = pool.map(one, enumerate(sorted(groups.values(), key=len, reverse=True)))
-        return [outcome for group in done for outcome in group]
+    warm = WarmPythons(env)
+    try:
+        with ThreadPoolExecutor(workers) as pool:  # the longest groups first: the two workers end together
+            done = pool.map(one, enumerate(sorted(groups.values(), key=len, reverse=True)))
+            return [outcome for group in done for outcome in group]
+    finally:
+        warm.close()

@@ -4,6 +4,10 @@ How commands are found, made small and which are not run: tests/docs/_doc_comman
 commands run two at a time, each in its own copy of one prepared folder (one small run, one small
 sweep, one sharded sweep, a tiny learned model, a dataset folder), all sharing one artifact store (the
 session's Memory Maze store when a maze command is among them: each trajectory is recorded once a run).
+A plain ``python -m wfeval... ARGS`` line runs as a process forked from a warm interpreter
+(tests/docs/_warm_python.py: its own process, without a fresh interpreter's start and imports); a
+line with anything for bash to do (a variable before it, a pipe, a redirection, an expansion) runs
+in bash, as a user's shell runs it.
 """
 
 from __future__ import annotations
