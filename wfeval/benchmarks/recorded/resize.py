@@ -37,6 +37,8 @@ def area_resize(frames: np.ndarray, size: tuple[int, int] | list[int] | None) ->
         return frames
     if h_out < 1 or w_out < 1:
         raise ValueError(f"resize: size must be positive, got {size}")
+    if frames.dtype != np.uint8 and frames.size and (frames.min() < 0 or frames.max() > 255):
+        raise ValueError(f"resize: frames must hold uint8 levels 0-255, got {frames.dtype} values outside them")
     lead, channels = frames.shape[:-3], frames.shape[-1]
     den = h_in * w_in
     if 255 * den >= 2**53:  # a sum float64 might round: never at image sizes
