@@ -55,15 +55,17 @@ def run_command(line: str, workdir: Path, runs: list[Path]) -> None:
         subprocess.run([sys.executable, *argv[1:]], check=True, cwd=workdir)
 
 
-def run_doc(name: str, workdir: Path, monkeypatch) -> list[Path]:
-    """Run ``docs/<name>`` in ``workdir``; return the run directories its commands made."""
+def run_doc(name: str, workdir: Path, monkeypatch, store: Path | None = None) -> list[Path]:
+    """Run ``docs/<name>`` in ``workdir``; return the run directories its commands made. ``store``: the
+    artifact store its commands use (``WFEVAL_STORE``; default ``workdir/store``), e.g. a session's
+    shared store whose recordings are made once per test run."""
     text = (ROOT / "docs" / name).read_text()
     (workdir / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(workdir)
     monkeypatch.syspath_prepend(str(workdir))
     monkeypatch.setenv("PWD", str(workdir))
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    monkeypatch.setenv("WFEVAL_STORE", str(workdir / "store"))
+    monkeypatch.setenv("WFEVAL_STORE", str(store or workdir / "store"))
     namespace: dict = {"__name__": f"doc:{name}"}
     runs: list[Path] = []
     for index, (lang, attrs, body) in enumerate(blocks(text)):

@@ -146,6 +146,21 @@ def test_native_resolution_and_the_area_resize_filter(tmp_path):
     assert (area_resize(flat, (64, 64)) == 77).all()
 
 
+def test_the_area_resize_is_the_integer_area_mean_rounded_half_up_at_any_size():
+    """Its float matrix products give the integer sums exactly: against int64 sums of the overlaps."""
+    from wfeval.benchmarks.recorded.resize import area_resize, area_weights
+
+    rng = np.random.default_rng(1)
+    for shape, (h, w) in [((3, 210, 160, 3), (64, 64)), ((2, 37, 23, 3), (64, 50)), ((1, 600, 400, 3), (97, 53))]:
+        x = rng.integers(0, 256, shape, dtype=np.uint8)
+        x[0, : shape[1] // 2] = 255  # the largest sums too
+        num = np.einsum("oh,nhwc,pw->nopc", area_weights(shape[1], h), x.astype(np.int64), area_weights(shape[2], w))
+        den = shape[1] * shape[2]
+        np.testing.assert_array_equal(area_resize(x, (h, w)), (2 * num + den) // (2 * den))
+    with pytest.raises(ValueError, match="uint8 levels 0-255"):
+        area_resize(np.full((1, 20, 16, 3), 300, np.int64), (10, 8))
+
+
 def test_the_behaviour_policies_and_a_recorded_action_file(tmp_path):
     from wfeval.benchmarks.recorded.policy import Policy, sticky_actions
     from wfeval.config.errors import ConfigError
