@@ -18,19 +18,25 @@ MODELS = ("oracle", "noisy", "lagged", "static")
 
 
 @pytest.fixture(scope="module")
-def requests(tmp_path_factory):
+def shared(tmp_path_factory):
+    """One artifact store for the module: the start trajectory is recorded once, then read from its cache."""
+    return tmp_path_factory.mktemp("reach_store")
+
+
+@pytest.fixture(scope="module")
+def requests(shared):
     cfg = compose(SMALL)
     bench = build.build_benchmark(cfg)
-    store = ArtifactStore(tmp_path_factory.mktemp("reach_requests"))
+    store = ArtifactStore(shared)
     return bench, bench.requests(store=store, task=build.build_task(cfg), protocol=build.build_protocol(cfg))
 
 
 @pytest.fixture(scope="module")
-def fidelity(tmp_path_factory):
+def fidelity(tmp_path_factory, shared):
     root = tmp_path_factory.mktemp("reach")
     out = {}
     for m in MODELS:
-        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", *SMALL, f"model={m}",
+        cfg = compose([f"run.store_dir={shared}", "run.progress=off", *SMALL, f"model={m}",
                        "metric=[behavioural_fidelity,reward_error,return_prediction_error]"])
         summary = run_from_config(cfg, output_dir=root / m)
         out[m] = {key.split(".", 1)[1]: agg for key, agg in summary.results.items()}
@@ -100,11 +106,11 @@ OPTIMIZATION = ["benchmark=pusht", "benchmark.num_trajectories=1", "task=policy_
 
 
 @pytest.fixture(scope="module")
-def optimization(tmp_path_factory):
+def optimization(tmp_path_factory, shared):
     root = tmp_path_factory.mktemp("reach_optimization")
     out = {}
     for m in ("oracle", "static"):
-        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", *OPTIMIZATION, f"model={m}"])
+        cfg = compose([f"run.store_dir={shared}", "run.progress=off", *OPTIMIZATION, f"model={m}"])
         out[m] = {key.split(".", 1)[1]: agg for key, agg in run_from_config(cfg, output_dir=root / m).results.items()}
     return out
 
