@@ -22,6 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from wfeval.recipes.idm import files
+from wfeval.utils.hashing import sha256_json
 
 
 def _plain(value: Any) -> Any:
@@ -62,10 +63,7 @@ def _episode_seed(request: Any) -> int | None:
     return None
 
 
-#: an IDM's actions on a stored video, by (the IDM's sidecar, the video's sha256): every model's run of the
-#: same samples scores the same reference videos (the ceiling); computed once per process, bounded
-_STORED: "collections.OrderedDict[tuple[str, str], np.ndarray]" = collections.OrderedDict()
-_STORED_SIZE = 4096
+_STORED: "collections.OrderedDict[tuple[str, str], np.ndarray]" = collections.OrderedDict()  # predict_stored's
 
 
 class LoadedIDM:
@@ -75,7 +73,7 @@ class LoadedIDM:
         self.cross_fitting = cross_fitting  # the fold this IDM scores (on_dataset.Plan.cross_fitting)
         self.kind = str(meta["net"]["kind"])
         self.sources = {str(s) for s in meta.get("data", {}).get("sources", [])}
-        self._meta_sha256: str | None = None  # the sidecar's identity (predict_stored)
+        self._meta_sha256 = sha256_json(meta)  # the sidecar's identity (predict_stored)
 
     @property
     def variance(self) -> list[float] | None:
@@ -113,18 +111,14 @@ class LoadedIDM:
         return predict(self.net, video, self.meta.get("standardiser"))
 
     def predict_stored(self, video: np.ndarray, sha256: str | None) -> np.ndarray:
-        """:meth:`predict` of a stored video whose content has ``sha256`` (verified when it was read), once
-        per IDM and content: only for an IDM whose weights the sidecar names by sha256 (checked at load)."""
+        """:meth:`predict` of a stored video of content ``sha256`` (verified when read; the ceiling), once per
+        sidecar and content; only for an IDM whose weights the sidecar names by sha256 (checked at load)."""
         if not sha256 or not self.meta.get("weights_sha256"):
             return self.predict(video)
-        if self._meta_sha256 is None:
-            from wfeval.utils.hashing import sha256_json
-
-            self._meta_sha256 = sha256_json(self.meta)
         key = (self._meta_sha256, str(sha256))
         if key not in _STORED:
             _STORED[key] = self.predict(video)
-            while len(_STORED) > _STORED_SIZE:
+            while len(_STORED) > 4096:
                 _STORED.popitem(last=False)
         _STORED.move_to_end(key)
         return _STORED[key].copy()
