@@ -165,17 +165,24 @@ class CrafterSimulator:
         return {"seed": self._seed, "actions": list(self._actions)}
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Replay the snapshot's actions from its reset, or copy the state a replay of them reached before."""
+        """Replay the snapshot's actions from its reset, or from a copy of the state an earlier restore of the
+        longest prefix of them reached (a game played step by step restores one action more each time)."""
         seed, actions = int(snapshot["seed"]), [int(a) for a in snapshot["actions"]]
-        key = canonical_json([self.config, seed, actions])
-        if key in _RESTORE_CACHE:
-            _RESTORE_CACHE.move_to_end(key)
-            saved, ended = _RESTORE_CACHE[key]
-            self._env, self._seed, self._actions, self._ended = self._copy(saved), seed, list(actions), ended
-            return
-        self.reset(seed)
-        for action in actions:
+        done = 0
+        for k in range(len(actions), 0, -1):
+            key = canonical_json([self.config, seed, actions[:k]])
+            if key in _RESTORE_CACHE:
+                _RESTORE_CACHE.move_to_end(key)
+                saved, ended = _RESTORE_CACHE[key]
+                self._env, self._seed, self._actions, self._ended = self._copy(saved), seed, actions[:k], ended
+                done = k
+                break
+        if not done:
+            self.reset(seed)
+        for action in actions[done:]:
             self.step(action)
-        _RESTORE_CACHE[key] = (self._copy(self._env), self._ended)
+        if done == len(actions):
+            return
+        _RESTORE_CACHE[canonical_json([self.config, seed, actions])] = (self._copy(self._env), self._ended)
         while len(_RESTORE_CACHE) > _RESTORE_CACHE_SIZE:
             _RESTORE_CACHE.popitem(last=False)
