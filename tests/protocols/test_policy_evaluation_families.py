@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import MAZE_SMALL, compose, require_maze
+from tests.conftest import MAZE_SMALL, compose
 from wfeval.benchmarks.recorded.policy_evaluation import scripted_policies, tracking_reward
 from wfeval.pipeline.runner import run_from_config
 from wfeval.storage.rundir import read_jsonl
@@ -31,11 +31,9 @@ def test_the_tracking_reward_is_one_minus_the_mean_absolute_error_over_255():
     assert list(scripted_policies()) == ["demonstrator", "follow_75", "follow_50", "random"]  # best first
 
 
-def _run(tmp_path, family: str, model: str):
-    if family == "memory_maze":
-        require_maze()
+def _run(tmp_path, family: str, model: str, store):
     cfg = compose([*FAMILIES[family], "task=policy_evaluation", f"model={model}", "run.progress=off", "run.limit=2",
-                   f"run.store_dir={tmp_path / 'store'}", "metric=[policy_rank_correlation,return_error]"])
+                   f"run.store_dir={store}", "metric=[policy_rank_correlation,return_error]"])
     out = tmp_path / f"{family}_{model}"
     summary = run_from_config(cfg, output_dir=out)
     values = {k.split(".", 1)[1]: a.diagnostics.get("value") for k, a in summary.results.items()}
@@ -44,8 +42,11 @@ def _run(tmp_path, family: str, model: str):
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_the_simulator_ranks_the_policies_exactly_and_a_model_that_ignores_actions_ranks_nothing(tmp_path, family):
-    oracle, rows = _run(tmp_path, family, "game_oracle")
+def test_the_simulator_ranks_the_policies_exactly_and_a_model_that_ignores_actions_ranks_nothing(tmp_path, family,
+                                                                                                request):
+    # the maze: the session's store, its trajectory recorded once for every maze test (conftest.maze_store)
+    store = request.getfixturevalue("maze_store") if family == "memory_maze" else tmp_path / "store"
+    oracle, rows = _run(tmp_path, family, "game_oracle", store)
     assert oracle == {"policy_rank_correlation": 1.0, "return_error": 0.0}
     true = np.array([r["components"]["true_returns"] for r in rows])
     settings = next(iter(read_jsonl(tmp_path / f"{family}_game_oracle" / "generations.jsonl")))["result"][
@@ -54,7 +55,7 @@ def test_the_simulator_ranks_the_policies_exactly_and_a_model_that_ignores_actio
     assert settings["discount"] == 1.0 and (true[:, 0] == settings["max_steps"]).all()  # reproduces the demonstration
     assert (true <= true[:, :1]).all() and true[:, 1].mean() > true[:, 3].mean()  # known skill: following beats random
     for model in ("static", "game_random_actions"):  # the same frames whatever the actions: every return ties
-        values, _ = _run(tmp_path, family, model)
+        values, _ = _run(tmp_path, family, model, store)
         assert values["policy_rank_correlation"] == 0.0 and values["return_error"] > 0.0
 
 

@@ -85,6 +85,35 @@ def test_the_provider_serves_the_shipped_idm_and_refuses_a_training_episode():
     assert applies_to(GenerationRequest(sample_id="x")) is None
 
 
+def test_a_stored_videos_actions_are_computed_once_per_idm_and_content_and_never_for_unnamed_weights(monkeypatch):
+    """The reference video every model's run scores (the ceiling) is read by the IDM once per process: the
+    same actions, keyed by the sidecar (weights sha256 included) and the video's verified content."""
+    import collections
+
+    import numpy as np
+
+    from wfeval.recipes.idm import provider
+    from wfeval.storage.artifacts import read_array
+
+    request = _gridworld_request()
+    ref = request.references["video"]
+    video = read_array(ref)
+    calls = []
+    real = provider.LoadedIDM.predict
+    monkeypatch.setattr(provider, "_STORED", collections.OrderedDict())
+    monkeypatch.setattr(provider.LoadedIDM, "predict", lambda self, v: calls.append(1) or real(self, v))
+    idm = IDMProvider().for_request(request)[0]
+    first = idm.predict_stored(video, ref.sha256)
+    first[:] = -1  # the caller's copy: the stored actions stay
+    again = IDMProvider().for_request(request)[0].predict_stored(video, ref.sha256)  # another run's provider
+    np.testing.assert_array_equal(again, real(idm, video))
+    assert len(calls) == 1 and list(provider._STORED) == [(idm._meta_sha256, ref.sha256)]
+    unnamed = provider.LoadedIDM(idm.net, {**idm.meta, "weights_sha256": None}, "unnamed", False)
+    for _ in range(2):  # weights no sidecar names: computed every time
+        np.testing.assert_array_equal(unnamed.predict_stored(video, ref.sha256), again)
+    assert len(calls) == 3 and len(provider._STORED) == 1
+
+
 def _split_dataset(root: Path) -> Path:
     from wfeval_test_datasets import episodes, write_folder
 

@@ -158,8 +158,9 @@ class IDMAccuracy(DescribedMetric):
         truth = np.asarray(actions, np.float64).reshape(len(actions), -1) if continuous else \
             np.asarray(actions, np.int64)
 
-        def score(frames: np.ndarray) -> tuple[float, np.ndarray]:
-            predicted = idm.predict(frames)
+        def score(frames: np.ndarray, sha256: str | None = None) -> tuple[float, np.ndarray]:
+            stored = getattr(idm, "predict_stored", None)  # a stored video's actions, read once per IDM
+            predicted = stored(frames, sha256) if sha256 and callable(stored) else idm.predict(frames)
             if continuous:
                 return F.action_r2(predicted, truth, idm.variance), predicted
             return F.action_accuracy(predicted, truth), predicted
@@ -168,7 +169,7 @@ class IDMAccuracy(DescribedMetric):
         ref = request.references.get("video")
         reference = None
         if ref is not None and tuple(ref.shape) == video.shape:
-            reference = score(read_array(ref))[0]
+            reference = score(read_array(ref), ref.sha256)[0]  # read (and verified) first
         components = {"value": value, "reference_value": reference, "transitions": len(actions),
                       "kind": "continuous" if continuous else "discrete"}
         if continuous:  # the chance level: the first frame held still (what a model ignoring its actions makes)

@@ -9,7 +9,9 @@ dynamics and renderer), and trajectories become a pure function of seed and acti
 
 ``snapshot()`` is the seed plus the actions since ``reset``; ``restore`` replays them. World
 generation (pure-Python simplex noise, about 1.5 s per episode) is the expensive part, so the
-state right after each reset is kept in memory (bounded) and copied instead of regenerated.
+state right after each reset is kept in memory (bounded) and copied instead of regenerated (a new
+``Env``, 50 ms, is made only on a miss); so is the state a restore reaches (a counterfactual or a
+policy's episode restores the same snapshot again and again), copied instead of replayed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ DEFAULTS = {"area": [64, 64], "view": [9, 9], "size": [64, 64], "length": 10000,
 PACKAGES = ("crafter", "numpy", "pillow", "opensimplex", "imageio")
 _RESET_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
 _RESET_CACHE_SIZE = 32
+_RESTORE_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
+_RESTORE_CACHE_SIZE = 32
 
 
 def _crafter() -> Any:
@@ -116,15 +120,23 @@ class CrafterSimulator:
         """A deep copy sharing the (read-only) texture cache."""
         return copy.deepcopy(env, {id(env._textures): env._textures})
 
+    def _cached_reset(self, seed: int, episode: int) -> np.ndarray | None:
+        """Episode ``episode`` of world ``seed`` from the in-memory cache (a copy), else None."""
+        key = canonical_json([self.config, int(seed), int(episode)])
+        if key not in _RESET_CACHE:
+            return None
+        _RESET_CACHE.move_to_end(key)
+        saved, obs = _RESET_CACHE[key]
+        self._env = self._copy(saved)
+        return obs.copy()
+
     def _reset_env(self) -> np.ndarray:
         """``env.reset()`` (next episode), from the in-memory cache when this world was made before."""
         env = self._env
+        cached = self._cached_reset(int(env._seed), int(env._episode) + 1)
+        if cached is not None:
+            return cached
         key = canonical_json([self.config, int(env._seed), int(env._episode) + 1])
-        if key in _RESET_CACHE:
-            _RESET_CACHE.move_to_end(key)
-            saved, obs = _RESET_CACHE[key]
-            self._env = self._copy(saved)
-            return obs.copy()
         obs = env.reset()
         _RESET_CACHE[key] = (self._copy(env), obs.copy())
         while len(_RESET_CACHE) > _RESET_CACHE_SIZE:
@@ -132,8 +144,11 @@ class CrafterSimulator:
         return obs
 
     def reset(self, seed: int) -> np.ndarray:
-        self._env = self._new_env(seed)
         self._seed, self._actions, self._ended = int(seed), [], False
+        cached = self._cached_reset(int(seed), 1)  # a new Env's first episode: no Env made for a cached world
+        if cached is not None:
+            return cached
+        self._env = self._new_env(seed)
         return self._reset_env()
 
     def step(self, action: int) -> Step:
@@ -150,6 +165,24 @@ class CrafterSimulator:
         return {"seed": self._seed, "actions": list(self._actions)}
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        self.reset(int(snapshot["seed"]))
-        for action in snapshot["actions"]:
-            self.step(int(action))
+        """Replay the snapshot's actions from its reset, or from a copy of the state an earlier restore of the
+        longest prefix of them reached (a game played step by step restores one action more each time)."""
+        seed, actions = int(snapshot["seed"]), [int(a) for a in snapshot["actions"]]
+        done = 0
+        for k in range(len(actions), 0, -1):
+            key = canonical_json([self.config, seed, actions[:k]])
+            if key in _RESTORE_CACHE:
+                _RESTORE_CACHE.move_to_end(key)
+                saved, ended = _RESTORE_CACHE[key]
+                self._env, self._seed, self._actions, self._ended = self._copy(saved), seed, actions[:k], ended
+                done = k
+                break
+        if not done:
+            self.reset(seed)
+        for action in actions[done:]:
+            self.step(action)
+        if done == len(actions):
+            return
+        _RESTORE_CACHE[canonical_json([self.config, seed, actions])] = (self._copy(self._env), self._ended)
+        while len(_RESTORE_CACHE) > _RESTORE_CACHE_SIZE:
+            _RESTORE_CACHE.popitem(last=False)

@@ -15,12 +15,14 @@ A sample no IDM can serve gets the reason (the metric skips it: coverage shows t
 
 from __future__ import annotations
 
+import collections
 import json
 from typing import Any, Mapping
 
 import numpy as np
 
 from wfeval.recipes.idm import files
+from wfeval.utils.hashing import sha256_json
 
 
 def _plain(value: Any) -> Any:
@@ -61,6 +63,9 @@ def _episode_seed(request: Any) -> int | None:
     return None
 
 
+_STORED: "collections.OrderedDict[tuple[str, str], np.ndarray]" = collections.OrderedDict()  # predict_stored's
+
+
 class LoadedIDM:
     def __init__(self, net: Any, meta: dict[str, Any], name: str, pinned: bool,
                  cross_fitting: dict[str, Any] | None = None):
@@ -68,6 +73,7 @@ class LoadedIDM:
         self.cross_fitting = cross_fitting  # the fold this IDM scores (on_dataset.Plan.cross_fitting)
         self.kind = str(meta["net"]["kind"])
         self.sources = {str(s) for s in meta.get("data", {}).get("sources", [])}
+        self._meta_sha256 = sha256_json(meta)  # the sidecar's identity (predict_stored)
 
     @property
     def variance(self) -> list[float] | None:
@@ -103,6 +109,19 @@ class LoadedIDM:
         from wfeval.recipes.idm.fit import predict
 
         return predict(self.net, video, self.meta.get("standardiser"))
+
+    def predict_stored(self, video: np.ndarray, sha256: str | None) -> np.ndarray:
+        """:meth:`predict` of a stored video of content ``sha256`` (verified when read; the ceiling), once per
+        sidecar and content; only for an IDM whose weights the sidecar names by sha256 (checked at load)."""
+        if not sha256 or not self.meta.get("weights_sha256"):
+            return self.predict(video)
+        key = (self._meta_sha256, str(sha256))
+        if key not in _STORED:
+            _STORED[key] = self.predict(video)
+            while len(_STORED) > 4096:
+                _STORED.popitem(last=False)
+        _STORED.move_to_end(key)
+        return _STORED[key].copy()
 
     def describe(self) -> dict[str, Any]:
         data = self.meta.get("data", {})
