@@ -120,9 +120,21 @@ def test_every_builtin_model_instantiates_from_its_target(name):
     assert callable(model.generate)
 
 
-@pytest.mark.parametrize("name", [m for m in group_options("metric") if not m.startswith("suite_")])
-def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name):
-    metrics = build.build_metrics(metric_nodes(compose([f"metric=[{name}]"])))
+METRICS = [m for m in group_options("metric") if not m.startswith("suite_")]
+
+
+@pytest.fixture(scope="module")
+def every_metric_node():
+    """Every built-in metric's node from one composition of them all: each option composes under its own
+    id, as ``metric=[<name>]`` composes it alone (one composition instead of one per metric)."""
+    nodes = metric_nodes(compose([f"metric=[{','.join(METRICS)}]"]))
+    assert list(nodes) == METRICS
+    return nodes
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_every_builtin_metric_instantiates_and_satisfies_the_protocol(name, every_metric_node):
+    metrics = build.build_metrics({name: every_metric_node[name]})
     several = {"imagined_probe_r2": [f"imagined_probe_r2_k{k}" for k in (1, 2, 4, 8, 16)]}  # one per horizon
     assert list(metrics) == several.get(name, [name]) and set(metrics.node_of.values()) == {name}
     for measurement, metric in metrics.items():

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 
-import pytest
-
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_python
 from tests.docs._doc_commands import user_env
-
-pytestmark = pytest.mark.subprocess  # the README's commands, as a user's shell runs them
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -33,11 +27,11 @@ def _quoted(first_line: str) -> list[str]:
 
 
 def _run(command: str, cwd, store, *extra: str) -> str:
-    """Run a ``python -m ...`` line of the README as a user would (placeholders already filled)."""
+    """Run a ``python -m ...`` line of the README as a user would (placeholders already filled), in this
+    process as a fresh ``python`` runs it (tests/conftest.py run_python): what it prints is the point."""
     words = shlex.split(command)
     assert words[:2] == ["python", "-m"], command
-    proc = subprocess.run([sys.executable, *words[1:], *extra], cwd=cwd, env=user_env(store), capture_output=True,
-                          text=True, timeout=600)
+    proc = run_python([*words[1:], *extra], cwd=cwd, env=user_env(store), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

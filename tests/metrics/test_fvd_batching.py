@@ -26,15 +26,15 @@ class _Counting:
 def test_prepare_sends_clips_of_several_samples_per_forward_pass_and_rows_match(tmp_path):
     require_i3d_weights()
     store = ArtifactStore(tmp_path / "store")
-    pairs = _pairs(store, {i: _video(100 + i) for i in range(3)}, n=3)  # 6 distinct videos
-    batched = FVD(feature_dir=str(tmp_path / "a"), batch_size=4, device="cpu", clip_length=10)
+    pairs = _pairs(store, {i: _video(100 + i) for i in range(2)}, n=2)  # 4 distinct videos
+    batched = FVD(feature_dir=str(tmp_path / "a"), batch_size=3, device="cpu", clip_length=10)
     batched._load()
     batched._extractor = _Counting(batched._network())
-    assert batched.prepare(pairs) == 6
-    assert batched._extractor.calls == [4, 2]  # not 3 passes of 2 clips
+    assert batched.prepare(pairs) == 4
+    assert batched._extractor.calls == [3, 1]  # not 2 passes of 2 clips
     rows = [batched.compute_sample(q, r) for q, r in pairs]
-    assert batched._extractor.calls == [4, 2]  # compute_sample found every feature cached
-    one_by_one = FVD(feature_dir=str(tmp_path / "b"), batch_size=4, device="cpu", clip_length=10)
+    assert batched._extractor.calls == [3, 1]  # compute_sample found every feature cached
+    one_by_one = FVD(feature_dir=str(tmp_path / "b"), batch_size=3, device="cpu", clip_length=10)
     slow = [one_by_one.compute_sample(q, r) for q, r in pairs]
     for fast_row, slow_row in zip(rows, slow):
         for key in ("reference_features", "generated_features"):
@@ -78,24 +78,24 @@ def test_a_videos_features_do_not_depend_on_its_batch(tmp_path):
     metric = FVD(feature_dir=str(tmp_path / "f"), device="cpu", clip_length=10)
     assert not metric._load()
     network = metric._network()
-    clips = [_video(200 + i)[:10] for i in range(5)]
+    clips = [_video(200 + i)[:10] for i in range(3)]
     alone = network.features(clips[:1])
     paired = network.features(clips[:2])
     network.batch_size = 3
-    shifted = network.features(clips[2:] + clips[:2])
+    shifted = network.features(clips[2:] + clips[:2])  # one pass: behind another clip, in a batch of 3
     np.testing.assert_array_equal(alone[0], paired[0])
-    np.testing.assert_array_equal(paired, shifted[3:])
+    np.testing.assert_array_equal(paired, shifted[1:])
 
 
 def test_references_prepared_first_give_the_rows_of_block_by_block_preparation(tmp_path):
     require_i3d_weights()
     store = ArtifactStore(tmp_path / "store")
-    pairs = _pairs(store, {i: _video(300 + i) for i in range(3)}, n=3)
+    pairs = _pairs(store, {i: _video(300 + i) for i in range(2)}, n=2)
     early = FVD(feature_dir=str(tmp_path / "a"), device="cpu", clip_length=10)
-    assert early.prepare_references(q for q, _ in pairs) == 3
-    assert early.prepare(pairs) == 3  # only the generated videos are left
+    assert early.prepare_references(q for q, _ in pairs) == 2
+    assert early.prepare(pairs) == 2  # only the generated videos are left
     late = FVD(feature_dir=str(tmp_path / "b"), device="cpu", clip_length=10)
-    assert late.prepare(pairs) == 6
+    assert late.prepare(pairs) == 4
     for (q, r) in pairs:
         a, b = early.compute_sample(q, r), late.compute_sample(q, r)
         for key in ("reference_features", "generated_features"):

@@ -27,24 +27,24 @@ def _results(path):
 
 
 def test_a_two_shard_sweep_merges_itself_into_the_single_run_result(tmp_path):
-    store = f"run.store_dir={tmp_path / 'store'}"
-    proc = run_cli(["-m", "run.shard=0/2,1/2", store, "run.progress=off"], cwd=tmp_path)
+    common = [f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "benchmark.num_samples=8"]
+    proc = run_cli(["-m", "run.shard=0/2,1/2", *common], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     sweep = only_run_dir(tmp_path / "outputs" / "multirun")
     merged = sweep / "merged" / "results.json"
     assert "shards merged into" in (sweep / "sweep_summary.md").read_text()
-    single = run_cli([store, "run.progress=off"], cwd=tmp_path)
+    single = run_cli(common, cwd=tmp_path)
     assert single.returncode == 0, single.stderr
     reference = only_run_dir(tmp_path / "outputs" / "runs") / "results.json"
     assert _results(merged) == _results(reference)
     shard_sizes = [json.loads((sweep / d / "manifest.json").read_text())["benchmark"]["n_samples"]
                    for d in ("0_oracle", "1_oracle")]
-    assert shard_sizes == [16, 16]
+    assert shard_sizes == [4, 4]
     # merging that sweep again by hand (README) reads its shards, not the merged run it already holds
     again = run_python(["-m", "wfeval.merge", str(sweep), "--out", str(tmp_path / "again")],
                        cwd=tmp_path, env=cli_env())
     assert again.returncode == 0, again.stderr
-    assert again.stdout.startswith(f"merged 2 shards into {tmp_path / 'again'} (32 samples")
+    assert again.stdout.startswith(f"merged 2 shards into {tmp_path / 'again'} (8 samples")
     assert _results(tmp_path / "again" / "results.json") == _results(reference)
 
 
@@ -95,7 +95,8 @@ def test_fvd_merges_its_statistics_across_shards_into_the_single_run_value(tmp_p
     from tests.features._weights import require_i3d_weights
 
     require_i3d_weights()
-    common = ["model=static", "metric=[fvd,psnr]", "benchmark.num_samples=6", "metric.fvd.bootstrap=200",
+    # 4 samples: 2 per shard, the fewest an FVD is computed from
+    common = ["model=static", "metric=[fvd,psnr]", "benchmark.num_samples=4", "metric.fvd.bootstrap=200",
               f"metric.fvd.feature_dir={tmp_path / 'features'}", f"run.store_dir={tmp_path / 'store'}",
               "run.progress=off"]
     sharded = run_cli(["-m", "run.shard=0/2,1/2", *common], cwd=tmp_path, timeout=900)
@@ -105,7 +106,7 @@ def test_fvd_merges_its_statistics_across_shards_into_the_single_run_value(tmp_p
     merged = json.loads((only_run_dir(tmp_path / "outputs" / "multirun") / "merged" / "results.json").read_text())
     reference = json.loads((only_run_dir(tmp_path / "outputs" / "runs") / "results.json").read_text())
     assert merged["results"]["gridworld.fvd"]["valid"] is True
-    assert merged["results"]["gridworld.fvd"]["n_valid"] == 6
+    assert merged["results"]["gridworld.fvd"]["n_valid"] == 4
     assert merged["results"] == reference["results"]  # FVD value, its bootstrap CI and every other aggregate
 
 

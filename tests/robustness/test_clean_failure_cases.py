@@ -237,14 +237,30 @@ def _cli_args(store: Path, run_dir: Path) -> list[str]:
             "run.batch_size=1", f"run.store_dir={store}", "metric=[generated_rate,psnr]", f"hydra.run.dir={run_dir}"]
 
 
+@pytest.fixture(scope="module")
+def uninterrupted_results(tmp_path_factory) -> dict:
+    """The results of the same run, never interrupted (the model without its delay): one for both signals."""
+    from tests.conftest import TEST_TRUST
+    from wfeval.pipeline.runner import run_from_config
+
+    root = tmp_path_factory.mktemp("uninterrupted")
+    with pytest.MonkeyPatch.context() as patch:  # made before the tests' own trust (trust_test_plugins)
+        patch.setenv("WFEVAL_TRUST", TEST_TRUST)
+        reference = run_from_config(compose([f"hydra.searchpath=[{SUPPORT_CONF}]", "model=slow_oracle",
+                                             "model.delay_s=0", f"benchmark.num_samples={N}",
+                                             f"run.store_dir={root / 'ref_store'}", "run.progress=off",
+                                             "metric=[generated_rate,psnr]"], searchpath=True), root / "ref")
+    return {k: v.to_dict() for k, v in reference.results.items()}
+
+
 @pytest.mark.subprocess  # a signal sent to the process
 @pytest.mark.parametrize("signame, code", [("SIGINT", 130), ("SIGTERM", 143)])
-def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_results(tmp_path, signame, code):
+def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_results(tmp_path, signame, code,
+                                                                                      uninterrupted_results):
     import signal
     import subprocess
 
     from tests.conftest import cli_env
-    from wfeval.pipeline.runner import run_from_config
 
     run_dir, store = tmp_path / "run", tmp_path / "store"
     hold = tmp_path / "hold"  # the model waits at its fourth sample while this file exists: the signal comes
@@ -281,12 +297,8 @@ def test_a_signal_halfway_leaves_an_interrupted_resumable_run_with_identical_res
     assert _manifest(run_dir)["status"] == "completed"
     steps = read_jsonl(run_dir / "steps.jsonl")
     assert sum(not s["cached"] for s in steps) == N  # every sample generated exactly once overall
-    reference = run_from_config(compose([f"hydra.searchpath=[{SUPPORT_CONF}]", "model=slow_oracle",
-                                         "model.delay_s=0", f"benchmark.num_samples={N}",
-                                         f"run.store_dir={tmp_path / 'ref_store'}", "run.progress=off",
-                                         "metric=[generated_rate,psnr]"], searchpath=True), tmp_path / "ref")
     got = json.loads((run_dir / "results.json").read_text())["results"]
-    assert got == {k: v.to_dict() for k, v in reference.results.items()}
+    assert got == uninterrupted_results
 
 
 def test_the_simulator_baselines_serve_atari_pong_through_its_snapshot(monkeypatch, capsys, tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import SUPPORT_CONF, cli_env, one_wandb_at_a_time, only_run_dir, run_cli
+from tests.conftest import SUPPORT_CONF, cli_env, made_once, one_wandb_at_a_time, only_run_dir, run_cli
 
 pytest.importorskip("mlflow")
 pytest.importorskip("tensorboard")
@@ -79,9 +79,35 @@ def wandb_env(root: Path) -> dict:
                    WANDB_DATA_DIR=str(root / "wandb-data"), WANDB_SILENT="true")
 
 
+@pytest.fixture(scope="session")
+def empty_mlflow_db(tmp_path_factory) -> Path:
+    """An MLflow database store (SQLite) with MLflow's tables and nothing logged, made once per test run:
+    creating one runs MLflow's migrations (2 s of CPU); a test copies it where its store goes."""
+
+    def make(folder: Path) -> str:
+        import warnings
+
+        with warnings.catch_warnings():  # SQLAlchemy's deprecation of a loader MLflow uses, once per process
+            warnings.simplefilter("ignore", DeprecationWarning)
+            mlflow_client(folder / "mlflow.db").search_experiments()
+        return str(folder / "mlflow.db")
+
+    return Path(made_once(tmp_path_factory, "empty_mlflow_db", make))
+
+
+def new_store(empty: Path, database: Path) -> str:
+    """``database`` made an empty MLflow store (a copy of ``empty``); its ``sqlite:///`` URI."""
+    import shutil
+
+    database.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(empty, database)
+    return f"sqlite:///{database}"
+
+
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
+def sweep(tmp_path_factory, empty_mlflow_db):
     root = tmp_path_factory.mktemp("trackers")
+    new_store(empty_mlflow_db, root / "mlflow.db")
     with one_wandb_at_a_time(tmp_path_factory):  # wandb's service: one starting at a time across workers
         proc = run_cli(["-m", f"model={','.join(MODELS)}", "tracker=[mlflow,tensorboard,wandb]",
                         "benchmark.num_samples=3", "metric=[generated_rate,psnr,ssim]", f"run.store_dir={root / 'store'}",
@@ -204,7 +230,8 @@ def test_wandb_offline_runs_carry_the_config_the_same_numbers_and_the_report_art
         assert artifact.type == "wfeval-report" and contents["results.json"] == md5 and "report.html" in contents
 
 
-def test_a_failed_sweep_job_is_logged_as_failed_beside_the_completed_one(tmp_path):
+def test_a_failed_sweep_job_is_logged_as_failed_beside_the_completed_one(tmp_path, empty_mlflow_db):
+    new_store(empty_mlflow_db, tmp_path / "mlflow.db")
     proc = run_cli(["-m", f"hydra.searchpath=[{SUPPORT_CONF}]", "model=flaky_oracle", "model.fail_on=[1]",
                     "run.fail_on_error=1,null", "run.batch_size=1", "benchmark.num_samples=3", "tracker=mlflow",
                     "metric=[generated_rate]", f"run.store_dir={tmp_path / 'store'}", "run.progress=off",
@@ -222,11 +249,12 @@ def test_a_failed_sweep_job_is_logged_as_failed_beside_the_completed_one(tmp_pat
     assert finished.data.metrics["gridworld.generated_rate/value"] == pytest.approx(2 / 3)
 
 
-def test_any_run_folder_can_be_logged_afterwards_into_the_default_experiment(sweep, tmp_path):
+def test_any_run_folder_can_be_logged_afterwards_into_the_default_experiment(sweep, tmp_path, empty_mlflow_db):
     from wfeval.trackers.mlflow_tracker import MLflowTracker
     from wfeval.trackers.record import record_of
 
     _, _, jobs = sweep
+    new_store(empty_mlflow_db, tmp_path / "mlflow.db")
     record = record_of(jobs["static"])  # outside a sweep: experiment "wfeval", config from the folder's .hydra/
     assert record.experiment == "wfeval" and record.config["benchmark"]["num_samples"] == 3
     MLflowTracker(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}").log(record)
@@ -269,8 +297,9 @@ def test_mlflows_file_store_is_refused_before_the_run_unless_the_caller_opted_in
     assert len(list((tmp_path / "mlruns").glob("*/*/meta.yaml"))) == 1  # one run in the file store
 
 
-def test_a_probing_run_logs_each_state_variable_and_each_horizon(tmp_path):
+def test_a_probing_run_logs_each_state_variable_and_each_horizon(tmp_path, empty_mlflow_db):
     """Per variable: the mean of its per-sample scores (metrics.jsonl); per horizon: imagined_probe_r2_k<k>."""
+    new_store(empty_mlflow_db, tmp_path / "mlflow.db")
     proc = run_cli(["task=probing", "model=state_oracle", "model.predictor=static", "benchmark.num_samples=4",
                     "tracker=mlflow", f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
                     f"hydra.run.dir={tmp_path / 'run'}",
