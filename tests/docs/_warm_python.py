@@ -39,28 +39,35 @@ PRELOAD = ("numpy", "torch", "PIL.Image", "yaml", "omegaconf", "hydra", "hydra.c
            "wfeval.pipeline.runner", "wfeval.pipeline.build", "wfeval.benchmarks.gridworld.adapter")
 
 
+def _exited(pid: int, deadline: float) -> bool:
+    """Whether the child has exited by ``deadline`` (it is not reaped here): a pidfd to wait on, or, where
+    there is none (an older kernel, a seccomp filter refusing ``pidfd_open``), ``waitid`` polled."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        while time.monotonic() < deadline:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+            time.sleep(0.02)
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    try:
+        return bool(select.select([handle], [], [], max(0.0, deadline - time.monotonic()))[0])
+    finally:
+        os.close(handle)
+
+
 def _wait(pid: int, timeout: float) -> tuple[int, float]:
     """The child's exit status as bash reports it (124: killed after ``timeout`` seconds) and the CPU
     seconds (user + system) it and the programs it waited for used."""
-    deadline = time.monotonic() + timeout
-    handle = os.pidfd_open(pid)
-    try:
-        while True:
-            ready, _, _ = select.select([handle], [], [], max(0.0, deadline - time.monotonic()))
-            if ready:
-                break
-            if time.monotonic() >= deadline:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                _, _, usage = os.wait4(pid, 0)
-                return 124, usage.ru_utime + usage.ru_stime
-    finally:
-        os.close(handle)
+    timed_out = not _exited(pid, time.monotonic() + timeout)
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     _, status, usage = os.wait4(pid, 0)
     code = os.waitstatus_to_exitcode(status)
-    return (128 - code if code < 0 else code), usage.ru_utime + usage.ru_stime
+    return (124 if timed_out else 128 - code if code < 0 else code), usage.ru_utime + usage.ru_stime
 
 
 def serve() -> dict | None:

@@ -112,3 +112,18 @@ def test_nothing_a_command_changes_reaches_the_next_one(warm, tmp_path):
 ])
 def test_only_a_plain_python_m_wfeval_line_runs_forked(line, argv):
     assert forkable(line) == argv
+
+
+def test_without_a_pidfd_a_command_is_still_waited_for_and_killed_on_time(monkeypatch):
+    """Where ``pidfd_open`` is missing or refused (an older kernel, a seccomp filter), the server polls."""
+    import subprocess
+
+    from tests.docs import _warm_python
+
+    monkeypatch.delattr(os, "pidfd_open")
+    quick = subprocess.Popen(["sh", "-c", "exit 7"], start_new_session=True)
+    assert _warm_python._wait(quick.pid, 30)[0] == 7
+    slow = subprocess.Popen(["sleep", "60"], start_new_session=True)  # its own process group, as a command's
+    start = time.monotonic()
+    assert _warm_python._wait(slow.pid, 0.5)[0] == 124
+    assert time.monotonic() - start < 10
