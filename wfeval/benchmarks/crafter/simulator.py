@@ -32,7 +32,7 @@ DEFAULTS = {"area": [64, 64], "view": [9, 9], "size": [64, 64], "length": 10000,
 PACKAGES = ("crafter", "numpy", "pillow", "opensimplex", "imageio")
 _RESET_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
 _RESET_CACHE_SIZE = 32
-_RESTORE_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
+_RESTORE_CACHE: "collections.OrderedDict[tuple[str, int, tuple[int, ...]], Any]" = collections.OrderedDict()
 _RESTORE_CACHE_SIZE = 32
 
 
@@ -120,9 +120,11 @@ class CrafterSimulator:
         """A deep copy sharing the (read-only) texture cache."""
         return copy.deepcopy(env, {id(env._textures): env._textures})
 
-    def _cached_reset(self, seed: int, episode: int) -> np.ndarray | None:
-        """Episode ``episode`` of world ``seed`` from the in-memory cache (a copy), else None."""
-        key = canonical_json([self.config, int(seed), int(episode)])
+    def _reset_key(self, seed: int, episode: int) -> str:
+        return canonical_json([self.config, int(seed), int(episode)])
+
+    def _cached_reset(self, key: str) -> np.ndarray | None:
+        """The episode of ``key`` (:meth:`_reset_key`) from the in-memory cache (a copy), else None."""
         if key not in _RESET_CACHE:
             return None
         _RESET_CACHE.move_to_end(key)
@@ -133,10 +135,10 @@ class CrafterSimulator:
     def _reset_env(self) -> np.ndarray:
         """``env.reset()`` (next episode), from the in-memory cache when this world was made before."""
         env = self._env
-        cached = self._cached_reset(int(env._seed), int(env._episode) + 1)
+        key = self._reset_key(env._seed, env._episode + 1)
+        cached = self._cached_reset(key)
         if cached is not None:
             return cached
-        key = canonical_json([self.config, int(env._seed), int(env._episode) + 1])
         obs = env.reset()
         _RESET_CACHE[key] = (self._copy(env), obs.copy())
         while len(_RESET_CACHE) > _RESET_CACHE_SIZE:
@@ -145,7 +147,8 @@ class CrafterSimulator:
 
     def reset(self, seed: int) -> np.ndarray:
         self._seed, self._actions, self._ended = int(seed), [], False
-        cached = self._cached_reset(int(seed), 1)  # a new Env's first episode: no Env made for a cached world
+        # a new Env's first episode: no Env made for a cached world
+        cached = self._cached_reset(self._reset_key(seed, 1))
         if cached is not None:
             return cached
         self._env = self._new_env(seed)
@@ -167,22 +170,22 @@ class CrafterSimulator:
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Replay the snapshot's actions from its reset, or from a copy of the state an earlier restore of the
         longest prefix of them reached (a game played step by step restores one action more each time)."""
-        seed, actions = int(snapshot["seed"]), [int(a) for a in snapshot["actions"]]
-        done = 0
-        for k in range(len(actions), 0, -1):
-            key = canonical_json([self.config, seed, actions[:k]])
-            if key in _RESTORE_CACHE:
-                _RESTORE_CACHE.move_to_end(key)
-                saved, ended = _RESTORE_CACHE[key]
-                self._env, self._seed, self._actions, self._ended = self._copy(saved), seed, actions[:k], ended
-                done = k
-                break
-        if not done:
+        seed, actions = int(snapshot["seed"]), tuple(int(a) for a in snapshot["actions"])
+        world = (canonical_json(self.config), seed)
+        # the longest cached prefix: one pass over the (at most 32) entries, not a key per prefix length
+        prefix = max((key for key in _RESTORE_CACHE if key[:2] == world and actions[:len(key[2])] == key[2]),
+                     key=lambda key: len(key[2]), default=None)
+        if prefix is None:
             self.reset(seed)
+        else:
+            _RESTORE_CACHE.move_to_end(prefix)
+            saved, ended = _RESTORE_CACHE[prefix]
+            self._env, self._seed, self._actions, self._ended = self._copy(saved), seed, list(prefix[2]), ended
+        done = len(prefix[2]) if prefix else 0
         for action in actions[done:]:
             self.step(action)
         if done == len(actions):
             return
-        _RESTORE_CACHE[canonical_json([self.config, seed, actions])] = (self._copy(self._env), self._ended)
+        _RESTORE_CACHE[(*world, actions)] = (self._copy(self._env), self._ended)
         while len(_RESTORE_CACHE) > _RESTORE_CACHE_SIZE:
             _RESTORE_CACHE.popitem(last=False)
