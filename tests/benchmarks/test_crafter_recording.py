@@ -111,3 +111,26 @@ def test_the_pinned_dataset_hash_of_the_crafter_yaml(tmp_path):  # records 8 Cra
     requests = bench.requests(store=ArtifactStore(tmp_path), task=build.build_task(cfg),
                               protocol=build.build_protocol(cfg))
     assert dataset_hash(requests) == cfg.benchmark.evidence.dataset_hash
+
+
+def test_a_restore_from_the_cache_continues_exactly_as_a_replay_from_the_reset():
+    """A game restored one action longer each time (a game oracle's way) takes the longest cached prefix;
+    every step after it equals the same actions replayed on a fresh world with the cache empty."""
+    from wfeval.benchmarks.crafter import simulator
+
+    actions = [int(a) for a in np.random.default_rng(5).integers(0, 17, 24)]
+    cached, fresh = simulator.make({}), simulator.make({})
+    simulator._RESTORE_CACHE.clear()
+    from_cache = []
+    for k in range(len(actions)):
+        cached.restore({"seed": 2, "actions": actions[:k]})
+        from_cache.append(cached.step(actions[k]))
+    assert len(simulator._RESTORE_CACHE) == len(actions) - 1  # every non-empty prefix kept (32 at most)
+    assert cached.snapshot() == {"seed": 2, "actions": actions}
+    simulator._RESTORE_CACHE.clear()
+    fresh.reset(2)
+    for k, action in enumerate(actions):
+        step = fresh.step(action)
+        assert np.array_equal(step.frame, from_cache[k].frame), k
+        assert (step.reward, step.terminated, step.truncated, step.info) == (
+            from_cache[k].reward, from_cache[k].terminated, from_cache[k].truncated, from_cache[k].info), k
