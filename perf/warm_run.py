@@ -3,8 +3,11 @@
 Run: ``python perf/warm_run.py [--baseline REV] [--repeats 5] [--command "benchmark.num_samples=1 metric=[psnr]"]``
 
 The command (by default ``python -m wfeval benchmark.num_samples=1 'metric=[psnr]'``) runs on a warm
-store: each side first runs it once, untimed (byte code written, the schema cache filled, the
-gridworld episodes and the model's generation kept in the store both sides share). Then the two sides
+store: each side first runs it once, untimed (the schema, template and composition caches filled, the
+gridworld episodes and the model's generation kept in the store both sides share). Each side's wfeval
+modules are compiled to byte code first (``compileall``, as installing a wheel does and as Python does on
+the first import), so that ``PYTHONDONTWRITEBYTECODE=1`` in the environment does not make every process
+compile them again; ``--no-bytecode`` leaves that out (the figure of such an environment). Then the two sides
 alternate run by run (a shared machine's load falls on both): the baseline (a commit of this
 repository unpacked with ``git archive``, run with the same interpreter) and this checkout. Printed:
 the median wall and CPU (user + system) seconds of each side, the median of the pairwise ratios
@@ -16,6 +19,7 @@ the run folders' paths and the checkouts' paths are masked.
 from __future__ import annotations
 
 import argparse
+import compileall
 import difflib
 import os
 import re
@@ -53,6 +57,7 @@ def main() -> None:
     parser.add_argument("--baseline", default=DEFAULT_BASELINE)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--command", default=COMMAND, help="the overrides after python -m wfeval")
+    parser.add_argument("--no-bytecode", action="store_true", help="do not compile wfeval's modules first")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -69,6 +74,9 @@ def main() -> None:
                 sys.exit(f"{side}: exit {status}\n{output.decode(errors='replace')[-3000:]}")
             return wall, cpu
 
+        if not args.no_bytecode:
+            for tree in trees.values():
+                compileall.compile_dir(str(tree / "wfeval"), quiet=1, workers=0)
         load_before = os.getloadavg()
         for side in trees:
             run(side, "warm-up")
@@ -80,7 +88,9 @@ def main() -> None:
                 walls[side].append(wall)
                 cpus[side].append(cpu)
         load_after = os.getloadavg()
-        print(f"python -m wfeval {args.command}   (store warm; {args.repeats} alternating runs a side)")
+        print(f"python -m wfeval {args.command}   (store warm; {args.repeats} alternating runs a side; "
+              f"byte code {'as the environment leaves it' if args.no_bytecode else 'compiled first'}; "
+              f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")
         print(f"load average before {load_before[0]:.1f} / after {load_after[0]:.1f} "
               f"({os.cpu_count()} cores)")
         print(f"{'side':10s} {'wall s (median)':>16s} {'cpu s (median)':>15s}   wall, each run")

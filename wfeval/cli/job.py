@@ -21,7 +21,7 @@ def plain_run(overrides: Sequence[str], task: Callable[[Any], Any], check: Calla
 
     from wfeval.pipeline.compose import compose_run
 
-    config = compose_run(overrides, check=check)
+    config = compose_run(overrides, check=check, cached=True)
     if config.hydra.mode == RunMode.MULTIRUN:
         return None
     keep[tuple(config.job.overrides)] = config

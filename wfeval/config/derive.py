@@ -203,32 +203,81 @@ def served_configs() -> dict[str, "Served"]:
             continue  # a clash with a built-in: refused when chosen (plugins.refuse_conflicts)
         if group in plugins.CLASS_GROUPS:
             name = f"schema/{group}/{option}"
-            out.setdefault(name, Served(name, functools.partial(_plugin_schema, group, option)))
+            out.setdefault(name, Served(name, functools.partial(_plugin_schema, group, option), plugin=True))
         if (group, option) not in with_files:
             out.setdefault(f"{group}/{option}", Served(f"{group}/{option}", functools.partial(
-                _plugin_option, group, option), package=f"metric.{option}" if group == "metric" else None))
+                _plugin_option, group, option), package=f"metric.{option}" if group == "metric" else None,
+                plugin=True))
     return out
 
 
 class Served:
     """One served config: its node built from ``source`` (a dataclass, or a function returning a
-    dataclass or a mapping) the first time it is loaded; each load hands out a copy."""
+    dataclass or a mapping) the first time it is loaded; each load hands out a copy. ``plugin``: built
+    from an installed plugin's code (its loads are counted: :func:`plugin_code_loads`)."""
 
-    def __init__(self, name: str, source: Any, package: str | None = None) -> None:
-        self.name, self.source, self.node, self.package = name, source, None, package
+    def __init__(self, name: str, source: Any, package: str | None = None, plugin: bool = False) -> None:
+        self.name, self.source, self.node, self.package, self.plugin = name, source, None, package, plugin
+        self.value: Any = None
+
+    def built(self) -> Any:
+        """What ``source`` gives (built once): a schema class, tagged for pickling (:func:`served_class`)."""
+        if self.value is None:
+            self.value = self.source if isinstance(self.source, type) else self.source()
+            if isinstance(self.value, type):
+                _tag(self.value, self.name, ())
+        return self.value
 
     def __call__(self) -> Any:
         import copy
 
         from omegaconf import OmegaConf
 
+        if self.plugin:
+            _PLUGIN_LOADS[0] += 1
         if self.node is None:
             try:
-                value = self.source if isinstance(self.source, type) else self.source()
+                value = self.built()
                 self.node = OmegaConf.create(value) if isinstance(value, dict) else OmegaConf.structured(value)
             except AttributeError as exc:  # would read as a missing attribute inside Hydra
                 raise RuntimeError(f"building the wfeval config {self.name}: {exc}") from exc
         return copy.deepcopy(self.node)
+
+
+_PLUGIN_LOADS = [0]
+#: the attribute of a served schema class (or a class nested in one) that says how to find it again
+PICKLED_AS = "__wfeval_served__"
+
+
+def plugin_code_loads() -> int:
+    """How many times this process loaded a config derived from a plugin's code (its class or its entry
+    point's config): what a cache keyed on config files and package metadata cannot see change."""
+    return _PLUGIN_LOADS[0]
+
+
+def _tag(cls: type, name: str, path: tuple[str, ...]) -> None:
+    """Tag ``cls`` and every dataclass its fields hold that cannot be imported by name (made at run time:
+    ``dataclasses.make_dataclass``) with where it is served, so that a pickled node refers to it by
+    that place (:func:`served_class`) rather than by a name no module holds."""
+    import sys
+
+    if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is not cls:
+        setattr(cls, PICKLED_AS, (name, path))
+    hints = typing.get_type_hints(cls) if dataclasses.is_dataclass(cls) else {}
+    for field_name, kind in hints.items():
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            _tag(kind, name, (*path, field_name))
+
+
+def served_class(name: str, path: tuple[str, ...]) -> type:
+    """The schema class served as ``name`` (:func:`served_configs`; built as a composition builds it), or
+    the class of its field ``path``: how a pickled composed node finds the classes it was composed from."""
+    cls = served_configs()[name].built()
+    for field_name in path:
+        cls = typing.get_type_hints(cls)[field_name]
+    if not isinstance(cls, type):
+        raise TypeError(f"{name} {'.'.join(path)}: not a class")
+    return cls
 
 
 def _suite(benchmark: str) -> dict[str, Any]:

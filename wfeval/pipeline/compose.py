@@ -90,11 +90,18 @@ def run_config_of(node: Any) -> RunConfig:
 
 
 def compose_run(overrides: Sequence[str], config_name: str = "config",
-                check: Callable[[Any], None] | None = None) -> RunConfig:
+                check: Callable[[Any], None] | None = None, cached: bool = False) -> RunConfig:
     """The run config of a command line's ``overrides``, composed once (Hydra's compose API, initialized by
     the caller), its ``hydra`` node kept (:attr:`RunConfig.hydra`): ``check`` sees the whole composed node
-    before anything else is done with it (the CLI's trust check)."""
-    node = compose_node(overrides, config_name)
+    before anything else is done with it (the CLI's trust check). ``cached``: the node of an identical
+    earlier composition when one is kept (:mod:`wfeval.pipeline.compose_cache`; a command's process, whose
+    config store and plugins are the installed ones)."""
+    if cached:
+        from wfeval.pipeline.compose_cache import composed
+
+        node = composed(overrides, config_name, lambda: compose_node(overrides, config_name))
+    else:
+        node = compose_node(overrides, config_name)
     if check is not None:
         check(node)
     return run_config_of(node)
