@@ -1,7 +1,8 @@
 """What composing wfeval's config is a function of, hashed into one key: the caches of what a composition
 gives (``--help``'s text, :mod:`wfeval.cli.help_cache`; a plain run's composed config,
 :mod:`wfeval.pipeline.compose_cache`) are kept under it. Hashed: the command line, wfeval's sources
-(the derived schemas, the served configs; :func:`wfeval.config.schema_cache.source_key`), the Python,
+(the derived schemas, the served configs; :func:`wfeval.config.schema_cache.source_key`, hashed once a
+process), the Python,
 Hydra and OmegaConf versions, every config file (path and bytes) under the given folders and those a
 ``hydra.searchpath=[file://...]`` override adds, the ``WFEVAL_*`` / ``HYDRA_*`` environment variables
 (``${oc.env:...}`` in the configs), the installed Hydra plugins (a search-path plugin adds config files)
@@ -25,9 +26,12 @@ def config_inputs(digest: "hashlib._Hash", argv: Sequence[str], roots: Iterable[
     from importlib import metadata
 
     from wfeval.config.plugins import installed_plugins
-    from wfeval.config.schema_cache import source_key
+    from wfeval.config.schema_cache import this_key
 
-    digest.update(f"{source_key()}\0{sys.version}\0".encode())
+    sources = this_key()
+    if sources is None:
+        raise OSError("wfeval's sources cannot be read")
+    digest.update(f"{sources}\0{sys.version}\0".encode())
     for package in ("hydra-core", "omegaconf"):
         digest.update(f"{package}=={metadata.version(package)}\0".encode())
     for arg in argv:

@@ -70,6 +70,11 @@ def source_key(roots: Optional[list[str]] = None) -> Optional[str]:
     return digest.hexdigest() if found else None
 
 
+def this_key() -> Optional[str]:
+    """:func:`source_key` of the wfeval package, hashed once per process (None: its sources cannot be read)."""
+    return _this_key()
+
+
 @functools.lru_cache(maxsize=None)
 def _this_key() -> Optional[str]:
     try:
