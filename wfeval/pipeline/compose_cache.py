@@ -51,7 +51,7 @@ def key(overrides: Sequence[str], config_name: str) -> str | None:
             if source.scheme() in ("file", "pkg"):
                 folders.append(_folder_of(source.scheme(), source.path))
         config_inputs(digest, list(overrides), folders)
-        digest.update(repr(_names(ConfigStore.instance().repo)).encode())
+        digest.update(repr(_names(ConfigStore.instance())).encode())
         return digest.hexdigest()
     except (OSError, ImportError, ValueError, LookupError, TypeError):
         return None
@@ -69,9 +69,15 @@ def _folder_of(scheme: str, path: str) -> Path:
     return folder
 
 
-def _names(repo: dict) -> list:
+def _names(store: Any, path: str = "") -> list:
     """The names in Hydra's config store (its structured configs come from code the versions cover)."""
-    return sorted((name, _names(value) if isinstance(value, dict) else None) for name, value in repo.items())
+    from hydra.core.object_type import ObjectType
+
+    out = []
+    for name in sorted(store.list(path)):
+        full = f"{path}/{name}" if path else name
+        out.append((name, _names(store, full) if store.get_type(full) == ObjectType.GROUP else None))
+    return out
 
 
 def _run_dir(overrides: Sequence[str]) -> tuple[list[str], str | None]:
