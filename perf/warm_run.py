@@ -7,7 +7,8 @@ store: each side first runs it once, untimed (the schema, template and compositi
 gridworld episodes and the model's generation kept in the store both sides share). Each side's wfeval
 modules are compiled to byte code first (``compileall``, as installing a wheel does and as Python does on
 the first import), so that ``PYTHONDONTWRITEBYTECODE=1`` in the environment does not make every process
-compile them again; ``--no-bytecode`` leaves that out (the figure of such an environment). Then the two sides
+compile them again; ``--no-bytecode`` removes instead the byte code of both sides' ``wfeval`` folders
+(``__pycache__``, git-ignored) first: the figure of such an environment. Then the two sides
 alternate run by run (a shared machine's load falls on both): the baseline (a commit of this
 repository unpacked with ``git archive``, run with the same interpreter) and this checkout. Printed:
 the median wall and CPU (user + system) seconds of each side, the median of the pairwise ratios
@@ -24,6 +25,7 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -57,7 +59,8 @@ def main() -> None:
     parser.add_argument("--baseline", default=DEFAULT_BASELINE)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--command", default=COMMAND, help="the overrides after python -m wfeval")
-    parser.add_argument("--no-bytecode", action="store_true", help="do not compile wfeval's modules first")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="remove wfeval's byte code on both sides first instead of compiling it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -74,8 +77,11 @@ def main() -> None:
                 sys.exit(f"{side}: exit {status}\n{output.decode(errors='replace')[-3000:]}")
             return wall, cpu
 
-        if not args.no_bytecode:
-            for tree in trees.values():
+        for tree in trees.values():
+            if args.no_bytecode:
+                for folder in (tree / "wfeval").rglob("__pycache__"):
+                    shutil.rmtree(folder, ignore_errors=True)
+            else:
                 compileall.compile_dir(str(tree / "wfeval"), quiet=1, workers=0)
         load_before = os.getloadavg()
         for side in trees:
