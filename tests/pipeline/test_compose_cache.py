@@ -165,7 +165,8 @@ def test_a_run_on_a_kept_composition_writes_what_a_fresh_one_writes(monkeypatch,
     try:
         for name in ("first", "second"):
             monkeypatch.setattr(sys, "argv", ["wfeval", *QUICK, "run.progress=off", "run.report=false",
-                                              f"run.store_dir={tmp_path / 'store'}", f"hydra.run.dir={tmp_path / name}"])
+                                              f"run.store_dir={tmp_path / 'store'}",
+                                              f"hydra.run.dir={tmp_path / name}"])
             main()
     finally:
         logging.root.handlers[:], logging.root.level = handlers, level

@@ -6,10 +6,10 @@ command line, the config files of every folder on the search path, wfeval's sour
 ``WFEVAL_*`` / ``HYDRA_*`` environment, the installed Hydra and wfeval plugins) and of what Hydra
 records of the job (the working folder, the config name, its search path, its structured configs): the
 key is the sha256 of all of it, so any change composes again. A composition is not kept when it
-warned, when it loaded a config derived from a plugin's code (:func:`wfeval.config.derive.plugin_code_loads`:
-not covered by the key), or when its search path is not the one the key covered (a config file's
-``hydra.searchpath``). The kept node is the one Hydra composed, pickled with its schema classes
-referred to where wfeval serves them (:func:`wfeval.config.derive.served_class`); its bytes are checked
+showed a warning (one the warning filters in force let through), when it loaded a config derived from a
+plugin's code (:func:`wfeval.config.derive.plugin_code_loads`: not covered by the key), or when its
+search path is not the one the key covered (a config file's ``hydra.searchpath``). The kept node is
+the one Hydra composed, pickled with its schema classes referred to where wfeval serves them (:func:`wfeval.config.derive.served_class`); its bytes are checked
 against the sha256 written before them, and only classes of OmegaConf, Hydra, wfeval and the standard
 types are read back (anything else: composed again). The file is written by this user's wfeval into
 this user's cache folder, as Python writes byte code beside the sources. A cache that cannot be read or
@@ -123,12 +123,13 @@ def composed(overrides: Sequence[str], config_name: str, compose: Callable[[], A
     if kept is not None and None not in (kept[0], run_dir):
         return _with_run_dir(kept[1], kept[0], run_dir)
     loads = plugin_code_loads()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:  # the filters in force decide (an "error" raises here)
         node = compose()
-    for warning in caught:  # shown as they would have been
-        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    if not caught and plugin_code_loads() == loads and _searchpath_covered(node) and _run_dir_as_given(node, run_dir):
+    for warning in caught:  # shown now, as they would have been
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno, warning.file,
+                             warning.line)
+    if not caught and plugin_code_loads() == loads and _searchpath_covered(node) and \
+            _run_dir_as_given(node, run_dir):
         _keep(_path(found), (run_dir, node))
     return node
 
@@ -182,7 +183,8 @@ class _Unpickler(pickle.Unpickler):
 
 
 def _read(path: Path) -> tuple[str | None, Any] | None:
-    """The kept (run folder, node); None when missing, corrupt (its bytes against the digest before them) or unreadable."""
+    """The kept (run folder, node); None when missing, corrupt (its bytes against the digest before them) or
+    unreadable."""
     try:
         kept = path.read_bytes()
     except OSError:
