@@ -9,9 +9,9 @@ key is the sha256 of all of it, so any change composes again. A composition is n
 showed a warning (one the warning filters in force let through), when it loaded a config derived from a
 plugin's code (:func:`wfeval.config.derive.plugin_code_loads`: not covered by the key), or when its
 search path is not the one the key covered (a config file's ``hydra.searchpath``). The kept node is
-the one Hydra composed, pickled with its schema classes referred to where wfeval serves them (:func:`wfeval.config.derive.served_class`); its bytes are checked
-against the sha256 written before them, and only classes of OmegaConf, Hydra, wfeval and the standard
-types are read back (anything else: composed again). The file is written by this user's wfeval into
+the one Hydra composed, pickled with its schema classes referred to where wfeval serves them
+(:func:`wfeval.config.derive.served_class`); its bytes are checked against the sha256 written before
+them, and only classes of OmegaConf, Hydra, wfeval and the standard types are read back (anything else: composed again). The file is written by this user's wfeval into
 this user's cache folder, as Python writes byte code beside the sources. A cache that cannot be read or
 written costs only the time; the 32 newest entries are kept. The caller trust-checks the node as it
 checks a fresh one.
