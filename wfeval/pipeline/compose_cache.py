@@ -1,20 +1,20 @@
 """A plain run's composed config, kept in ``<cache>/compositions/`` (``<cache>``: ``$WFEVAL_CACHE``,
 default ``~/.cache/wfeval``): composing it was the largest cost of a warm one-sample run (issue 51).
 
-Hydra's composition is a function of what :func:`wfeval.config.compose_key.config_inputs` hashes (the
-command line, the config files of every folder on the search path, wfeval's sources, the versions, the
-``WFEVAL_*`` / ``HYDRA_*`` environment, the installed Hydra and wfeval plugins) and of what Hydra
-records of the job (the working folder, the config name, its search path, its structured configs): the
-key is the sha256 of all of it, so any change composes again. A composition is not kept when it
-showed a warning (one the warning filters in force let through), when it loaded a config derived from a
-plugin's code (:func:`wfeval.config.derive.plugin_code_loads`: not covered by the key), or when its
-search path is not the one the key covered (a config file's ``hydra.searchpath``). The kept node is
-the one Hydra composed, pickled with its schema classes referred to where wfeval serves them
-(:func:`wfeval.config.derive.served_class`); its bytes are checked against the sha256 written before
-them, and only classes of OmegaConf, Hydra, wfeval and the standard types are read back (anything else: composed again). The file is written by this user's wfeval into
+Hydra's composition is a function of what :func:`wfeval.config.compose_key.config_inputs` hashes (the command
+line, the config files of every folder on the search path, wfeval's sources, the versions, the ``WFEVAL_*`` /
+``HYDRA_*`` environment, the installed Hydra and wfeval plugins) and of what Hydra records of the job (the
+working folder, the config name, its search path, its structured configs): the key is the sha256 of all of it,
+so any change composes again. A composition is not kept when it showed a warning (one the warning filters in
+force let through), when it loaded a config derived from a plugin's code
+(:func:`wfeval.config.derive.plugin_code_loads`: not covered by the key), or when its search path is not the
+one the key covered (a config file's ``hydra.searchpath``). The kept node is the one Hydra composed, pickled
+with its schema classes referred to where wfeval serves them (:func:`wfeval.config.derive.served_class`); its
+bytes are checked against the sha256 written before them, and only classes of OmegaConf, Hydra, wfeval and the
+standard types are read back (anything else: composed again). The file is written by this user's wfeval into
 this user's cache folder, as Python writes byte code beside the sources. A cache that cannot be read or
-written costs only the time; the 32 newest entries are kept. The caller trust-checks the node as it
-checks a fresh one.
+written costs only the time; the 32 newest entries are kept. The caller trust-checks the node as it checks a
+fresh one.
 """
 
 from __future__ import annotations
