@@ -138,8 +138,10 @@ def test_a_corrupt_or_foreign_kept_file_is_not_read(here):
 
     import os
 
-    for foreign in ((None, print), (None, os.system), (None, {"a": 1})):
-        data = pickle.dumps(foreign)  # functions (no class a node is made of), or not a node
+    from wfeval.storage.artifacts import ArtifactStore
+
+    for foreign in ((None, print), (None, os.system), (None, {"a": 1}), (None, ArtifactStore(here / "store"))):
+        data = pickle.dumps(foreign)  # functions, a class whose making does something (a folder), or not a node
         path.write_bytes(hashlib.sha256(data).digest() + data)
         node, composed_now = _composed(QUICK)
         assert composed_now and OmegaConf.to_yaml(node) == OmegaConf.to_yaml(compose_node(QUICK))

@@ -19,6 +19,7 @@ fresh one.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import io
 import os
@@ -32,7 +33,7 @@ FORMAT = 1
 KEEP = 32
 #: the packages whose classes a kept node may name (and ``typing``'s forms, :func:`served_class`): no function
 #: that does anything is read back
-_MODULES = ("omegaconf", "hydra", "wfeval", "typing", "builtins", "collections", "enum")
+_MODULES = ("omegaconf", "hydra", "wfeval", "typing", "builtins", "collections")
 
 
 def key(overrides: Sequence[str], config_name: str) -> str | None:
@@ -170,16 +171,31 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
+    """Reads back only what a composed node is made of: OmegaConf's node classes, the data classes and enums of
+    Hydra's and wfeval's configs (their generated ``__init__`` stores the fields), plain built-in values,
+    ``typing``'s forms and :func:`served_class`; a file naming anything else (a function, a class whose
+    construction does something) is not read."""
+
     def find_class(self, module: str, name: str) -> Any:
+        import dataclasses
+        import enum
         import inspect
 
         from wfeval.config.derive import served_class
 
-        found = super().find_class(module, name) if module.split(".")[0] in _MODULES else None
-        if isinstance(found, type) or found is served_class or (
-                module == "typing" and found is not None and not inspect.isroutine(found)):
+        top = module.split(".")[0]
+        found = super().find_class(module, name) if top in _MODULES else None
+        if found is served_class or (module in ("builtins", "collections") and found in _BUILTINS) or \
+                (module == "typing" and found is not None and not inspect.isroutine(found)) or \
+                (top == "omegaconf" and isinstance(found, type)) or \
+                (top in ("hydra", "wfeval") and isinstance(found, type) and
+                 (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum))):
             return found
         raise pickle.UnpicklingError(f"{module}.{name} is not read back")
+
+
+_BUILTINS = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, type(None),
+             collections.defaultdict, collections.OrderedDict)
 
 
 def _read(path: Path) -> tuple[str | None, Any] | None:
