@@ -18,8 +18,11 @@ continuous state variables and two discrete ones), on latents of each width:
   beside it, and the largest difference between the two runs' numbers.
 
 - **encode** (``--encode``): what is left of a 4096-wide run — the ``random_projection`` baseline's own
-  projection of the run's 2,112 frames (64 episodes of 33 gridworld frames, 64×64×3 pixels) in one call
-  beside 64 calls of 33 frames, in CPU seconds of this process.
+  projection of 2,112 gridworld frames (64 of its probe-training episodes of 33 frames, 64×64×3 pixels):
+  drawing its matrix; the whole product of the distinct frames (as before issue 51's round 5) beside
+  their differences to anchor frames (:func:`~wfeval.models.latent_baselines.project_differences`) and how
+  far apart the two latents are; and ``encode`` in one call beside 64 calls of 33 frames, in CPU seconds
+  of this process.
 
 The old search is run only up to ``--old-up-to`` (the issue measured a whole run at 4096 past 536 s).
 Seconds are wall time of one run on this machine; the ratios are what to read.
@@ -141,22 +144,35 @@ def whole_runs(widths: list[int], baseline: str | None = None) -> None:
 
 
 def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
-    """CPU seconds of ``random_projection``'s ``encode`` at ``width`` on ``episodes × frames`` frames (random
-    pixels of gridworld's 64×64×3 size; the product's cost does not depend on them): one call, then one per
-    episode (the projection matrix drawn before either is timed)."""
-    from wfeval.models.latent_baselines import RandomProjection
+    """CPU seconds of ``random_projection`` at ``width`` on ``episodes × frames`` gridworld frames (its probe
+    training episodes): the matrix's draw; the distinct frames' whole product beside their differences'
+    (``whole``, ``differences``; ``apart``: their largest difference relative to the largest latent); and
+    ``encode`` in one call, then in one call per episode (``same``: the two agree to round-off)."""
+    from wfeval.benchmarks.gridworld.adapter import GridworldBenchmark
+    from wfeval.models.latent_baselines import RandomProjection, _pixels, distinct_rows, project_differences
 
-    pixels = np.random.default_rng(0).integers(0, 256, (episodes * frames, 64, 64, 3), dtype=np.uint8)
+    pixels = np.concatenate([e.frames for e in GridworldBenchmark().probe_training(episodes, frames)])
     model = RandomProjection(dim=width)
-    model.encode(pixels[:1])  # draws the matrix
     started = time.process_time()
-    whole = model.encode(pixels)
+    model.encode(pixels[:1])  # draws the matrix
+    draw = time.process_time() - started
+    distinct = pixels[distinct_rows(pixels.reshape(len(pixels), -1))[0]].reshape(-1, pixels[0].size)
+    started = time.process_time()
+    whole = _pixels(distinct) @ model._matrix
+    whole_s = time.process_time() - started
+    started = time.process_time()
+    differences = project_differences(distinct, model._matrix)
+    differences_s = time.process_time() - started
+    apart = float("nan") if differences is None else float(np.abs(differences - whole).max() / np.abs(whole).max())
+    started = time.process_time()
+    one = model.encode(pixels)
     one_call = time.process_time() - started
     started = time.process_time()
     parts = [model.encode(pixels[i:i + frames]) for i in range(0, len(pixels), frames)]
     per_episode = time.process_time() - started
-    return {"one_call": one_call, "per_episode": per_episode, "frames": len(pixels), "calls": len(parts),
-            "same": bool(np.allclose(np.concatenate(parts), whole))}
+    return {"draw": draw, "whole": whole_s, "differences": differences_s, "apart": apart, "distinct": len(distinct),
+            "one_call": one_call, "per_episode": per_episode, "frames": len(pixels), "calls": len(parts),
+            "same": bool(np.allclose(np.concatenate(parts), one, rtol=1e-12, atol=1e-12))}
 
 
 def main() -> None:
@@ -173,8 +189,11 @@ def main() -> None:
     if args.encode:
         for width in args.widths:
             r = encode_cost(width)
-            print(f"width {width}: {r['frames']} frames in one encode call {r['one_call']:.2f} s CPU, "
-                  f"in {r['calls']} calls of {r['frames'] // r['calls']} frames {r['per_episode']:.2f} s CPU")
+            print(f"width {width}: matrix drawn in {r['draw']:.2f} s CPU; {r['distinct']} distinct of {r['frames']} "
+                  f"frames: whole product {r['whole']:.2f} s CPU, differences {r['differences']:.2f} s CPU "
+                  f"({r['whole'] / r['differences']:.1f}×, apart {r['apart']:.1e}); encode in one call "
+                  f"{r['one_call']:.2f} s CPU, in {r['calls']} calls of {r['frames'] // r['calls']} frames "
+                  f"{r['per_episode']:.2f} s CPU")
         return
     rng = np.random.default_rng(0)
     print(f"{'width':>6}  {'search old s':>12}  {'search new s':>12}  {'ratio':>7}  {'same α':>6}  "
