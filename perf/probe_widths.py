@@ -1,6 +1,6 @@
 """Probes at real latent widths, side by side (docs/latent-models.md, "Probes at real widths").
 
-Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024] [--runs]``.
+Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024] [--runs [--repeats N]]``.
 What ``task=probing`` fits at its default size (32 training episodes × 33 frames = 1,056 frames; four
 continuous state variables and two discrete ones), on latents of each width:
 
@@ -15,7 +15,8 @@ continuous state variables and two discrete ones), on latents of each width:
   model.dim=W`` on gridworld at its default size, each width in a fresh store (nothing served from a
   cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``;
   with ``--baseline REV`` (a commit, unpacked with ``git archive``) that commit's run of each width
-  beside it, and the largest difference between the two runs' numbers.
+  beside it, and the largest difference between the two runs' numbers; with ``--repeats N``, N rounds of
+  every width and the medians.
 
 - **encode** (``--encode``): what is left of a 4096-wide run — the ``random_projection`` baseline's own
   projection of 2,112 gridworld frames (64 of its probe-training episodes of 33 frames, 64×64×3 pixels):
@@ -108,39 +109,52 @@ def _run(tree: Path, width: int, run: Path) -> tuple[float, float, dict]:
     return wall, cpu, json.loads((run / "results.json").read_text(encoding="utf-8"))["results"]
 
 
-def whole_runs(widths: list[int], baseline: str | None = None) -> None:
+def whole_runs(widths: list[int], baseline: str | None = None, repeats: int = 1) -> None:
     """Each width's whole probing run in a fresh process and store, side by side; with ``baseline`` (a
     commit), that commit's run of each width just before this checkout's, and how far their numbers are
     apart (the largest difference over every number of ``results.json``'s results, relative to the
-    number's size where it is above 1)."""
+    number's size where it is above 1). With ``repeats`` > 1 every width is run that many rounds (the widths
+    alternating in each), each round's rows printed, then the median of each column and the ratios of those
+    medians."""
     print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(("" if baseline is None else f"{'baseline wall s':>15}  {'cpu s':>7}  ") +
           f"{'width':>6}  {'wall s':>7}  {'cpu s':>7}  {'wall ratio':>10}  {'cpu ratio':>9}  {'probe_r2':>16}"
           + ("" if baseline is None else f"  {'max |Δ| vs baseline':>20}"))
-    first: tuple[float, float] | None = None
+    times: dict[int, list[tuple[float, ...]]] = {width: [] for width in widths}
     with tempfile.TemporaryDirectory() as tmp:
         old = None
         if baseline is not None:
             from cli_startup import unpack  # noqa: PLC0415 - perf/ is not a package
 
             old = unpack(baseline, Path(tmp) / "baseline")
-        for width in widths:
-            side = ""
-            if old is not None:
-                old_wall, old_cpu, old_results = _run(old, width, Path(tmp) / f"old{width}")
-                side = f"{old_wall:>15.2f}  {old_cpu:>7.2f}  "
-            wall, cpu, results = _run(ROOT, width, Path(tmp) / f"w{width}")
-            first = first or (wall, cpu)
-            r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
-            apart = ""
-            if old is not None:
-                new, before = dict(_numbers(results)), dict(_numbers(old_results))
-                gap, where = max(((abs(new[k] - before[k]) / max(1.0, abs(before[k])), k) for k in new.keys()
-                                  & before.keys() if not any(t in k for t in ("seconds", "time"))), default=(0.0, ""))
-                apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)") + \
-                    (f" at {where}" if gap else "")
-            print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
-                  f"{r2:>16.12f}{apart}", flush=True)
+        for turn in range(repeats):
+            first: tuple[float, float] | None = None
+            for width in widths:
+                side, measured = "", ()
+                if old is not None:
+                    old_wall, old_cpu, old_results = _run(old, width, Path(tmp) / f"old{width}-{turn}")
+                    side, measured = f"{old_wall:>15.2f}  {old_cpu:>7.2f}  ", (old_wall, old_cpu)
+                wall, cpu, results = _run(ROOT, width, Path(tmp) / f"w{width}-{turn}")
+                times[width].append((*measured, wall, cpu))
+                first = first or (wall, cpu)
+                r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
+                apart = ""
+                if old is not None:
+                    new, before = dict(_numbers(results)), dict(_numbers(old_results))
+                    gap, where = max(((abs(new[k] - before[k]) / max(1.0, abs(before[k])), k) for k in new.keys()
+                                      & before.keys() if not any(t in k for t in ("seconds", "time"))),
+                                     default=(0.0, ""))
+                    apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)") + \
+                        (f" at {where}" if gap else "")
+                print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
+                      f"{r2:>16.12f}{apart}", flush=True)
+    if repeats > 1:
+        print(f"median of {repeats} rounds (load average now {os.getloadavg()[0]:.1f}):")
+        medians = {width: np.median(np.array(rows), axis=0) for width, rows in times.items()}
+        base = medians[widths[0]][-2:]
+        for width, m in medians.items():
+            side = "" if old is None else f"{m[0]:>15.2f}  {m[1]:>7.2f}  "
+            print(f"{side}{width:>6}  {m[-2]:>7.2f}  {m[-1]:>7.2f}  {m[-2] / base[0]:>10.2f}  {m[-1] / base[1]:>9.2f}")
 
 
 def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
@@ -182,9 +196,10 @@ def main() -> None:
     parser.add_argument("--runs", action="store_true", help="time whole probing runs instead")
     parser.add_argument("--encode", action="store_true", help="time the random projection's encode instead")
     parser.add_argument("--baseline", default=None, help="with --runs: a commit run beside this checkout")
+    parser.add_argument("--repeats", type=int, default=1, help="with --runs: rounds of every width, then medians")
     args = parser.parse_args()
     if args.runs:
-        whole_runs(args.widths, args.baseline)
+        whole_runs(args.widths, args.baseline, args.repeats)
         return
     if args.encode:
         for width in args.widths:
