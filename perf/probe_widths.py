@@ -1,6 +1,6 @@
 """Probes at real latent widths, side by side (docs/latent-models.md, "Probes at real widths").
 
-Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024] [--runs]``.
+Run: ``python perf/probe_widths.py [--widths 64 256 1024 4096] [--old-up-to 1024] [--runs [--repeats N]]``.
 What ``task=probing`` fits at its default size (32 training episodes × 33 frames = 1,056 frames; four
 continuous state variables and two discrete ones), on latents of each width:
 
@@ -15,11 +15,15 @@ continuous state variables and two discrete ones), on latents of each width:
   model.dim=W`` on gridworld at its default size, each width in a fresh store (nothing served from a
   cache): wall and CPU seconds of the process, the ratio to the narrowest width, and its ``probe_r2``;
   with ``--baseline REV`` (a commit, unpacked with ``git archive``) that commit's run of each width
-  beside it, and the largest difference between the two runs' numbers.
+  beside it, and the largest difference between the two runs' numbers; with ``--repeats N``, N rounds of
+  every width and the medians.
 
 - **encode** (``--encode``): what is left of a 4096-wide run — the ``random_projection`` baseline's own
-  projection of the run's 2,112 frames (64 episodes of 33 gridworld frames, 64×64×3 pixels) in one call
-  beside 64 calls of 33 frames, in CPU seconds of this process.
+  projection of 2,112 gridworld frames (64 of its probe-training episodes of 33 frames, 64×64×3 pixels):
+  drawing its matrix; the whole product of the distinct frames (as before issue 51's round 5) beside
+  their differences to anchor frames (:func:`~wfeval.models.latent_baselines.project_differences`) and how
+  far apart the two latents are; and ``encode`` in one call beside 64 calls of 33 frames, in CPU seconds
+  of this process.
 
 The old search is run only up to ``--old-up-to`` (the issue measured a whole run at 4096 past 536 s).
 Seconds are wall time of one run on this machine; the ratios are what to read.
@@ -105,58 +109,84 @@ def _run(tree: Path, width: int, run: Path) -> tuple[float, float, dict]:
     return wall, cpu, json.loads((run / "results.json").read_text(encoding="utf-8"))["results"]
 
 
-def whole_runs(widths: list[int], baseline: str | None = None) -> None:
+def whole_runs(widths: list[int], baseline: str | None = None, repeats: int = 1) -> None:
     """Each width's whole probing run in a fresh process and store, side by side; with ``baseline`` (a
     commit), that commit's run of each width just before this checkout's, and how far their numbers are
     apart (the largest difference over every number of ``results.json``'s results, relative to the
-    number's size where it is above 1)."""
+    number's size where it is above 1). With ``repeats`` > 1 every width is run that many rounds (the widths
+    alternating in each), each round's rows printed, then the median of each column and the ratios of those
+    medians."""
     print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     print(("" if baseline is None else f"{'baseline wall s':>15}  {'cpu s':>7}  ") +
           f"{'width':>6}  {'wall s':>7}  {'cpu s':>7}  {'wall ratio':>10}  {'cpu ratio':>9}  {'probe_r2':>16}"
           + ("" if baseline is None else f"  {'max |Δ| vs baseline':>20}"))
-    first: tuple[float, float] | None = None
+    times: dict[int, list[tuple[float, ...]]] = {width: [] for width in widths}
     with tempfile.TemporaryDirectory() as tmp:
         old = None
         if baseline is not None:
             from cli_startup import unpack  # noqa: PLC0415 - perf/ is not a package
 
             old = unpack(baseline, Path(tmp) / "baseline")
-        for width in widths:
-            side = ""
-            if old is not None:
-                old_wall, old_cpu, old_results = _run(old, width, Path(tmp) / f"old{width}")
-                side = f"{old_wall:>15.2f}  {old_cpu:>7.2f}  "
-            wall, cpu, results = _run(ROOT, width, Path(tmp) / f"w{width}")
-            first = first or (wall, cpu)
-            r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
-            apart = ""
-            if old is not None:
-                new, before = dict(_numbers(results)), dict(_numbers(old_results))
-                gap, where = max(((abs(new[k] - before[k]) / max(1.0, abs(before[k])), k) for k in new.keys()
-                                  & before.keys() if not any(t in k for t in ("seconds", "time"))), default=(0.0, ""))
-                apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)") + \
-                    (f" at {where}" if gap else "")
-            print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
-                  f"{r2:>16.12f}{apart}", flush=True)
+        for turn in range(repeats):
+            first: tuple[float, float] | None = None
+            for width in widths:
+                side, measured = "", ()
+                if old is not None:
+                    old_wall, old_cpu, old_results = _run(old, width, Path(tmp) / f"old{width}-{turn}")
+                    side, measured = f"{old_wall:>15.2f}  {old_cpu:>7.2f}  ", (old_wall, old_cpu)
+                wall, cpu, results = _run(ROOT, width, Path(tmp) / f"w{width}-{turn}")
+                times[width].append((*measured, wall, cpu))
+                first = first or (wall, cpu)
+                r2 = results["gridworld.probe_r2"]["raw_stats"]["mean"]
+                apart = ""
+                if old is not None:
+                    new, before = dict(_numbers(results)), dict(_numbers(old_results))
+                    gap, where = max(((abs(new[k] - before[k]) / max(1.0, abs(before[k])), k) for k in new.keys()
+                                      & before.keys() if not any(t in k for t in ("seconds", "time"))),
+                                     default=(0.0, ""))
+                    apart = f"  {gap:>20.1e}" + ("" if new.keys() == before.keys() else " (other keys)") + \
+                        (f" at {where}" if gap else "")
+                print(f"{side}{width:>6}  {wall:>7.2f}  {cpu:>7.2f}  {wall / first[0]:>10.2f}  {cpu / first[1]:>9.2f}  "
+                      f"{r2:>16.12f}{apart}", flush=True)
+    if repeats > 1:
+        print(f"median of {repeats} rounds (load average now {os.getloadavg()[0]:.1f}):")
+        medians = {width: np.median(np.array(rows), axis=0) for width, rows in times.items()}
+        base = medians[widths[0]][-2:]
+        for width, m in medians.items():
+            side = "" if old is None else f"{m[0]:>15.2f}  {m[1]:>7.2f}  "
+            print(f"{side}{width:>6}  {m[-2]:>7.2f}  {m[-1]:>7.2f}  {m[-2] / base[0]:>10.2f}  {m[-1] / base[1]:>9.2f}")
 
 
 def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
-    """CPU seconds of ``random_projection``'s ``encode`` at ``width`` on ``episodes × frames`` frames (random
-    pixels of gridworld's 64×64×3 size; the product's cost does not depend on them): one call, then one per
-    episode (the projection matrix drawn before either is timed)."""
-    from wfeval.models.latent_baselines import RandomProjection
+    """CPU seconds of ``random_projection`` at ``width`` on ``episodes × frames`` gridworld frames (its probe
+    training episodes): the matrix's draw; the distinct frames' whole product beside their differences'
+    (``whole``, ``differences``; ``apart``: their largest difference relative to the largest latent); and
+    ``encode`` in one call, then in one call per episode (``same``: the two agree to round-off)."""
+    from wfeval.benchmarks.gridworld.adapter import GridworldBenchmark
+    from wfeval.models.latent_baselines import RandomProjection, _pixels, distinct_rows, project_differences
 
-    pixels = np.random.default_rng(0).integers(0, 256, (episodes * frames, 64, 64, 3), dtype=np.uint8)
+    pixels = np.concatenate([e.frames for e in GridworldBenchmark().probe_training(episodes, frames)])
     model = RandomProjection(dim=width)
-    model.encode(pixels[:1])  # draws the matrix
     started = time.process_time()
-    whole = model.encode(pixels)
+    model.encode(pixels[:1])  # draws the matrix
+    draw = time.process_time() - started
+    distinct = pixels[distinct_rows(pixels.reshape(len(pixels), -1))[0]].reshape(-1, pixels[0].size)
+    started = time.process_time()
+    whole = _pixels(distinct) @ model._matrix
+    whole_s = time.process_time() - started
+    started = time.process_time()
+    differences = project_differences(distinct, model._matrix)
+    differences_s = time.process_time() - started
+    apart = float("nan") if differences is None else float(np.abs(differences - whole).max() / np.abs(whole).max())
+    started = time.process_time()
+    one = model.encode(pixels)
     one_call = time.process_time() - started
     started = time.process_time()
     parts = [model.encode(pixels[i:i + frames]) for i in range(0, len(pixels), frames)]
     per_episode = time.process_time() - started
-    return {"one_call": one_call, "per_episode": per_episode, "frames": len(pixels), "calls": len(parts),
-            "same": bool(np.allclose(np.concatenate(parts), whole))}
+    return {"draw": draw, "whole": whole_s, "differences": differences_s, "apart": apart, "distinct": len(distinct),
+            "one_call": one_call, "per_episode": per_episode, "frames": len(pixels), "calls": len(parts),
+            "same": bool(np.allclose(np.concatenate(parts), one, rtol=1e-12, atol=1e-12))}
 
 
 def main() -> None:
@@ -166,15 +196,19 @@ def main() -> None:
     parser.add_argument("--runs", action="store_true", help="time whole probing runs instead")
     parser.add_argument("--encode", action="store_true", help="time the random projection's encode instead")
     parser.add_argument("--baseline", default=None, help="with --runs: a commit run beside this checkout")
+    parser.add_argument("--repeats", type=int, default=1, help="with --runs: rounds of every width, then medians")
     args = parser.parse_args()
     if args.runs:
-        whole_runs(args.widths, args.baseline)
+        whole_runs(args.widths, args.baseline, args.repeats)
         return
     if args.encode:
         for width in args.widths:
             r = encode_cost(width)
-            print(f"width {width}: {r['frames']} frames in one encode call {r['one_call']:.2f} s CPU, "
-                  f"in {r['calls']} calls of {r['frames'] // r['calls']} frames {r['per_episode']:.2f} s CPU")
+            print(f"width {width}: matrix drawn in {r['draw']:.2f} s CPU; {r['distinct']} distinct of {r['frames']} "
+                  f"frames: whole product {r['whole']:.2f} s CPU, differences {r['differences']:.2f} s CPU "
+                  f"({r['whole'] / r['differences']:.1f}×, apart {r['apart']:.1e}); encode in one call "
+                  f"{r['one_call']:.2f} s CPU, in {r['calls']} calls of {r['frames'] // r['calls']} frames "
+                  f"{r['per_episode']:.2f} s CPU")
         return
     rng = np.random.default_rng(0)
     print(f"{'width':>6}  {'search old s':>12}  {'search new s':>12}  {'ratio':>7}  {'same α':>6}  "

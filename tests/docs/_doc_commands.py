@@ -81,6 +81,9 @@ NOT_RUN = {
     ("docs/latent-models.md", "python perf/probe_widths.py --encode --widths 4096"): PERFORMANCE_SCRIPT,
     ("docs/latent-models.md", "python perf/probe_widths.py --runs --baseline bbe009d"):
         PERFORMANCE_SCRIPT + " against another checkout",
+    ("docs/latent-models.md", "python perf/probe_widths.py --runs --widths 64 256 1024 4096 --baseline 8f6a0b5"):
+        PERFORMANCE_SCRIPT + " against another checkout",
+    ("docs/latent-models.md", "python perf/probe_widths.py --runs --widths 64 4096 --repeats 5"): PERFORMANCE_SCRIPT,
     ("docs/performance.md", "python perf/warm_run.py --repeats 7"): PERFORMANCE_SCRIPT + " against another checkout",
     ("docs/games.md", "python perf/game_recording.py"): PERFORMANCE_SCRIPT,
     ("docs/memory-maze.md", "python perf/maze_recording.py"): PERFORMANCE_SCRIPT,

@@ -49,9 +49,10 @@ def test_the_fast_search_chooses_the_penalties_of_refitting_every_candidate_and_
     assert page["64"][3] == "yes" and all(float(page[w][6]) < 1e-8 for w in ("64", "256", "1024", "4096"))
 
 
-def test_the_encode_timing_compares_one_call_with_calls_per_episode_that_give_the_same_latents(widths):
+def test_the_encode_timing_compares_the_whole_product_with_differences_and_one_call_with_calls_per_episode(widths):
     r = widths.encode_cost(64, episodes=4, frames=5)
     assert r["same"] and r["frames"] == 20 and r["calls"] == 4 and r["one_call"] >= 0 and r["per_episode"] >= 0
+    assert r["apart"] < 1e-12 and 0 < r["distinct"] <= 20 and r["whole"] >= 0 and r["differences"] >= 0
 
 
 @pytest.mark.parametrize("width", ["64", "1024"])  # 4096 (26 s) is left to the script

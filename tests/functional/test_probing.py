@@ -153,6 +153,38 @@ def test_a_wide_random_projection_projects_each_distinct_frame_once_to_the_every
             assert np.array_equal(z[1], z[2]) and np.array_equal(z[6], z[8]) and np.array_equal(z[0], z[4])
 
 
+def test_a_wide_random_projection_of_moving_sprites_projected_as_differences_gives_the_whole_products_latents():
+    """Above ``DISTINCT_WIDTH`` frames that differ from an anchor frame in few places (a sprite moving over an
+    episode's background) are projected as those differences, block by block where they are not 0: the whole
+    product's latents to round-off (1e-12 of the largest), on a frame size that is not a multiple of ``BLOCK``;
+    a frame unlike its anchor starts a new one; frames that differ everywhere are left to the whole product."""
+    from wfeval.models.latent_baselines import BLOCK, DISTINCT_WIDTH, RandomProjection, anchors, project_differences
+
+    rng = np.random.default_rng(9)
+    frames = []
+    for _ in range(3):  # three episodes: a background each, a 2×2 sprite moving over it
+        background = rng.integers(0, 256, size=(15, 17, 3), dtype=np.uint8)
+        for t in range(5):
+            frame = background.copy()
+            frame[t:t + 2, 2 * t:2 * t + 2] = [250, 200, 0]
+            frames.append(frame)
+    frames = np.stack(frames)
+    rows = frames.reshape(15, -1)
+    assert rows.shape[1] % BLOCK != 0
+    assert anchors(rows).tolist() == [0] * 5 + [5] * 5 + [10] * 5
+    matrix = rng.standard_normal((765, DISTINCT_WIDTH + 3))
+    whole = (rows / 255.0) @ matrix
+    z = project_differences(rows, matrix)
+    np.testing.assert_allclose(z, whole, rtol=0, atol=1e-12 * np.abs(whole).max())
+    noise = rng.integers(0, 256, size=(6, 765), dtype=np.uint8)
+    assert anchors(noise).tolist() == list(range(6)) and project_differences(noise, matrix) is None
+    model = RandomProjection(dim=DISTINCT_WIDTH + 3, seed=4)
+    assert project_differences(np.concatenate([rows, noise[:1]]), matrix) is not None  # a noise frame: an anchor
+    latents = model.encode(np.concatenate([frames, noise[:1].reshape(1, 15, 17, 3), frames[:2]]))
+    x = np.concatenate([rows, noise[:1], rows[:2]]) / 255.0
+    np.testing.assert_allclose(latents, x @ model._matrix, rtol=0, atol=1e-12 * np.abs(latents).max())
+
+
 def test_the_penalty_search_skips_a_fold_whose_training_episodes_hold_one_class():
     """A discrete variable with one class in a fold's training episodes has no loss there: its penalty is
     chosen from the other folds (and the first candidate when no fold has two classes)."""

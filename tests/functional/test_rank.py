@@ -29,3 +29,23 @@ def test_the_rank_does_not_depend_on_the_latents_scale_and_refuses_non_finite_on
     assert effective_rank(np.zeros((4, 3))) == 0.0
     with pytest.raises(ValueError, match="NaN"):
         effective_rank(np.array([[np.nan, 1.0]]))
+
+
+def test_wide_latents_with_repeated_rows_have_the_rank_of_every_row_decomposed():
+    """Above ``ROWS_ONCE_WIDTH`` repeated rows are decomposed once, weighted by their count: the rank of the
+    SVD of every row (to 1e-12), zeros included for the rows repeated; narrower latents are decomposed whole."""
+    from wfeval.functional.rank import EPS, ROWS_ONCE_WIDTH
+
+    def every_row(z):
+        sigma = np.linalg.svd(z / np.abs(z).max(), compute_uv=False)
+        p = sigma / sigma.sum() + EPS
+        return float(np.exp(-np.sum(p * np.log(p))))
+
+    rng = np.random.default_rng(2)
+    for width in (ROWS_ONCE_WIDTH, ROWS_ONCE_WIDTH + 1):
+        distinct = rng.standard_normal((7, width)) * np.array([5.0, 3.0, 2.0, 1.0, 1.0, 0.5, 0.1])[:, None]
+        z = distinct[[0, 1, 1, 2, 3, 3, 3, 4, 5, 6, 0, 2]]
+        if width <= ROWS_ONCE_WIDTH:
+            assert effective_rank(z) == every_row(z)
+        else:
+            assert effective_rank(z) == pytest.approx(every_row(z), rel=1e-12)

@@ -19,6 +19,21 @@ from wfeval.utils.parallel import one_blas_thread
 EPS = 1e-7
 
 
+#: latents wider than this have their repeated rows decomposed once (:func:`_rows_once`): the same singular
+#: values to round-off, and an SVD of a 1,056 × 4,096 training set of 718 distinct rows at half the cost;
+#: narrower ones are decomposed as they are (their numbers unchanged)
+ROWS_ONCE_WIDTH = 512
+
+
+def _rows_once(z: np.ndarray) -> np.ndarray:
+    """Each distinct row of ``z`` once, times the square root of its count: ``Zᵀ Z`` is this matrix's, so its
+    singular values are those of ``z`` (the rest zero)."""
+    rows = np.ascontiguousarray(z)
+    distinct, first, counts = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+                                        return_index=True, return_counts=True)
+    return rows[first] * np.sqrt(counts)[:, None] if len(distinct) < len(rows) else rows
+
+
 def effective_rank(z: np.ndarray) -> float:
     """RankMe of ``z`` (N×D): ``exp`` of the entropy of its normalised singular values; 0 for latents
     that are all zero (no direction at all)."""
@@ -30,7 +45,9 @@ def effective_rank(z: np.ndarray) -> float:
         raise ValueError("effective_rank: the latents hold NaN or infinity")
     if peak == 0.0:
         return 0.0
+    rows = _rows_once(z) if z.shape[1] > ROWS_ONCE_WIDTH else z
     with one_blas_thread():  # a decomposition's library threads wait on each other on a busy machine
-        sigma = np.linalg.svd(z / peak, compute_uv=False)  # scaled first: the rank does not depend on the scale
+        sigma = np.linalg.svd(rows / peak, compute_uv=False)  # scaled first: the rank does not depend on the scale
+    sigma = np.concatenate([sigma, np.zeros(min(z.shape) - len(sigma))])  # the repeated rows' zeros
     p = sigma / sigma.sum() + EPS
     return float(np.exp(-np.sum(p * np.log(p))))
