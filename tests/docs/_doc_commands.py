@@ -234,15 +234,26 @@ SIZE_KEYS = ("benchmark.num_samples", "benchmark.num_trajectories", "run.limit")
 RECORDED = ("atari_", "crafter", "memory_maze")
 
 
+#: a task's own inner sizes made small as well (the planner's candidates a step, a learner's episodes), each
+#: unless the command sets it: what the command shows still runs, on less work
+TASK_SMALL = {
+    "goal_reaching": ("protocol.planner.candidates=8",),
+    "policy_optimization": ("task.data.optimization.train_episodes=4", "task.data.optimization.eval_episodes=2"),
+}
+
+
 def _small_size(args: list[str]) -> list[str]:
+    tasks = next((a.split("=", 1)[1].split(",") for a in args if a.startswith("task=")), [])
+    inner = [o for task in tasks for o in TASK_SMALL.get(task, ())
+             if not any(a.lstrip("+").startswith(o.split("=")[0] + "=") for a in args)]
     if any(a.lstrip("+").startswith(SIZE_KEYS) for a in args):
-        return []
+        return inner
     benchmarks = next((a.split("=", 1)[1].split(",") for a in args if a.startswith("benchmark=")), ["gridworld"])
     if benchmarks == ["gridworld"]:
-        return ["benchmark.num_samples=2"]
+        return ["benchmark.num_samples=2", *inner]
     if len(benchmarks) == 1 and benchmarks[0].startswith(RECORDED):
-        return ["benchmark.num_trajectories=1"]
-    return ["run.limit=2"]
+        return ["benchmark.num_trajectories=1", *inner]
+    return ["run.limit=2", *inner]
 
 
 TRAIN_SMALL = {
