@@ -1,6 +1,7 @@
 """wfeval on a realistic workload against the script a competent user would write, side by side.
 
-Run: ``python perf/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing] [--device auto]``
+Run: ``python perf/realistic_run.py [--work DIR] [--samples 64] [--skip-bootstrap-timing] [--device auto]
+[--burners 0]``
 
 The workload is built with the project's own commands: 64 samples of real Atari Pong frames at
 256×256 exported as h264 videos (``python -m wfeval.export_dataset ... benchmark=atari_pong
@@ -15,12 +16,13 @@ Measured, one after the other in this process (same machine state, so the ratios
   ``run.device=<--device>`` unless ``--device auto``, the run's own default);
 * **wfeval warm**: the same command again, new run folder, same store;
 
-then peak RSS of each, store bytes per sample against the raw arrays (this workload and the
-default gridworld run; a dataset's files are read in place, not stored), the cost of reading a
-reference from its file against reading a stored copy, the integrity check per object, and the
-FVD bootstrap time at N = 256, 1024, 2048 (synthetic 400-d features, 1000 resamples) against the
-former implementation (resampled sets copied, extrapolated from a few resamples). Results land
-in ``<work>/report.json``.
+(``--burners N``: N CPU burners, ``python -c "while True: pass"``, beside the three timed commands;
+one per core for the loaded measurement), then peak RSS and CPU time (user + system) of each, store
+bytes per sample against the raw arrays (this workload and the default gridworld run; a dataset's
+files are read in place, not stored), the cost of reading a reference from its file against reading
+a stored copy, the integrity check per object, and the FVD bootstrap time at N = 256, 1024, 2048
+(synthetic 400-d features, 1000 resamples) against the former implementation (resampled sets copied,
+extrapolated from a few resamples). Results land in ``<work>/report.json``.
 """
 
 from __future__ import annotations
@@ -89,6 +91,9 @@ BARE = textwrap.dedent('''
 ''')
 
 
+CPU_SECONDS: list[float] = []  # user + system time of each command timed() ran, in order
+
+
 def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, str]:
     """Wall time, peak RSS (MB, from the kernel's accounting of this child alone) and stdout."""
     started = time.perf_counter()
@@ -112,6 +117,7 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:6])} ... failed ({proc.returncode}):\n{''.join(chunks['err'])[-3000:]}")
+    CPU_SECONDS.append(usage.ru_utime + usage.ru_stime)
     return seconds, usage.ru_maxrss / 1024.0, "".join(chunks["out"])
 
 
@@ -243,6 +249,29 @@ def ArtifactRefFor(store: Path, sha: str):  # noqa: N802 - a ref of an existing 
     return ArtifactStore(store).ref_of(sha, kind="video", shape=(), dtype="uint8")
 
 
+def timed_runs(args, work: Path, data: Path, gen: Path, env: dict, run_env: dict, script: Path) -> dict:
+    """The bare script, wfeval cold and wfeval warm, one after the other: times, CPU, peak RSS, numbers."""
+    print(f"  load average {os.getloadavg()[0]:.1f} ({args.burners} CPU burners)", flush=True)
+    bare_s, bare_rss, bare_out = timed([sys.executable, str(script), str(data), str(gen), args.device], env=env)
+    bare = json.loads(bare_out.strip().splitlines()[-1])
+    print(f"  bare script   {bare_s:7.1f} s  CPU {CPU_SECONDS[-1]:6.1f} s  peak RSS {bare_rss:6.0f} MB", flush=True)
+    cold_s, cold_rss, _ = timed(wfeval_argv(data, gen, work / "run_cold", work / "features", args.device), env=run_env)
+    print(f"  wfeval cold   {cold_s:7.1f} s  CPU {CPU_SECONDS[-1]:6.1f} s  peak RSS {cold_rss:6.0f} MB  "
+          f"({cold_s / bare_s:.2f}x bare)", flush=True)
+    warm_s, warm_rss, _ = timed(wfeval_argv(data, gen, work / "run_warm", work / "features", args.device), env=run_env)
+    print(f"  wfeval warm   {warm_s:7.1f} s  CPU {CPU_SECONDS[-1]:6.1f} s  peak RSS {warm_rss:6.0f} MB  "
+          f"({warm_s / cold_s:.2f}x cold)", flush=True)
+    ours = headline(work / "run_cold")
+    return dict(
+        seconds={"bare": round(bare_s, 2), "cold": round(cold_s, 2), "warm": round(warm_s, 2)},
+        ratios={"cold_over_bare": round(cold_s / bare_s, 3), "warm_over_cold": round(warm_s / cold_s, 3)},
+        targets={"cold_over_bare": 0.6, "warm_over_cold": 0.2},
+        cpu_seconds=dict(zip(("bare", "cold", "warm"), (round(c, 2) for c in CPU_SECONDS[-3:]))),
+        peak_rss_mb={"bare": round(bare_rss), "cold": round(cold_rss), "warm": round(warm_rss)},
+        numbers={"bare": bare, "wfeval": ours, "warm_equals_cold": headline(work / "run_warm") == ours},
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", default=None, help="work folder (default: a new temporary folder)")
@@ -250,6 +279,8 @@ def main() -> int:
     parser.add_argument("--skip-bootstrap-timing", action="store_true")
     parser.add_argument("--device", default="auto", help="where I3D and the metrics run, for both sides (auto: cuda "
                         "when present, else cpu)")
+    parser.add_argument("--burners", type=int, default=0, help="CPU burners running beside the timed commands "
+                        "(one per core: the loaded measurement)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="wfeval_realistic_")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -267,24 +298,17 @@ def main() -> int:
     run_env = {**env, "WFEVAL_STORE": str(work / "store")}
     script = work / "bare.py"
     script.write_text(BARE)
-    bare_s, bare_rss, bare_out = timed([sys.executable, str(script), str(data), str(gen), args.device], env=env)
-    bare = json.loads(bare_out.strip().splitlines()[-1])
-    print(f"  bare script   {bare_s:7.1f} s  peak RSS {bare_rss:6.0f} MB", flush=True)
-    cold_s, cold_rss, _ = timed(wfeval_argv(data, gen, work / "run_cold", work / "features", args.device), env=run_env)
-    print(f"  wfeval cold   {cold_s:7.1f} s  peak RSS {cold_rss:6.0f} MB  ({cold_s / bare_s:.2f}x bare)", flush=True)
-    warm_s, warm_rss, _ = timed(wfeval_argv(data, gen, work / "run_warm", work / "features", args.device), env=run_env)
-    print(f"  wfeval warm   {warm_s:7.1f} s  peak RSS {warm_rss:6.0f} MB  ({warm_s / cold_s:.2f}x cold)", flush=True)
-    ours = headline(work / "run_cold")
-    report.update(
-        seconds={"bare": round(bare_s, 2), "cold": round(cold_s, 2), "warm": round(warm_s, 2)},
-        ratios={"cold_over_bare": round(cold_s / bare_s, 3), "warm_over_cold": round(warm_s / cold_s, 3)},
-        targets={"cold_over_bare": 0.6, "warm_over_cold": 0.2},
-        peak_rss_mb={"bare": round(bare_rss), "cold": round(cold_rss), "warm": round(warm_rss)},
-        numbers={"bare": bare, "wfeval": ours, "warm_equals_cold": headline(work / "run_warm") == ours},
-        load_after=os.getloadavg(),
-    )
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burners)]
+    try:
+        report.update(timed_runs(args, work, data, gen, env, run_env, script))
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    report["load_after"] = os.getloadavg()
+    ours = report["numbers"]["wfeval"]
     for key in ("psnr", "ssim", "flicker", "fvd"):
-        print(f"  {key:8s} wfeval {ours.get(key)!r:24}  bare {bare[key]!r}", flush=True)
+        print(f"  {key:8s} wfeval {ours.get(key)!r:24}  bare {report['numbers']['bare'][key]!r}", flush=True)
     report["store"] = store_ratio(work / "store", n, [work / "run_cold"])
     print(f"  store: {report['store']['bytes_per_sample'] / 1e3:.1f} KB per sample vs "
           f"{report['store']['raw_bytes_per_sample'] / 1e3:.1f} KB raw arrays "

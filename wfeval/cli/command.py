@@ -12,8 +12,9 @@ environment (``WFEVAL_TRUST`` of ``resume --trust``, the variables libraries set
 logging Hydra configures for each job (its handlers, one writing into the run folder, are closed),
 torch's thread count, and Hydra's global state (``GlobalHydra`` and ``HydraConfig``, cleared as
 Hydra's own test utilities clear them). What stays: glibc's allocator thresholds a run raises
-(:mod:`wfeval.utils.allocator`; glibc cannot read them back) and the caches of what a process has
-already parsed or loaded.
+(:mod:`wfeval.utils.allocator`; glibc cannot read them back), OpenMP's passive wait policy where the
+command first imported torch (:mod:`wfeval.utils.openmp`; the runtime reads it once, as it loads) and
+the caches of what a process has already parsed or loaded.
 """
 
 from __future__ import annotations

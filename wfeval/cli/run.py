@@ -28,8 +28,10 @@ def _job(cfg: Any) -> None:
     from wfeval.cli.exits import describe
     from wfeval.pipeline.runner import run_from_config
     from wfeval.utils.allocator import keep_freed_memory
+    from wfeval.utils.openmp import idle_threads_sleep
 
     keep_freed_memory()  # a run allocates and frees large arrays over and over; also in a launcher's workers
+    idle_threads_sleep()  # torch's idle OpenMP threads must not spin on the cores the run's other threads need
     hydra_cfg = HydraConfig.get()
     try:
         run_from_config(run_config_of_job(cfg, hydra_cfg), output_dir=hydra_cfg.runtime.output_dir)
