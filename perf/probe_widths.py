@@ -163,7 +163,8 @@ def encode_cost(width: int, episodes: int = 64, frames: int = 33) -> dict:
     (``whole``, ``differences``; ``apart``: their largest difference relative to the largest latent); and
     ``encode`` in one call, then in one call per episode (``same``: the two agree to round-off)."""
     from wfeval.benchmarks.gridworld.adapter import GridworldBenchmark
-    from wfeval.models.latent_baselines import RandomProjection, _pixels, distinct_rows, project_differences
+    from wfeval.functional.rank import distinct_rows
+    from wfeval.models.latent_baselines import RandomProjection, _pixels, project_differences
 
     pixels = np.concatenate([e.frames for e in GridworldBenchmark().probe_training(episodes, frames)])
     model = RandomProjection(dim=width)

@@ -133,7 +133,8 @@ def test_a_wide_random_projection_projects_each_distinct_frame_once_to_the_every
     """Above ``DISTINCT_WIDTH`` a repeated frame is projected once: the latents are the every-frame product's
     (to round-off: a row's float sums may depend on its place in the batch), repeats identical; narrower
     projections are that product exactly."""
-    from wfeval.models.latent_baselines import DISTINCT_WIDTH, RandomProjection, distinct_rows
+    from wfeval.functional.rank import distinct_rows
+    from wfeval.models.latent_baselines import DISTINCT_WIDTH, RandomProjection
 
     rng = np.random.default_rng(6)
     distinct = rng.integers(0, 256, size=(5, 4, 4, 3), dtype=np.uint8)

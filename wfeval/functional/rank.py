@@ -25,13 +25,24 @@ EPS = 1e-7
 ROWS_ONCE_WIDTH = 512
 
 
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the index of each distinct row's first occurrence, each row's index among them): ``rows[first][inverse]``
+    is ``rows``. Rows are the same when their bytes are."""
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = np.empty(len(rows), dtype=np.intp)
+    for i, row in enumerate(rows):
+        inverse[i] = seen.setdefault(row.tobytes(), len(seen))
+        if inverse[i] == len(first):
+            first.append(i)
+    return np.asarray(first, dtype=np.intp), inverse
+
+
 def _rows_once(z: np.ndarray) -> np.ndarray:
-    """Each distinct row of ``z`` once, times the square root of its count: ``Zᵀ Z`` is this matrix's, so its
-    singular values are those of ``z`` (the rest zero)."""
-    rows = np.ascontiguousarray(z)
-    distinct, first, counts = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
-                                        return_index=True, return_counts=True)
-    return rows[first] * np.sqrt(counts)[:, None] if len(distinct) < len(rows) else rows
+    """Each distinct row of ``z`` once (:func:`distinct_rows`), times the square root of its count: ``Zᵀ Z`` is this
+    matrix's, so its singular values are those of ``z`` (the rest zero)."""
+    first, inverse = distinct_rows(z)
+    return z[first] * np.sqrt(np.bincount(inverse))[:, None] if len(first) < len(z) else z
 
 
 def effective_rank(z: np.ndarray) -> float:

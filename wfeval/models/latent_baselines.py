@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from wfeval.functional.rank import distinct_rows
 from wfeval.utils.parallel import one_blas_thread
 
 PREDICTORS = ("oracle", "static")
@@ -92,19 +93,6 @@ ANCHOR_SHARE = 0.25
 BLOCK = 24
 #: when more than this share of the (frame, block) pairs is not 0, the frames are multiplied whole instead
 DENSE_SHARE = 0.5
-
-
-def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the index of each distinct row's first occurrence, each row's index among them): ``rows[first][inverse]``
-    is ``rows``. Rows are the same when their bytes are."""
-    seen: dict[bytes, int] = {}
-    first: list[int] = []
-    inverse = np.empty(len(rows), dtype=np.intp)
-    for i, row in enumerate(rows):
-        inverse[i] = seen.setdefault(row.tobytes(), len(seen))
-        if inverse[i] == len(first):
-            first.append(i)
-    return np.asarray(first, dtype=np.intp), inverse
 
 
 def anchors(rows: np.ndarray, share: float = ANCHOR_SHARE) -> np.ndarray:
