@@ -159,7 +159,7 @@ def test_the_cache_keeps_the_most_recent_files(cache):
     builtin_schema("metric", "mse", builtin_targets("metric")["mse"])
     files = list(cache.glob("options-*.json"))
     assert len(files) == schema_cache.KEEP
-    assert cache / f"options-{schema_cache._this_key()}.json" in files
+    assert cache / f"options-{schema_cache.this_key()}.json" in files
 
 
 def test_make_schema_gives_each_instance_its_own_list_default():

@@ -70,13 +70,9 @@ def source_key(roots: Optional[list[str]] = None) -> Optional[str]:
     return digest.hexdigest() if found else None
 
 
+@functools.lru_cache(maxsize=None)
 def this_key() -> Optional[str]:
     """:func:`source_key` of the wfeval package, hashed once per process (None: its sources cannot be read)."""
-    return _this_key()
-
-
-@functools.lru_cache(maxsize=None)
-def _this_key() -> Optional[str]:
     try:
         return source_key()
     except OSError:
@@ -155,7 +151,7 @@ def _encode(fields: Any) -> Optional[list]:
 
 def load(group: str, option: str, target: str) -> Optional[list[tuple[str, Any, Any]]]:
     """The cached fields of ``<group>/<option>`` (class ``target``), or None."""
-    key = _this_key()
+    key = this_key()
     entry = _read(key).get(f"{group}/{option}") if key else None
     if not isinstance(entry, dict) or entry.get("target") != target:
         return None
@@ -170,7 +166,7 @@ def save(group: str, option: str, target: str, fields: list[tuple[str, Any, Any]
 def save_many(entries: dict[tuple[str, str, str], list[tuple[str, Any, Any]]]) -> None:
     """Cache the fields of several options at once: ``(group, option, target) -> fields`` (an option
     whose types or defaults cannot be read back exactly is left out)."""
-    key = _this_key()
+    key = this_key()
     encoded = {f"{group}/{option}": {"target": target, "fields": rows}
                for (group, option, target), fields in entries.items() if (rows := _encode(fields)) is not None}
     if key is None or not encoded:
