@@ -151,9 +151,8 @@ class RandomProjection(CalibrationEncoder):
         frames = np.asarray(frames)
         pixels = int(np.prod(frames.shape[1:]))
         if self._matrix is None or self._matrix.shape[0] != pixels:
-            matrix = np.random.default_rng(self.seed).standard_normal(
-                out=_small_pages(pixels, self.dim)) if self.dim > DISTINCT_WIDTH else \
-                np.random.default_rng(self.seed).standard_normal((pixels, self.dim))
+            memory = _small_pages(pixels, self.dim) if self.dim > DISTINCT_WIDTH else np.empty((pixels, self.dim))
+            matrix = np.random.default_rng(self.seed).standard_normal(out=memory)  # filled in order: the same values
             matrix /= np.sqrt(pixels)  # in place: the values of a new array, without a second (P × dim) copy
             self._matrix = matrix
         if self.dim <= DISTINCT_WIDTH:
