@@ -34,6 +34,7 @@ def map_blas(fn: Callable[[Any], Any], items: list, *, workers: int | None = Non
 
 @functools.lru_cache(maxsize=1)
 def _blas_controller() -> Any:
+    import numpy  # noqa: F401 - its BLAS loaded first: a controller made before it finds no library, for good
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()  # the libraries loaded now (numpy's BLAS); 0.7 ms each time it is built
