@@ -257,6 +257,14 @@ def made_once(tmp_path_factory, name: str, make):
         return value
 
 
+def tracker_libraries() -> None:
+    """mlflow, TensorBoard and W&B imported, the test skipped without them: called from the tracker files'
+    module fixtures, so that only the worker running such a file pays their import (~4 CPU-seconds), not
+    every worker that collects it (``--dist loadfile``: a file runs on one worker)."""
+    for name in ("mlflow", "tensorboard", "wandb"):
+        pytest.importorskip(name)
+
+
 @contextlib.contextmanager
 def one_wandb_at_a_time(tmp_path_factory):
     """Hold a lock shared by every pytest worker while a wandb run starts and ends: two wandb-core

@@ -16,12 +16,14 @@ import wfeval_test_live
 
 import wfeval
 
-from tests.conftest import one_wandb_at_a_time
+from tests.conftest import one_wandb_at_a_time, tracker_libraries
 from wfeval.config.errors import ConfigError
 
-pytest.importorskip("mlflow")
-pytest.importorskip("tensorboard")
-pytest.importorskip("wandb")
+
+@pytest.fixture(scope="module", autouse=True)
+def _tracker_libraries():
+    tracker_libraries()
+
 
 STEPS = (10, 20, 30)
 

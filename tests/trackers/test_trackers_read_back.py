@@ -19,11 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import SUPPORT_CONF, cli_env, made_once, one_wandb_at_a_time, only_run_dir, run_cli
+from tests.conftest import (SUPPORT_CONF, cli_env, made_once, one_wandb_at_a_time, only_run_dir, run_cli,
+                            tracker_libraries)
 
-pytest.importorskip("mlflow")
-pytest.importorskip("tensorboard")
-pytest.importorskip("wandb")
+
+@pytest.fixture(scope="module", autouse=True)
+def _tracker_libraries():
+    tracker_libraries()
+
 
 MODELS = ("oracle", "static")
 COUNTS = ("n_valid", "n_total", "n_skipped")
