@@ -13,10 +13,13 @@ from wfeval.pipeline.runner import run_from_config
 
 torch = pytest.importorskip("torch")
 
-# a small budget (~1 min of one core); the documented default (16 mazes x 128 steps, 1000 steps) does better
-SMALL = {"data": {"episodes": 4, "steps": 160, "seed": 0},
+# a small budget (~1 min of one core); the documented default (16 mazes x 128 steps, 1000 steps) does better.
+# Fewer mazes or far fewer steps lose the ranking on SSIM (measured: 2 mazes x 160 steps, 1000 steps: SSIM
+# 0.481 < static's 0.502; 4 x 160, 300 steps: 0.458); 4 x 128, 800 steps: 18.62 / 0.536 against static's
+# 16.04 / 0.502 (docs/memory-maze.md)
+SMALL = {"data": {"episodes": 4, "steps": 128, "seed": 0},
          "net": {"channels": 32, "patch": 8, "blocks": 2},
-         "train": {"steps": 1000, "batch_size": 16, "lr": 0.002, "weight_decay": 0.0, "unroll": 2,
+         "train": {"steps": 800, "batch_size": 16, "lr": 0.002, "weight_decay": 0.0, "unroll": 2,
                    "gate_weight": 0.1, "seed": 0, "log_every": 100},
          "device": "cpu", "threads": 1}
 
@@ -38,7 +41,7 @@ def trained(maze_store, tmp_path_factory):
 def test_training_never_sees_an_evaluation_maze(trained):
     _, meta = trained
     data = meta["data"]
-    assert data["family"] == "memory_maze" and data["episodes"] == 4 and data["steps"] == 160
+    assert data["family"] == "memory_maze" and data["episodes"] == 4 and data["steps"] == 128
     assert data["evaluation_seeds_excluded"] > 0 and data["policy"]["kind"] == "explore_revisit"
     assert meta["result"]["final_loss"] < meta["result"]["losses"][0]
 
