@@ -43,8 +43,9 @@ def table(tmp_path_factory):
     root = tmp_path_factory.mktemp("sanity")
     out = {}
     for name, overrides in MODELS.items():
-        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", f"benchmark.num_samples={SAMPLES}",
-                       f"metric=[{','.join(METRICS)}]", *lpips_test_overrides(root / "lpips"), *overrides])
+        cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false",
+                       f"benchmark.num_samples={SAMPLES}", f"metric=[{','.join(METRICS)}]",
+                       *lpips_test_overrides(root / "lpips"), *overrides])
         summary = run_from_config(cfg, output_dir=root / name)
         out[name] = {}
         for key, agg in summary.results.items():
@@ -296,7 +297,7 @@ def policy_optimization(tmp_path_factory):
     root = tmp_path_factory.mktemp("optimization")
     grid = {"oracle": MODELS["oracle"], "static": MODELS["static"], "exploitable": ["model=exploitable"]}
     out = {"gridworld": _values(root, "policy_optimization", grid, ["benchmark.num_samples=4", LIFT, ONE_SEED,
-                                                                    "task.data.optimization.train_episodes=120"],
+                                                                    "task.data.optimization.train_episodes=60"],
                                 samples=4)}
     if importlib.util.find_spec("ale_py") is not None:
         pong = {"oracle": ["model=oracle"], "static": ["model=static"]}
