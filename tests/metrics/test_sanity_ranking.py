@@ -267,7 +267,9 @@ def goal_audit(tmp_path_factory):
     root = tmp_path_factory.mktemp("audit")
     models = {"oracle": MODELS["oracle"], "noisy16": MODELS["noisy16"], "exploitable": ["model=exploitable"],
               "static": MODELS["static"]}
-    out = _values(root, "goal_reaching", models, ["benchmark.num_samples=4", AUDIT], samples=4)
+    # 32 plans imagined per step (the planner's default 64 finds the same lie: gaps 0.79 / 0.79, regrets 17.4 / 18.0)
+    out = _values(root, "goal_reaching", models, ["benchmark.num_samples=4", AUDIT, "protocol.planner.candidates=32"],
+                  samples=4)
     out["exploitable_open_loop"] = _values(root, "action_video", {"exploitable": ["model=exploitable"]},
                                            [f"benchmark.num_samples={SAMPLES}", "metric=[psnr]"])["exploitable"]
     return out
@@ -385,7 +387,7 @@ def probing_pong(tmp_path_factory):
     root = tmp_path_factory.mktemp("probing_pong")
     models = {m: PROBING[m] for m in ("state_oracle", "state_static", "random_projection")}
     return _values(root, "probing", models, ["benchmark=atari_pong", "benchmark.num_trajectories=2",
-                                             "benchmark.windows_per_trajectory=4", "protocol.train_episodes=16",
+                                             "benchmark.windows_per_trajectory=4", "protocol.train_episodes=8",
                                              "metric=[probe_r2,imagined_probe_r2]", "metric.imagined_probe_r2.horizons=[1,8]"])
 
 
