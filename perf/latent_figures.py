@@ -144,19 +144,29 @@ def planning_table(goals: int = 32, root: Path | None = None, candidates: int = 
     return _table(["planner", "goal success", "SPL"], out)
 
 
-def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, list[str]]] | None = None) -> str:
+def atariari_overrides(root: Path, trajectories: int, episodes: int, overrides: list[str]) -> list[str]:
+    """The overrides of one row of the AtariARI table (``root``: where its store is)."""
+    return [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=probing",
+            "benchmark=atari_pong", "protocol.probe=atariari", "metric=[probe_f1]",
+            f"benchmark.num_trajectories={trajectories}", f"protocol.train_episodes={episodes}", *overrides]
+
+
+def atariari_table(root: Path | None = None, rows: dict[str, tuple[int, int, list[str]]] | None = None,
+                   done: dict[str, Path] | None = None) -> str:
     """The AtariARI protocol's Pong table (``protocol.probe=atariari``): deterministic, so the page's
-    figures are this text as printed."""
+    figures are this text as printed. ``done``: row label -> the folder of a run of that row's
+    :func:`atariari_overrides` made before (a test's run shared with another test): read, not run again."""
     import json
 
     root = Path(root or tempfile.mkdtemp(prefix="wfeval-latent-figures-"))
-    base = [f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=probing",
-            "benchmark=atari_pong", "protocol.probe=atariari", "metric=[probe_f1]"]
     out = []
     for i, (label, (trajectories, episodes, overrides)) in enumerate((rows or ATARIARI).items()):
-        folder = root / f"atariari-{i}"
-        r = run_results([*base, f"benchmark.num_trajectories={trajectories}", f"protocol.train_episodes={episodes}",
-                  *overrides], folder)
+        folder = Path((done or {}).get(label) or root / f"atariari-{i}")
+        if label in (done or {}):
+            saved = json.loads((folder / "results.json").read_text(encoding="utf-8"))["results"]
+            r = {key.split(".", 1)[1]: agg for key, agg in saved.items()}
+        else:
+            r = run_results(atariari_overrides(root, trajectories, episodes, overrides), folder)
         pooled = r["probe_f1"]["diagnostics"]["pooled"]
         infos = [json.loads(line)["result"]["metadata"]["probing"]["atariari"]
                  for line in (folder / "generations.jsonl").read_text(encoding="utf-8").splitlines()]

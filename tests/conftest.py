@@ -154,6 +154,30 @@ def maze_store(tmp_path_factory):
     return Path(made_once(tmp_path_factory, "maze", lambda folder: str(folder / "store")))
 
 
+# --- Atari Pong's AtariARI probes of the exact state (the games extra) ----------------------------
+
+@pytest.fixture(scope="session")
+def pong_atariari_state_oracle(tmp_path_factory) -> dict:
+    """One run of perf/latent_figures.py's AtariARI row ``state_oracle`` (Pong, ``protocol.probe=atariari``,
+    1 trajectory, 8 training episodes: 20 CPU-s, the logistic probes of the exact state), shared by the
+    page's table test (tests/docs/test_latent_figures.py) and tests/protocols/test_probing_atariari.py:
+    ``{"folder": the run's folder, "overrides": its overrides}``."""
+    pytest.importorskip("ale_py")
+
+    def make(folder: Path) -> dict:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("latent_figures_rows", ROOT / "perf" / "latent_figures.py")
+        figures = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(figures)
+        trajectories, episodes, overrides = figures.ATARIARI["state_oracle"]
+        args = figures.atariari_overrides(folder, trajectories, episodes, overrides)
+        figures.run_results(args, folder / "run")
+        return {"folder": str(folder / "run"), "overrides": args}
+
+    return made_once(tmp_path_factory, "pong_atariari_state_oracle", make)
+
+
 # --- parallel workers (pytest-xdist, in the dev extra) --------------------------------------------
 # A run over a folder (plain `pytest`: testpaths) uses one worker per CPU, up to MAX_WORKERS, each test
 # file on one worker (`--dist loadfile`: a module's fixtures are made once); a run of named files or

@@ -21,7 +21,7 @@ GAME_MODELS = ("oracle", "random_actions", "lagged", "static")
 
 
 def _run(root, name, overrides):
-    cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", *overrides])
+    cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", *overrides])
     summary = run_from_config(cfg, output_dir=root / name)
     return {key.split(".", 1)[1]: agg for key, agg in summary.results.items()}
 

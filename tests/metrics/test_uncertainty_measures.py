@@ -40,7 +40,8 @@ def _table(root, family, models):
 
 def _run(root, name, overrides):
     """metric id → aggregate of one task=uncertainty run."""
-    cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "task=uncertainty", METRICS, *overrides])
+    cfg = compose([f"run.store_dir={root / 'store'}", "run.progress=off", "run.report=false", "task=uncertainty",
+                   METRICS, *overrides])
     summary = run_from_config(cfg, output_dir=root / name)
     return {key.split(".", 1)[1]: agg for key, agg in summary.results.items()}
 

@@ -5,6 +5,7 @@ logistic probes scored by weighted F1, the ceiling reached by the exact state an
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,13 +30,18 @@ def _run(tmp_path, name, *overrides):
     summary = run_from_config(compose([f"run.store_dir={tmp_path / 'store'}", "run.progress=off", "run.report=false",
                                        "task=probing", "protocol.probe=atariari", *overrides]),
                               output_dir=tmp_path / name)
-    generations = [json.loads(line) for line in (tmp_path / name / "generations.jsonl").read_text().splitlines()]
-    return summary, [(GenerationRequest.from_dict(g["request"]), g["result"]["metadata"]["probing"])
-                     for g in generations]
+    return summary.results, _generations(tmp_path / name)
 
 
-def _mean(summary, metric):
-    return next(a for k, a in summary.results.items() if k.endswith("." + metric)).to_dict()
+def _generations(folder):
+    generations = [json.loads(line) for line in (folder / "generations.jsonl").read_text().splitlines()]
+    return [(GenerationRequest.from_dict(g["request"]), g["result"]["metadata"]["probing"]) for g in generations]
+
+
+def _mean(results, metric):
+    """The aggregate of ``metric`` (results.json's form) of a run's results (aggregates or their dicts)."""
+    agg = next(a for k, a in results.items() if k.endswith("." + metric))
+    return agg if isinstance(agg, dict) else agg.to_dict()
 
 
 GRID = ["benchmark.num_samples=4", "protocol.train_episodes=8", "task.data.probing.num_frames=17"]
@@ -59,16 +65,20 @@ def test_on_gridworld_the_exact_state_reaches_the_ceiling_and_pixels_times_a_ran
     assert "AtariARI imagines nothing" in json.dumps(_mean(oracle, "imagined_probe_r2_k1")["skip_breakdown"])
 
 
-def test_on_pong_near_constant_variables_are_dropped_and_repeated_frames_are_not_scored(tmp_path):
+def test_on_pong_near_constant_variables_are_dropped_and_repeated_frames_are_not_scored(pong_atariari_state_oracle):
     pytest.importorskip("ale_py")
     from scipy.stats import entropy
 
     from wfeval.pipeline import build
 
-    pong = ["benchmark=atari_pong", "benchmark.num_trajectories=1", "benchmark.windows_per_trajectory=4",
-            "protocol.train_episodes=8"]
-    summary, infos = _run(tmp_path, "pong", *pong, "model=state_oracle")
-    bench = build.build_benchmark(compose(["task=probing", *pong, f"run.store_dir={tmp_path / 'store'}"]))
+    # Pong at 1 trajectory (4 windows) and 8 training episodes, model=state_oracle: the run of the AtariARI
+    # table's state_oracle row (tests/conftest.py), made once for this test and the page's table test
+    folder, overrides = Path(pong_atariari_state_oracle["folder"]), pong_atariari_state_oracle["overrides"]
+    assert {"benchmark=atari_pong", "benchmark.num_trajectories=1", "protocol.train_episodes=8",
+            "model=state_oracle", "protocol.probe=atariari"} <= set(overrides)
+    results, infos = json.loads((folder / "results.json").read_text())["results"], _generations(folder)
+    bench = build.build_benchmark(compose(overrides))
+    assert bench.windows_per_trajectory == 4
     training = bench.probe_training(8, 17)
     states = np.concatenate([e.states for e in training])
     names = [v.name for v in bench.state_variables()]
@@ -82,5 +92,5 @@ def test_on_pong_near_constant_variables_are_dropped_and_repeated_frames_are_not
         repeated = sum(any(np.array_equal(f, s) for s in seen) for f in frames)
         assert info["atariari"]["duplicates_removed"] == repeated
         assert info["atariari"]["frames_scored"] == len(frames) - repeated
-    f1 = _mean(summary, "probe_f1")
+    f1 = _mean(results, "probe_f1")
     assert f1["n_valid"] == 4 and set(f1["diagnostics"]["pooled"]["per_variable"]) == set(names) - low

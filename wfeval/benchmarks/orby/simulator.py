@@ -71,6 +71,7 @@ class OrbySimulator:
         self._world_type = _world_class()
         self._world: Any = None
         self._seed, self._actions = 0, []
+        self._replay: tuple[int, list[int], Any] | None = None  # restore's own world: (seed, actions, world)
 
     def reset(self, seed: int) -> np.ndarray:
         self._seed, self._actions = int(seed), []
@@ -100,6 +101,19 @@ class OrbySimulator:
         return {"seed": self._seed, "actions": list(self._actions)}
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        self.reset(int(snapshot["seed"]))
-        for action in snapshot.get("actions", ()):
-            self.step(int(action))
+        """The world of ``snapshot``: its seed's world after its actions. A private replay (never handed
+        out, so nothing steps it but this) is continued when its actions begin the snapshot's, else
+        started again; the world is a copy of it (a step-by-step model's restores: linear, not quadratic)."""
+        import copy
+
+        seed, actions = int(snapshot["seed"]), [int(a) for a in snapshot.get("actions", ())]
+        bad = [a for a in actions if not 0 <= a < len(ACTIONS)]
+        if bad:
+            raise ValueError(f"orby action {bad[0]} is not one of 0..{len(ACTIONS) - 1} ({', '.join(ACTIONS)})")
+        replay = self._replay
+        if replay is None or replay[0] != seed or replay[1] != actions[:len(replay[1])]:
+            replay = self._replay = (seed, [], self._world_type(seed=seed))
+        for action in actions[len(replay[1]):]:
+            replay[2].step(action)
+            replay[1].append(action)
+        self._seed, self._actions, self._world = seed, actions, copy.deepcopy(replay[2])
