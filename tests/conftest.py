@@ -303,3 +303,40 @@ def one_wandb_at_a_time(tmp_path_factory):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# --- task=goal_reaching on pusht, run once per test run ----------------------------------------------
+#: 4 goal samples (2 starts × 2 windows), a small CEM (8 candidates × 3 steps × 2 iterations, 4 elites):
+#: the oracle reaches every goal (within 6 of its 10 steps), random_actions none, the state oracle one;
+#: 16 × 4 plans cost twice the CPU (random_actions plans every one of its 10 steps, each candidate imagined
+#: and audited in the simulator) and separated less (3 of 4 against 1)
+PUSHT_GOALS = ["benchmark=pusht", "benchmark.num_trajectories=2", "benchmark.windows_per_trajectory=2",
+               "task=goal_reaching", "task.data.goal.max_steps=10", "protocol.planner.method=cem",
+               "protocol.planner.candidates=8", "protocol.planner.horizon=3", "protocol.planner.iterations=2",
+               "protocol.planner.elites=4"]
+#: goal_success and the plan audit's measures: the audit runs every candidate in the true world anyway
+PUSHT_GOAL_METRICS = ("goal_success", "selection_regret", "plan_rank_agreement", "chosen_plan_gap",
+                      "random_plan_gap", "exploitability")
+
+
+@pytest.fixture(scope="session")
+def pusht_goal_runs(tmp_path_factory):
+    """``{model: {measure: {"valid", "n_valid", "value", "diagnostics"}}}`` of PUSHT_GOALS for the oracle,
+    random_actions and the state oracle (latent planning over vector plans): one run each, shared by
+    tests/benchmarks/test_pusht.py (goal_success) and tests/protocols/test_plan_audit.py (the audit)."""
+    pytest.importorskip("gym_pusht")
+
+    def make(folder: Path) -> dict:
+        from wfeval.pipeline.runner import run_from_config
+
+        out = {}
+        for model in ("oracle", "random_actions", "state_oracle"):
+            cfg = compose([*PUSHT_GOALS, f"model={model}", f"run.store_dir={folder / 'store'}", "run.progress=off",
+                           "run.report=false", f"metric=[{','.join(PUSHT_GOAL_METRICS)}]"])
+            summary = run_from_config(cfg, output_dir=folder / model)
+            out[model] = {key.split(".", 1)[1]: json.loads(json.dumps(
+                {"valid": agg.valid, "n_valid": agg.n_valid, "value": agg.diagnostics.get("value"),
+                 "diagnostics": agg.diagnostics}, default=str)) for key, agg in summary.results.items()}
+        return out
+
+    return made_once(tmp_path_factory, "pusht_goal_runs", make)

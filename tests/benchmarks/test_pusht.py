@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT, compose, run_fresh, user_environ
+from tests.conftest import PUSHT_GOALS, ROOT, compose, run_fresh, user_environ
 from wfeval.pipeline import build
 from wfeval.pipeline.runner import run_from_config
 from wfeval.results import dataset_hash
@@ -115,6 +115,24 @@ def test_restoring_a_snapshot_continues_exactly_as_the_original_run():
     assert not np.array_equal(straight[0], straight[-1])  # the world moved
 
 
+def test_a_frame_is_the_observation_gym_pusht_renders_pixel_for_pixel():
+    """PushTSimulator.frame reads the screen row by row where gym-pusht's _render copies a transposed view."""
+    from wfeval.benchmarks.pusht.simulator import PushTSimulator
+
+    rng = np.random.default_rng(1)
+    for size, start in ((96, 3), (61, 11)):
+        sim = PushTSimulator(size)
+        frames, rendered = [sim.reset(start)], [sim.env._render()]
+        for action in rng.uniform(0, 512, (12, 2)):
+            frames.append(sim.step(action).frame)
+            rendered.append(sim.env._render())
+        frames.append(sim.place([100.0, 400.0, 300.0, 200.0, 1.0]))
+        rendered.append(sim.env._render())
+        assert all(f.shape == (size, size, 3) and f.dtype == np.uint8 for f in frames)
+        assert all(np.array_equal(f, r) for f, r in zip(frames, rendered))
+        assert len({f.tobytes() for f in frames}) > 10  # the agent and the block moved between them
+
+
 @pytest.fixture(scope="module")
 def baselines(tmp_path_factory, shared):
     root = tmp_path_factory.mktemp("pusht_baselines")
@@ -197,27 +215,19 @@ def test_probes_read_the_exact_state_off_the_state_oracle_and_far_less_off_a_ran
     assert probing["random_projection"].confidence_interval["high"] < 0.6
 
 
-#: a small CEM (8 candidates x 3 steps x 2 iterations, 4 elites): on these 4 samples the oracle reaches every
-#: goal (within 6 of its 10 steps), random_actions none, the state oracle one; 16 x 4 plans cost twice the CPU
-#: (random_actions plans every one of its 10 steps, each candidate imagined and audited in the simulator) and
-#: separated less (3 of 4 against 1)
-GOALS = [*SMALL, "task=goal_reaching", "task.data.goal.max_steps=10", "protocol.planner.method=cem",
-         "protocol.planner.candidates=8", "protocol.planner.horizon=3", "protocol.planner.iterations=2",
-         "protocol.planner.elites=4"]
+#: the goal_reaching runs (tests/conftest.py: PUSHT_GOALS, shared with tests/protocols/test_plan_audit.py)
+GOALS = PUSHT_GOALS
 
 
 @pytest.fixture(scope="module")
-def goal_reaching(tmp_path_factory, shared):
-    """task=goal_reaching: CEM over target positions, imagined with the model, acted in the true simulator."""
-    root = tmp_path_factory.mktemp("pusht_goals")
+def goal_reaching(pusht_goal_runs):
+    """task=goal_reaching: CEM over target positions, imagined with the model, acted in the true simulator;
+    state_oracle: latent planning, true futures encoded."""
     out = {}
-    for model in ("oracle", "random_actions", "state_oracle"):  # state_oracle: latent planning, true futures encoded
-        cfg = compose([*GOALS, f"model={model}", f"run.store_dir={shared}", "run.progress=off",
-                       "run.report=false", "metric=[goal_success]"])
-        summary = run_from_config(cfg, output_dir=root / model)
-        agg = summary.results["pusht.goal_success"]
-        assert agg.valid and agg.n_valid == 4, (model, agg.diagnostics)
-        out[model] = agg.diagnostics["value"]
+    for model in ("oracle", "random_actions", "state_oracle"):
+        agg = pusht_goal_runs[model]["goal_success"]
+        assert agg["valid"] and agg["n_valid"] == 4, (model, agg["diagnostics"])
+        out[model] = agg["value"]
     return out
 
 

@@ -161,7 +161,17 @@ class PushTSimulator:
         return Step(frame=self.frame(), reward=reward, terminated=terminated, info=info)
 
     def frame(self) -> np.ndarray:
-        return np.ascontiguousarray(self._env._render(), dtype=np.uint8)  # the observation (pixels) gym-pusht renders
+        """The observation gym-pusht renders (``PushTEnv._render``: its screen drawn, resized by OpenCV),
+        the 512² screen read row by row (pygame's ``tobytes``) where gym-pusht copies a transposed
+        ``surfarray`` view: the same pixels (tests/benchmarks/test_pusht.py) at half the CPU of a frame."""
+        import cv2
+        import pygame
+
+        env = self._env
+        screen = env._draw()
+        width, height = screen.get_size()
+        pixels = np.frombuffer(pygame.image.tobytes(screen, "RGB"), np.uint8).reshape(height, width, 3)
+        return np.ascontiguousarray(cv2.resize(pixels, (env.observation_width, env.observation_height)), dtype=np.uint8)
 
     def snapshot(self) -> dict[str, Any]:
         start = {"seed": self._seed} if self._placed is None else {"start": list(self._placed)}
