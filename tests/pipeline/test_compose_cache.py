@@ -1,6 +1,7 @@
 """A plain run's composed config kept (wfeval.pipeline.compose_cache): the kept node is the node Hydra
 composes afresh, and a changed input (a config file, a new option file, an override, the environment,
-the installed plugins, the working folder) is composed again, never served a stale node."""
+the installed plugins) is composed again, never served a stale node; another working folder or other plain
+values (``benchmark.num_samples=3``) are set on a kept node as Hydra sets them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from wfeval.cli.boundary import initialized
 from wfeval.config import derive
-from wfeval.pipeline import compose_cache
+from wfeval.pipeline import compose_cache, compose_values
 from wfeval.pipeline.compose import compose_node, run_config_of
 
 QUICK = ["benchmark.num_samples=1", "metric=[psnr]"]
@@ -34,9 +35,9 @@ def _composed(overrides):
     """(node, whether Hydra composed it now)."""
     calls = []
 
-    def compose():
+    def compose(given):
         calls.append(1)
-        return compose_node(overrides)
+        return compose_node(given)
     return compose_cache.composed(overrides, "config", compose), bool(calls)
 
 
@@ -97,14 +98,15 @@ def test_a_changed_config_file_a_new_option_file_or_another_override_is_composed
     assert composed_now and node.benchmark.num_samples == 2
 
 
-def test_another_environment_working_folder_or_set_of_plugins_is_composed_again(here, monkeypatch):
+def test_another_environment_or_set_of_plugins_is_composed_again_another_working_folder_is_not(here, monkeypatch):
     assert _composed(QUICK)[1] and not _composed(QUICK)[1]
     monkeypatch.setenv("WFEVAL_SOMETHING", "1")  # ${oc.env:...} in a config
     assert _composed(QUICK)[1] and not _composed(QUICK)[1]
     (here / "elsewhere").mkdir()
-    monkeypatch.chdir(here / "elsewhere")  # hydra.runtime.cwd
+    monkeypatch.chdir(here / "elsewhere")  # hydra.runtime.cwd: written where Hydra writes it
     node, composed_now = _composed(QUICK)
-    assert composed_now and node.hydra.runtime.cwd == str(here / "elsewhere")
+    assert not composed_now and node.hydra.runtime.cwd == str(here / "elsewhere")
+    assert _shape(node) == _shape(compose_node(QUICK))
     from wfeval.config import plugins
 
     index = plugins.installed_plugins()
@@ -114,16 +116,16 @@ def test_another_environment_working_folder_or_set_of_plugins_is_composed_again(
 
 
 def test_a_composition_that_warned_or_read_a_plugins_code_is_not_kept(here, monkeypatch):
-    def warned():
+    def warned(given):
         warnings.warn("a deprecated config", UserWarning)
-        return compose_node(QUICK)
+        return compose_node(given)
     with pytest.warns(UserWarning, match="a deprecated config"):
         compose_cache.composed(QUICK, "config", warned)  # the warning is shown as it was
     assert _composed(QUICK)[1]  # not kept
 
-    def with_plugin_code():
+    def with_plugin_code(given):
         derive._PLUGIN_LOADS[0] += 1  # as a config derived from a plugin's class is loaded
-        return compose_node([*QUICK, "model=static"])
+        return compose_node(given)
     compose_cache.composed([*QUICK, "model=static"], "config", with_plugin_code)
     assert _composed([*QUICK, "model=static"])[1]
 
@@ -179,3 +181,68 @@ def test_a_run_on_a_kept_composition_writes_what_a_fresh_one_writes(monkeypatch,
         texts = [(tmp_path / n / ".hydra" / name).read_text().replace(str(tmp_path / n), "<run>")
                  for n in ("first", "second")]
         assert texts[0] == texts[1], name
+
+
+def _same(kept, overrides):
+    fresh = compose_node(overrides)
+    assert OmegaConf.to_yaml(kept) == OmegaConf.to_yaml(fresh)
+    assert _shape(kept) == _shape(fresh)
+    assert run_config_of(kept) == run_config_of(fresh)
+
+
+VALUES = [  # plain values of every kind a command line gives, in the places Hydra records them
+    ["benchmark.num_samples=3", "model=static", "run.store_dir=/tmp/a b", "run.seed=-2"],
+    ["run.store_dir=/x/${benchmark.num_samples}", "benchmark.num_samples=2", "run.progress=off"],
+    ["run.report=false", "model=static", "benchmark.num_samples=4", "run.progress=off", "run.seed=7"],
+]
+
+
+@pytest.mark.parametrize("values", VALUES, ids=["ints-paths", "interpolation", "bools"])
+def test_other_plain_values_are_set_on_the_kept_node_as_hydra_sets_them(here, values):
+    first = [*QUICK[1:], *values]
+    _composed([*first, f"hydra.run.dir={here / 'first'}"])
+    other = [v.replace("3", "5").replace("/tmp/a b", "/tmp/c").replace("=2", "=1").replace("=4", "=6")
+             .replace("=7", "=8").replace("=false", "=true") for v in values]
+    for overrides in ([*QUICK[1:], *values], [*QUICK[1:], *other], [*QUICK[1:], *reversed(other)]):
+        kept, composed_now = _composed([*overrides, f"hydra.run.dir={here / 'run'}"])
+        assert not composed_now, overrides
+        _same(kept, [*overrides, f"hydra.run.dir={here / 'run'}"])
+        assert OmegaConf.to_container(kept.hydra.overrides.task) == overrides
+
+
+def test_a_value_hydra_refuses_is_refused_as_hydra_refuses_it(here):
+    _composed(QUICK)
+    for bad in ("benchmark.num_samples=many", "benchmark.no_such_key=1"):
+        with pytest.raises(Exception) as served:
+            _composed([*QUICK, bad])
+        with pytest.raises(Exception) as fresh:
+            compose_node([*QUICK, bad])
+        assert type(served.value) is type(fresh.value) and str(served.value) == str(fresh.value)
+
+
+def test_only_plain_values_of_the_jobs_config_are_set_aside(here):
+    given = ["model=static", "benchmark.num_samples=2", "+run.extra=1", "~run.seed", "extra_metrics=[mse]",
+             "metric=[psnr]", "benchmark.metrics=[psnr]", "run.seed=1,2", "hydra.job.chdir=false",
+             "run.progress=off", "model.name=x", "run.limit=3", "run.limit={a: 1}"]
+    base, places = compose_values.plain_values(given)
+    # set aside: plain single values of dotted keys; not: groups, +/~, extra_metrics, lists, sweeps,
+    # Hydra's keys, a key another config override also sets (run.limit, twice: Hydra's order decides)
+    assert [given[i] for i in places] == ["benchmark.num_samples=2", "run.progress=off", "model.name=x"]
+    assert base == [o for i, o in enumerate(given) if i not in places]
+    assert compose_values.plain_values([*given, "hydra.searchpath=[file:///x]"])[1] == []
+
+
+def test_values_after_a_mapping_that_sets_the_same_key_keep_hydras_order(here):
+    overrides = [*QUICK, "benchmark={num_samples: 5}", "benchmark.num_samples=2"]
+    _composed(overrides)
+    kept, _ = _composed(overrides)
+    _same(kept, overrides)
+    assert kept.benchmark.num_samples == 2
+
+
+def test_an_interpolation_in_an_override_stays_text_in_hydras_record_with_extra_metrics(here):
+    value = "run.store_dir=/x/${benchmark.num_samples}"
+    node = compose_node([*QUICK, "extra_metrics=[mse]", value])
+    record = OmegaConf.to_container(node.hydra, resolve=False)
+    assert record["overrides"]["task"] == [*QUICK, "extra_metrics=[mse]", value]
+    assert value in record["job"]["override_dirname"]

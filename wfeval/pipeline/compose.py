@@ -40,7 +40,9 @@ def compose_node(overrides: Sequence[str], config_name: str = "config") -> Any:
     the caller), the metrics a run may add composed under ``metric._added_``; ``hydra.overrides.task``
     keeps the command line's own overrides."""
     from hydra import compose
-    from omegaconf import open_dict, read_write
+    from omegaconf import OmegaConf, open_dict, read_write
+
+    from wfeval.pipeline.compose_values import override_dirname
 
     given = [str(o) for o in overrides]
     extra = composition_overrides(given, config_name)[len(given):]
@@ -53,22 +55,12 @@ def compose_node(overrides: Sequence[str], config_name: str = "config") -> Any:
         raise
     if extra:  # Hydra's record of the job as if the command line alone had composed it
         with read_write(node.hydra), open_dict(node.hydra):
-            node.hydra.overrides.task = [o for o in node.hydra.overrides.task if o not in extra]
+            task = [o for o in OmegaConf.to_container(node.hydra.overrides.task) if o not in extra]  # unresolved
+            node.hydra.overrides.task = task
             for key in [k for k in node.hydra.runtime.choices if str(k).startswith(f"metric@metric.{ADDED}.")]:
                 del node.hydra.runtime.choices[key]
-            node.hydra.job.override_dirname = _override_dirname(list(node.hydra.overrides.task), node.hydra.job.config)
+            node.hydra.job.override_dirname = override_dirname(task, node.hydra.job.config)
     return node
-
-
-def _override_dirname(task: list[str], job_config: Any) -> str:
-    """``hydra.job.override_dirname`` of the job's overrides ``task`` (as Hydra writes it: the overrides'
-    texts sorted, ``exclude_keys`` left out, joined by ``item_sep``, ``=`` written as ``kv_sep``)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    options = job_config.override_dirname
-    lines = sorted(str(o.input_line) for o in OverridesParser.create().parse_overrides(task)
-                   if o.key_or_group not in options.exclude_keys)
-    return str(options.item_sep).join(lines).replace("=", str(options.kv_sep))
 
 
 def run_config_of(node: Any) -> RunConfig:
@@ -99,7 +91,7 @@ def compose_run(overrides: Sequence[str], config_name: str = "config",
     if cached:
         from wfeval.pipeline.compose_cache import composed
 
-        node = composed(overrides, config_name, lambda: compose_node(overrides, config_name))
+        node = composed(overrides, config_name, lambda given: compose_node(given, config_name))
     else:
         node = compose_node(overrides, config_name)
     if check is not None:

@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-FORMAT = 1
+FORMAT = 2
 KEEP = 32
 #: the packages whose classes a kept node may name (and ``typing``'s forms, :func:`served_class`): no function
 #: that does anything is read back
@@ -45,7 +45,7 @@ def key(overrides: Sequence[str], config_name: str) -> str | None:
     from wfeval.config.compose_key import config_inputs
 
     try:
-        digest = hashlib.sha256(f"wfeval composition {FORMAT}\0{config_name}\0{os.getcwd()}\0".encode())
+        digest = hashlib.sha256(f"wfeval composition {FORMAT}\0{config_name}\0".encode())
         folders = []
         for source in GlobalHydra.instance().config_loader().get_sources():
             digest.update(f"{source.provider}\0{source.scheme()}://{source.path}\0".encode())
@@ -109,30 +109,37 @@ def _with_run_dir(node: Any, old: str, new: str) -> Any:
     return node
 
 
-def composed(overrides: Sequence[str], config_name: str, compose: Callable[[], Any]) -> Any:
-    """The node ``compose()`` gives for ``overrides``: kept from an earlier identical composition, or
-    composed now (and kept when it may be)."""
+def composed(overrides: Sequence[str], config_name: str, compose: Callable[[Sequence[str]], Any]) -> Any:
+    """The node ``compose(overrides)`` gives: kept from an earlier composition of the same command line but for
+    its plain values (:mod:`wfeval.pipeline.compose_values`), or composed now (and kept when it may be); the
+    values are then set as Hydra sets them."""
     from wfeval.config.derive import plugin_code_loads
+    from wfeval.pipeline.compose_values import plain_values, with_values
 
-    keyed, run_dir = _run_dir(overrides)
+    given = [str(o) for o in overrides]
+    base, values = plain_values(given)
+    keyed, run_dir = _run_dir(base)
     found = key(keyed, config_name)
     if found is None:
-        return compose()
+        return compose(given)
     kept = _read(_path(found))
     if kept is not None and kept[0] == run_dir:
-        return kept[1]
+        return with_values(kept[1], given, values, compose)
     if kept is not None and None not in (kept[0], run_dir):
-        return _with_run_dir(kept[1], kept[0], run_dir)
+        return with_values(_with_run_dir(kept[1], kept[0], run_dir), given, values, compose)
     loads = plugin_code_loads()
     with warnings.catch_warnings(record=True) as caught:  # the filters in force decide (an "error" raises here)
-        node = compose()
+        node = compose(base)
+        covered = _searchpath_covered(node)
+        if values and not covered:  # a config file's own search path: its groups were not those the values saw
+            caught.clear()
+            node, values = compose(given), []
     for warning in caught:  # shown now, as they would have been
         warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno, warning.file,
                              warning.line)
-    if not caught and plugin_code_loads() == loads and _searchpath_covered(node) and \
-            _run_dir_as_given(node, run_dir):
+    if not caught and plugin_code_loads() == loads and covered and _run_dir_as_given(node, run_dir):
         _keep(_path(found), (run_dir, node))
-    return node
+    return with_values(node, given, values, compose)
 
 
 def _run_dir_as_given(node: Any, run_dir: str | None) -> bool:
