@@ -23,6 +23,7 @@ size its benchmark takes (``benchmark.num_samples=2``, ``benchmark.num_trajector
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -234,10 +235,11 @@ SIZE_KEYS = ("benchmark.num_samples", "benchmark.num_trajectories", "run.limit")
 RECORDED = ("atari_", "crafter", "memory_maze")
 
 
-#: a task's own inner sizes made small as well (the planner's candidates a step, a learner's episodes), each
-#: unless the command sets it: what the command shows still runs, on less work
+#: a task's own inner sizes made small as well (the planner's candidates a step, its plans' length and its
+#: real steps, a learner's episodes), each unless the command sets it: what the command shows still runs,
+#: on less work
 TASK_SMALL = {
-    "goal_reaching": ("protocol.planner.candidates=8",),
+    "goal_reaching": ("protocol.planner.candidates=8", "protocol.planner.horizon=3", "task.data.goal.max_steps=4"),
     "policy_optimization": ("task.data.optimization.train_episodes=4", "task.data.optimization.eval_episodes=2"),
 }
 
@@ -360,38 +362,45 @@ def forkable(command: str) -> list[str] | None:
 
 
 class WarmPythons:
-    """One warm interpreter per thread (tests/docs/_warm_python.py): a ``python -m wfeval...`` line
-    runs as a fork of it, a process of its own without a fresh interpreter's start and imports."""
+    """Warm interpreters (tests/docs/_warm_python.py), one per command running at a time: a ``python -m
+    wfeval...`` line runs as a fork of an idle one, a process of its own without a fresh interpreter's
+    start and imports. One pool serves the setup and the commands (each interpreter's imports paid once)."""
 
     def __init__(self, env: dict):
-        self.env, self.local, self.servers = env, threading.local(), []
+        self.env, self.idle, self.servers = env, [], []
         self.lock = threading.Lock()
         self.cpu_seconds = 0.0  # what the forked commands used (not in this process's children's rusage)
 
     def _server(self) -> subprocess.Popen:
-        server = getattr(self.local, "server", None)
-        if server is None or server.poll() is not None:
-            server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_warm_python.py"))],
-                                      env=self.env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True)
-            self.local.server = server
-            with self.lock:
-                self.servers.append(server)
+        with self.lock:
+            while self.idle:
+                server = self.idle.pop()
+                if server.poll() is None:
+                    return server
+        server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_warm_python.py"))],
+                                  env=self.env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        with self.lock:
+            self.servers.append(server)
         return server
 
     def run(self, argv: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int, str]:
         server = self._server()
-        with tempfile.NamedTemporaryFile(prefix="wfeval-cmd-", suffix=".out") as output:
-            request = {"argv": argv, "cwd": str(cwd), "env": {**env, "PWD": str(cwd)}, "output": output.name,
-                       "timeout": timeout}
-            server.stdin.write(json.dumps(request) + "\n")
-            server.stdin.flush()
-            answer = server.stdout.readline()
-            text = Path(output.name).read_text(encoding="utf-8", errors="replace")
+        try:
+            with tempfile.NamedTemporaryFile(prefix="wfeval-cmd-", suffix=".out") as output:
+                request = {"argv": argv, "cwd": str(cwd), "env": {**env, "PWD": str(cwd)}, "output": output.name,
+                           "timeout": timeout}
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+                answer = server.stdout.readline()
+                text = Path(output.name).read_text(encoding="utf-8", errors="replace")
+        finally:
+            with self.lock:
+                self.idle.append(server)
         if not answer:  # the server itself died: say so with what the command had written
             return 1, text + f"\n(the warm interpreter died: exit {server.wait()})"
         answer = json.loads(answer)
-        self.cpu_seconds += answer["cpu_seconds"]
+        with self.lock:
+            self.cpu_seconds += answer["cpu_seconds"]
         code = answer["returncode"]
         return code, text + (f"\n(timed out after {timeout:.0f} s)" if code == 124 else "")
 
@@ -415,9 +424,10 @@ def _bash(command: str, cwd: Path, env: dict, timeout: float) -> tuple[int, str]
 EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```")  # metrics.md's way of naming a block's file
 
 
-def prepare(base: Path, store: Path | None = None) -> None:
+def prepare(base: Path, store: Path | None = None, warm: WarmPythons | None = None) -> None:
     """The folder every command starts from: examples/, the files the docs write, small runs (their
-    artifacts in ``store``, by default ``base/store``)."""
+    artifacts in ``store``, by default ``base/store``; run forked from ``warm``'s interpreters, by default
+    a pool of its own)."""
     base.mkdir(parents=True, exist_ok=True)
     (base / "examples").symlink_to(ROOT / "examples")
     for doc in doc_files():
@@ -432,12 +442,9 @@ def prepare(base: Path, store: Path | None = None) -> None:
     for folder in EMPTY_FOLDERS:
         (base / folder).mkdir(parents=True, exist_ok=True)
     env = user_env(store or base / "store")
-    warm = WarmPythons(env)
-    try:
+    with _pool(warm, env) as warm:
         with ThreadPoolExecutor(2) as pool:
             results = list(pool.map(lambda c: (c, *_shell(c, base, env, 300, warm)), SETUP))
-    finally:
-        warm.close()
     for command, code, output, _ in results:
         assert code == 0, f"setup `{command}` exited {code}:\n{output[-3000:]}"
 
@@ -447,10 +454,25 @@ def _sweeps(cwd: Path) -> list[str]:
     return [f"outputs/multirun/{p.name}" for p in folder.iterdir()] if folder.is_dir() else []
 
 
+@contextlib.contextmanager
+def _pool(warm: WarmPythons | None, env: dict):
+    """``warm`` (its owner closes it), else a pool of this call's own, closed after it."""
+    if warm is not None:
+        assert warm.env == env, "a warm pool serves the environment it was started with"
+        yield warm
+        return
+    warm = WarmPythons(env)
+    try:
+        yield warm
+    finally:
+        warm.close()
+
+
 def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: float = 240,
-            store: Path | None = None) -> list[Outcome]:
+            store: Path | None = None, warm: WarmPythons | None = None) -> list[Outcome]:
     """Run each block (its commands in order) and each inline command in its own copy of ``base``
-    (the prepared runs shared by copy, the artifact store — ``prepare``'s — shared in place)."""
+    (the prepared runs shared by copy, the artifact store — ``prepare``'s — shared in place; the forked
+    commands from ``warm``'s interpreters, by default a pool of its own)."""
     env = user_env(store or base / "store")
     groups: dict[tuple, list[DocCommand]] = {}
     for command in commands:
@@ -472,10 +494,7 @@ def run_all(commands: list[DocCommand], base: Path, workers: int = 2, timeout: f
         shutil.rmtree(cwd, ignore_errors=True)
         return outcomes
 
-    warm = WarmPythons(env)
-    try:
-        with ThreadPoolExecutor(workers) as pool:  # the longest groups first: the two workers end together
-            done = pool.map(one, enumerate(sorted(groups.values(), key=len, reverse=True)))
-            return [outcome for group in done for outcome in group]
-    finally:
-        warm.close()
+    with _pool(warm, env) as warm, ThreadPoolExecutor(workers) as pool:
+        # the longest groups first: the two workers end together
+        done = pool.map(one, enumerate(sorted(groups.values(), key=len, reverse=True)))
+        return [outcome for group in done for outcome in group]

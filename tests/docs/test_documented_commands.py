@@ -54,8 +54,12 @@ def outcomes(request):
     store = Path(request.getfixturevalue("maze_store")) if any(map(_needs_maze, selected)) else None
     with tempfile.TemporaryDirectory(prefix="wfeval-docs-") as folder:
         base = Path(folder) / "base"
-        docs.prepare(base, store)
-        yield {outcome.command.id: outcome for outcome in docs.run_all(selected, base, store=store)}
+        warm = docs.WarmPythons(docs.user_env(store or base / "store"))  # the setup's and the commands'
+        try:
+            docs.prepare(base, store, warm)
+            yield {outcome.command.id: outcome for outcome in docs.run_all(selected, base, store=store, warm=warm)}
+        finally:
+            warm.close()
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
