@@ -19,6 +19,7 @@ Each rule has a test that feeds it a made-up module and expects it to fail.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,13 @@ SHAPE = Shape.from_doc()
 COMMANDS = {u for u, layer in SHAPE.layers.items() if layer == max(SHAPE.layers.values())}
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of a file of the real tree, parsed once a process: every rule walks the same trees
+    (only read, never changed); a made-up module's source is parsed by the rule itself."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = list(rel.parts)
@@ -110,7 +118,7 @@ def imports(path: Path, source: str | None = None, typing_blocks: bool = True) -
     and literal strings given to an importer function; ``typing_blocks=False`` leaves out the
     imports under ``if TYPE_CHECKING:`` (never executed)."""
     module = _module_name(path)
-    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+    tree = ast.parse(source) if source is not None else parsed(path)
     found = []
     for node in _walk(tree, typing_blocks):
         if isinstance(node, ast.Import):
@@ -220,6 +228,12 @@ def cycles(package: Path, sources: dict[str, str] | None = None) -> list[list[st
     return found
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _trees_freed_after_this_file():
+    yield
+    parsed.cache_clear()  # some 70 MB of syntax trees, not kept for the rest of a worker's files
+
+
 def _all_packages() -> list[Path]:
     return sorted({p.parent for p in PACKAGE.rglob("__init__.py")})
 
@@ -293,11 +307,11 @@ def test_a_task_interface_in_the_benchmark_contract_is_caught():
     assert top_level_classes(added) - BENCHMARK_CONTRACT == {"RevisitPlanner"}
 
 
-def pattern_imports(source: str) -> list[int]:
+def pattern_imports(source: str | ast.AST) -> list[int]:
     """Lines that import a wfeval module by a name built at run time (``import_module(f"wfeval.x.{name}")``,
     ``"wfeval.x." + name``): code found by a name pattern instead of the registries (docs/architecture.md)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(source if isinstance(source, ast.AST) else ast.parse(source)):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func
@@ -315,7 +329,7 @@ def pattern_imports(source: str) -> list[int]:
 
 def test_no_wfeval_module_is_imported_by_a_name_pattern():
     found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PACKAGE.rglob("*.py"))
-             for line in pattern_imports(p.read_text(encoding="utf-8"))]
+             for line in pattern_imports(parsed(p))]
     assert not found, "import through the registries (wfeval.config.plugins), not a built name:\n" + "\n".join(found)
 
 
@@ -386,7 +400,7 @@ def test_only_the_run_directory_spells_the_names_of_run_folder_files():
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.relative_to(PACKAGE).as_posix() == "storage/rundir.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Constant) and node.value in names:
                 spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r} (use storage.rundir.FILES)")
     assert not spelled, "\n".join(spelled)
@@ -463,7 +477,7 @@ def test_every_file_write_goes_through_safe_io():
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         allowed = WRITE_ALLOWED.get(rel, {})
-        for line, what in file_writes(ast.parse(path.read_text(encoding="utf-8"))):
+        for line, what in file_writes(parsed(path)):
             if "*" not in allowed and what not in allowed:
                 outside.append(f"wfeval/{rel}:{line}: {what} (write through wfeval.storage.safe_io)")
     assert not outside, "\n".join(outside)
@@ -495,10 +509,9 @@ HYDRA_SOURCES = [*sorted(PACKAGE.rglob("*.py")), *sorted((ROOT / "hydra_plugins"
 def hydra_violations(path: Path, source: str | None = None) -> list[str]:
     """A private Hydra module or name anywhere (``hydra._internal``, ``_``-prefixed names, ``Singleton``,
     a write into ``ConfigStore.repo``); Hydra's job state (``HydraConfig``) outside ``wfeval/cli/``."""
-    source = path.read_text(encoding="utf-8") if source is None else source
     under_cli = path.is_relative_to(PACKAGE / "cli")
     found = []
-    for node in _walk(ast.parse(source), typing_blocks=True):
+    for node in _walk(parsed(path) if source is None else ast.parse(source), typing_blocks=True):
         names: list[tuple[str, str]] = []
         if isinstance(node, ast.Import):
             names = [(alias.name, alias.name) for alias in node.names]

@@ -12,13 +12,6 @@ def _module(name, *args, cwd):
     return run_python(["-m", name, *map(str, args)], cwd=cwd, env=cli_env(), timeout=300)
 
 
-def _sweep(tmp_path, *extra):
-    proc = run_cli(["-m", "model=oracle,static,random_actions", f"run.store_dir={tmp_path / 'store'}",
-                    "run.progress=off", *extra], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    return only_run_dir(tmp_path / "outputs" / "multirun")
-
-
 def test_default_run_is_eligible_and_a_subset_is_not_with_every_reason(tmp_path):
     assert run_cli([f"run.store_dir={tmp_path / 'store'}"], cwd=tmp_path).returncode == 0
     full = json.loads((only_run_dir(tmp_path / "outputs" / "runs") / "results.json").read_text())
@@ -64,8 +57,8 @@ def test_replay_says_when_its_result_differs_from_the_runs(tmp_path):
     assert _module("wfeval.replay", run, "--check", cwd=tmp_path).returncode == 1
 
 
-def test_compare_prints_a_leaderboard_with_intervals_units_and_grouped_eligibility(tmp_path):
-    sweep = _sweep(tmp_path, "benchmark.num_samples=4")
+def test_compare_prints_a_leaderboard_with_intervals_units_and_grouped_eligibility(sweep_report, tmp_path):
+    sweep = sweep_report.sweep  # the session's 3-model sweep of 6 samples each (tests/report/conftest.py)
     proc = _module("wfeval.compare", sweep, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -74,9 +67,9 @@ def test_compare_prints_a_leaderboard_with_intervals_units_and_grouped_eligibili
     assert "psnr (dB)" in proc.stdout
     assert [line.split()[1] for line in lines[3:6]] == ["oracle", "random_actions", "static"]
     assert all("no (1 reason)" in line for line in lines[3:6])  # not "no (1 reasons)"
-    assert "1 [0.5101, 1]" in proc.stdout  # Wilson 95% for 4/4
+    assert "1 [0.6097, 1]" in proc.stdout  # Wilson 95% for 6/6: 6 / (6 + 1.96²)
     assert "not eligible (oracle, random_actions, static):" in proc.stdout
-    assert "a quick run on a subset: 4 samples" in proc.stdout
+    assert "a quick run on a subset: 6 samples" in proc.stdout
     assert not (sweep / "leaderboard.csv").exists() or (sweep / "leaderboard.csv").stat().st_mtime <= \
         (sweep / "sweep_summary.md").stat().st_mtime  # compare itself wrote nothing
 
@@ -86,8 +79,8 @@ def test_compare_of_a_folder_without_runs_exits_2(tmp_path):
     assert proc.returncode == 2 and "no results.json" in proc.stderr
 
 
-def test_export_writes_one_row_per_run_and_measurement_in_each_format(tmp_path):
-    sweep = _sweep(tmp_path, "benchmark.num_samples=3")
+def test_export_writes_one_row_per_run_and_measurement_in_each_format(sweep_report, tmp_path):
+    sweep = sweep_report.sweep  # the session's 3-model sweep of 6 samples each
     for fmt in ("csv", "json", "md"):
         out = tmp_path / f"export.{fmt}"
         assert _module("wfeval.export", sweep, "--format", fmt, "--out", out, cwd=tmp_path).returncode == 0
@@ -95,7 +88,7 @@ def test_export_writes_one_row_per_run_and_measurement_in_each_format(tmp_path):
     assert len(records) == 3 * 10  # runs × suite metrics
     assert {r["model"] for r in records} == {"oracle", "static", "random_actions"}
     rate = next(r for r in records if r["model"] == "static" and r["measurement"] == "gridworld.generated_rate")
-    assert (rate["value"], rate["n_valid"], rate["ci_method"], rate["eligible"]) == (1.0, 3, "wilson", False)
+    assert (rate["value"], rate["n_valid"], rate["ci_method"], rate["eligible"]) == (1.0, 6, "wilson", False)
     with open(tmp_path / "export.csv", newline="") as handle:
         assert len(list(csv.DictReader(handle))) == 3 * 10
     assert (tmp_path / "export.md").read_text().count("\n") == 2 + 3 * 10

@@ -19,16 +19,16 @@ EXAMPLE = ROOT / "examples" / "datasets" / "gridworld_tiny"
 
 
 def _main(monkeypatch, capsys, tmp_path: Path, *overrides: str, folder: bool = False,
-          bench: list[str] | None = None) -> tuple[int, str, Path]:
+          bench: list[str] | None = None, store: Path | None = None) -> tuple[int, str, Path]:
     """``python -m wfeval <overrides>`` in this process (on 3 gridworld samples, or the example
-    dataset folder): (exit code, stderr, run dir)."""
+    dataset folder; its store in ``tmp_path`` unless ``store``): (exit code, stderr, run dir)."""
     from wfeval.cli.run import main
 
     run_dir = tmp_path / "run"
     if bench is None:
         bench = ["benchmark=folder", f"benchmark.dataset_root={_plain_dataset(tmp_path)}"] if folder else \
             ["benchmark.num_samples=3"]
-    argv = ["wfeval", f"hydra.run.dir={run_dir}", "run.progress=off", f"run.store_dir={tmp_path / 'store'}",
+    argv = ["wfeval", f"hydra.run.dir={run_dir}", "run.progress=off", f"run.store_dir={store or tmp_path / 'store'}",
             *bench, "metric=[generated_rate,psnr]", *overrides]
     code = main(argv[1:])
     err = capsys.readouterr().err
@@ -308,7 +308,8 @@ def test_the_simulator_baselines_serve_atari_pong_through_its_snapshot(monkeypat
     pong = ["benchmark=atari_pong", "run.limit=2"]
     values = {}
     for model in ("oracle", "random_actions", "game_random_actions", "lagged"):
-        exit_code, err, run_dir = _main(monkeypatch, capsys, tmp_path / model, f"model={model}", bench=pong)
+        exit_code, err, run_dir = _main(monkeypatch, capsys, tmp_path / model, f"model={model}", bench=pong,
+                                        store=tmp_path / "store")  # one store: the game's windows recorded once
         assert exit_code == 0, err
         psnr = json.loads((run_dir / "results.json").read_text())["results"]["atari_pong.psnr"]
         assert (psnr["n_valid"], psnr["n_total"]) == (2, 2)
