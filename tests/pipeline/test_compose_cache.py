@@ -224,11 +224,11 @@ def test_only_plain_values_of_the_jobs_config_are_set_aside(here):
     given = ["model=static", "benchmark.num_samples=2", "+run.extra=1", "~run.seed", "extra_metrics=[mse]",
              "metric=[psnr]", "benchmark.metrics=[psnr]", "run.seed=1,2", "hydra.job.chdir=false",
              "run.progress=off", "model.name=x", "run.limit=3", "run.limit={a: 1}"]
-    base, places = compose_values.plain_values(given)
+    base, values = compose_values.plain_values(given)
     # set aside: plain single values of dotted keys; not: groups, +/~, extra_metrics, lists, sweeps,
     # Hydra's keys, a key another config override also sets (run.limit, twice: Hydra's order decides)
-    assert [given[i] for i in places] == ["benchmark.num_samples=2", "run.progress=off", "model.name=x"]
-    assert base == [o for i, o in enumerate(given) if i not in places]
+    assert [o.input_line for o in values] == ["benchmark.num_samples=2", "run.progress=off", "model.name=x"]
+    assert base == [o for o in given if o not in ("benchmark.num_samples=2", "run.progress=off", "model.name=x")]
     assert compose_values.plain_values([*given, "hydra.searchpath=[file:///x]"])[1] == []
 
 

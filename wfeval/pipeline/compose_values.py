@@ -13,8 +13,8 @@ import warnings
 from typing import Any, Callable, Sequence
 
 
-def plain_values(given: list[str]) -> tuple[list[str], list[int]]:
-    """``given`` without its plain value overrides, and their places: ``a.b=<value>`` (no ``+``/``~``, a dotted
+def plain_values(given: list[str]) -> tuple[list[str], list[Any]]:
+    """``given`` without its plain value overrides, and those overrides (parsed, in order): ``a.b=<value>`` (no ``+``/``~``, a dotted
     key of the job's config, not a config group (a folder ``a.b``), not Hydra's, not ``extra_metrics``, a single
     value: no list, no mapping, no sweep)
     whose key no other override's key overlaps but a config group's (chosen before any value is set). A command
@@ -40,16 +40,16 @@ def plain_values(given: list[str]) -> tuple[list[str], list[int]]:
     others = [o.key_or_group for i, o in enumerate(parsed) if i not in candidates and not o.is_hydra_override()
               and not (o.key_or_group in groups and not isinstance(o.value(), dict))]
     places = [i for i in candidates if not any(_overlap(parsed[i].key_or_group, other) for other in others)]
-    return [o for i, o in enumerate(given) if i not in places], places
+    return [o for i, o in enumerate(given) if i not in places], [parsed[i] for i in places]
 
 
 def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def with_values(node: Any, given: list[str], places: list[int], compose: Callable[[Sequence[str]], Any]) -> Any:
-    """``node`` (composed without ``given``'s values at ``places``) made the node Hydra composes with them.
-    A value Hydra would refuse (a missing key, a wrong type) or one that warns: ``compose(given)``, whose
+def with_values(node: Any, given: list[str], values: list[Any], compose: Callable[[Sequence[str]], Any]) -> Any:
+    """``node`` (composed without ``given``'s plain ``values``, :func:`plain_values`) made the node Hydra
+    composes with them. A value Hydra would refuse (a missing key, a wrong type) or one that warns: ``compose(given)``, whose
     error or warning is Hydra's own."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf, open_dict, read_write
@@ -58,7 +58,7 @@ def with_values(node: Any, given: list[str], places: list[int], compose: Callabl
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for override in (parsed[i] for i in places):
+            for override in values:
                 OmegaConf.update(node, override.key_or_group, override.value(), merge=True)
     except Exception:  # noqa: BLE001 - composed with them, Hydra says what is wrong
         return compose(given)

@@ -64,6 +64,14 @@ def state_of(world: Any) -> list[float]:
             *map(float, np.asarray(world.bvel).reshape(-1)), *map(float, world.pellet)]
 
 
+def _checked(action: Any) -> int:
+    """``action`` as an index of :data:`ACTIONS`; ValueError naming the valid ones otherwise."""
+    action = int(action)
+    if not 0 <= action < len(ACTIONS):
+        raise ValueError(f"orby action {action} is not one of 0..{len(ACTIONS) - 1} ({', '.join(ACTIONS)})")
+    return action
+
+
 class OrbySimulator:
     action_names = ACTIONS
 
@@ -79,9 +87,7 @@ class OrbySimulator:
         return to_uint8(self._world.render())
 
     def step(self, action: int) -> Step:
-        action = int(action)
-        if not 0 <= action < len(ACTIONS):
-            raise ValueError(f"orby action {action} is not one of 0..{len(ACTIONS) - 1} ({', '.join(ACTIONS)})")
+        action = _checked(action)
         frame, reward = self._world.step(action)
         self._actions.append(action)
         return Step(frame=to_uint8(frame), reward=float(reward), info={"state": state_of(self._world)})
@@ -106,10 +112,7 @@ class OrbySimulator:
         started again; the world is a copy of it (a step-by-step model's restores: linear, not quadratic)."""
         import copy
 
-        seed, actions = int(snapshot["seed"]), [int(a) for a in snapshot.get("actions", ())]
-        bad = [a for a in actions if not 0 <= a < len(ACTIONS)]
-        if bad:
-            raise ValueError(f"orby action {bad[0]} is not one of 0..{len(ACTIONS) - 1} ({', '.join(ACTIONS)})")
+        seed, actions = int(snapshot["seed"]), [_checked(a) for a in snapshot.get("actions", ())]
         replay = self._replay
         if replay is None or replay[0] != seed or replay[1] != actions[:len(replay[1])]:
             replay = self._replay = (seed, [], self._world_type(seed=seed))
